@@ -1,0 +1,49 @@
+# Two entry points for a fresh machine: `make serve` and `make test`.
+# Everything the project needs is installed here: Debian packages (graphviz for `dot`,
+# chromium for the browser tests) and the Python packages, into a local .venv.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMPS := .stamps
+HOST ?= 127.0.0.1
+PORT ?= 8000
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: serve test install install-test bench clean
+
+serve: install
+	$(BIN)/session-tree serve sample_sessions --host $(HOST) --port $(PORT)
+
+test: install-test
+	$(BIN)/pytest -q
+
+bench: install
+	$(BIN)/python bench/run.py
+
+install: $(STAMPS)/apt-graphviz $(STAMPS)/venv
+
+install-test: install $(STAMPS)/apt-chromium $(STAMPS)/venv-test
+
+$(STAMPS)/apt-graphviz:
+	@mkdir -p $(STAMPS)
+	command -v dot >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq graphviz; }
+	@touch $@
+
+$(STAMPS)/apt-chromium:
+	@mkdir -p $(STAMPS)
+	[ -x /usr/bin/chromium ] || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium fonts-dejavu-core; }
+	@touch $@
+
+$(STAMPS)/venv: pyproject.toml
+	@mkdir -p $(STAMPS)
+	[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q -e .
+	@touch $@
+
+$(STAMPS)/venv-test: $(STAMPS)/venv pyproject.toml
+	$(BIN)/pip install -q -e '.[test]'
+	@touch $@
+
+clean:
+	rm -rf $(VENV) $(STAMPS) *.egg-info

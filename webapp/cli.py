@@ -1,0 +1,327 @@
+"""The `session-tree` command: every core operation from a shell, plus `serve` for the web app.
+
+Its command names and JSON keys are a contract that scripts rely on. Errors are one line on
+stderr and a non-zero exit (2), never a traceback; `validate` exits 1 when it finds problems.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import orjson
+
+from .core.catalog import summarize_session
+from .core.compaction import (
+    DEFAULT_KEEP_RECENT_TOKENS,
+    DEFAULT_RESERVE_TOKENS,
+    plan_compaction,
+    write_compaction,
+)
+from .core.context import build_context
+from .core.errors import SessionError
+from .core.session import Session, create_session
+from .core.storage import discover
+from .core.texttree import render_text_tree
+from .core.tokens import context_tokens
+
+
+def _print_json(obj) -> None:
+    sys.stdout.write(orjson.dumps(obj, option=orjson.OPT_INDENT_2).decode() + "\n")
+
+
+def _open(args) -> Session:
+    return Session.open(args.file)
+
+
+def _leaf(session: Session, leaf: str | None) -> str | None:
+    tree = session.tree
+    if leaf is None:
+        return tree.active_leaf
+    tree.entry(leaf)
+    return leaf
+
+
+# -- reading commands ------------------------------------------------------------------------------
+
+
+def cmd_ls(args) -> int:
+    rows = []
+    for path in discover(args.root):
+        try:
+            rows.append(summarize_session(path).as_dict())
+        except (OSError, SessionError) as exc:
+            rows.append({"path": str(path), "error": str(exc)})
+    if args.json:
+        _print_json(rows)
+        return 0
+    for r in rows:
+        if "error" in r:
+            print(f"{r['path']}\n    error: {r['error']}")
+            continue
+        title = r["name"] or (r["firstMessage"] or "")[:60] or "(no messages)"
+        print(f"{r['path']}\n    {title}")
+        print(
+            f"    id {r['id']}  cwd {r['cwd']}  entries {r['entries']}  leaves {r['leaves']}  "
+            f"compactions {r['compactions']}  bad lines {r['badLines']}  modified {r['modified']}"
+        )
+    return 0
+
+
+def cmd_show(args) -> int:
+    session = _open(args)
+    tree = session.tree
+    info = {
+        "path": str(args.file),
+        "header": tree.header,
+        "version": session.log.version,
+        "name": tree.name,
+        "counts": tree.counts_by_type(),
+        "roots": tree.roots,
+        "orphans": tree.orphans,
+        "leaves": tree.leaves(),
+        "activeLeaf": tree.active_leaf,
+        "labels": tree.labels,
+        "problems": [p.as_dict() for p in tree.all_problems()],
+    }
+    if args.json:
+        info["entries"] = [
+            {"id": e.id, "type": e.type, "parentId": tree.parent[e.id], "line": e.line} for e in tree.entries
+        ]
+        info["badLines"] = [{"line": b.line, "reason": b.reason} for b in tree.bad_lines]
+        _print_json(info)
+        return 0
+    header = tree.header or {}
+    print(f"session   {header.get('id', '(no header)')}  (format v{info['version']})")
+    print(f"name      {tree.name or '-'}")
+    print(f"cwd       {header.get('cwd', '-')}")
+    print(f"created   {header.get('timestamp', '-')}")
+    print("entries   " + ", ".join(f"{k} {v}" for k, v in sorted(info["counts"].items())) or "none")
+    print(f"roots     {', '.join(tree.roots) or '-'}")
+    print(f"orphans   {', '.join(tree.orphans) or '-'}")
+    print(f"leaves    {', '.join(info['leaves']) or '-'}")
+    print(f"active    {tree.active_leaf or '(empty conversation)'}")
+    for target, label in tree.labels.items():
+        print(f"label     {target}: {label}")
+    problems = tree.all_problems()
+    print(f"problems  {len(problems)}")
+    for p in problems:
+        print(f"  line {p.line or '-'}: {p.kind}: {p.message}")
+    return 0
+
+
+def cmd_tree(args) -> int:
+    print(render_text_tree(_open(args).tree))
+    return 0
+
+
+def cmd_context(args) -> int:
+    session = _open(args)
+    leaf = _leaf(session, args.leaf)
+    ctx = build_context(session.tree, leaf)
+    tokens = context_tokens(ctx)
+    if args.json:
+        _print_json(
+            {
+                "sessionId": session.log.session_id,
+                "leafId": leaf,
+                "model": ctx.settings.model,
+                "thinkingLevel": ctx.settings.thinking_level,
+                "activeTools": ctx.settings.active_tools,
+                "tokens": {"context": tokens.context, "estimated": tokens.estimated},
+                "compactionId": ctx.compaction.id if ctx.compaction else None,
+                "problems": ctx.problems,
+                "messages": ctx.messages,
+            }
+        )
+        return 0
+    model = ctx.settings.model
+    print(f"leaf {leaf}  model {model['provider'] + '/' + model['modelId'] if model else '-'}  "
+          f"thinking {ctx.settings.thinking_level or '-'}  tokens {tokens.context} "
+          f"({tokens.estimated} estimated)")
+    for p in ctx.problems:
+        print(f"! {p}")
+    for m in ctx.messages:
+        content = m.get("content")
+        text = content if isinstance(content, str) else orjson.dumps(content).decode() if content else ""
+        calls = ", ".join(c["function"]["name"] for c in m.get("tool_calls", ()))
+        print(f"--- {m['role']} [{m['entryId']}]" + (f" → {calls}" if calls else ""))
+        if text:
+            print(text)
+    return 0
+
+
+def cmd_validate(args) -> int:
+    problems = _open(args).tree.all_problems()
+    for p in problems:
+        print(f"{args.file}:{p.line or '-'}: {p.kind}: {p.message}")
+    if not problems:
+        print(f"{args.file}: no problems")
+    return 1 if problems else 0
+
+
+# -- writing commands ------------------------------------------------------------------------------
+
+
+def cmd_new(args) -> int:
+    print(create_session(args.root, args.cwd))
+    return 0
+
+
+def cmd_fork(args) -> int:
+    result = _open(args).fork(args.from_id, args.position)
+    if args.json:
+        _print_json({"leafId": result.leaf_id, "entryId": result.entry["id"], "editText": result.edit_text})
+    else:
+        print(result.leaf_id if result.leaf_id is not None else "(empty conversation)")
+    return 0
+
+
+def cmd_label(args) -> int:
+    if args.clear == (args.text is not None):
+        raise SessionError("give either a label TEXT or --clear")
+    entry = _open(args).set_label(args.id, None if args.clear else args.text)
+    print(entry["id"])
+    return 0
+
+
+def cmd_append(args) -> int:
+    """One JSON object on stdin, or several as JSON Lines: each is appended in turn."""
+    data = sys.stdin.buffer.read()
+    try:
+        objs = [orjson.loads(data)] if data.strip() else []
+    except orjson.JSONDecodeError:
+        try:
+            objs = [orjson.loads(line) for line in data.splitlines() if line.strip()]
+        except orjson.JSONDecodeError as exc:
+            raise SessionError(f"stdin is not a JSON object or JSON Lines: {exc}") from None
+    if not objs:
+        raise SessionError("nothing on stdin: give one entry as a JSON object")
+    session = _open(args)
+    for obj in objs:
+        entry = session.append(obj)
+        sys.stdout.write(entry["id"] + "\n")
+        sys.stdout.flush()
+    return 0
+
+
+def cmd_compact(args) -> int:
+    session = _open(args)
+    leaf = _leaf(session, args.leaf)
+    plan = plan_compaction(
+        session.tree, leaf, args.keep_recent_tokens, args.reserve_tokens, args.context_window
+    )
+    if args.plan:
+        if args.json:
+            _print_json(plan.as_dict())
+        else:
+            _print_plan(plan.as_dict())
+        return 0
+    if not args.summary_file:
+        raise SessionError("give --plan to see the plan, or --summary-file F to write a compaction")
+    summary = Path(args.summary_file).read_text(encoding="utf-8")
+    entry = write_compaction(session, plan, summary, {"summarizer": "provided"})
+    print(entry["id"])
+    return 0
+
+
+def _print_plan(d: dict) -> None:
+    if not d["canCompact"]:
+        print(d["reason"])
+        return
+    print(f"leaf               {d['leafId']}")
+    print(f"firstKeptEntryId   {d['firstKeptEntryId']}")
+    print(f"summarize          {len(d['summarizeEntryIds'])} entries"
+          + (f" + {len(d['turnPrefixEntryIds'])} of a split turn" if d["splitTurn"] else ""))
+    print(f"tokensBefore       {d['tokensBefore']}")
+    print(f"tokens kept        {d['tokensKept']}  (after, estimated: {d['tokensAfterEstimate']})")
+    if d["contextWindow"]:
+        print(f"threshold reached  {'yes' if d['shouldCompact'] else 'no'} "
+              f"(window {d['contextWindow']}, reserve {d['reserveTokens']})")
+    print(f"previous summary   {d['previousCompactionId'] or '-'}")
+    print(f"files read         {', '.join(d['readFiles']) or '-'}")
+    print(f"files modified     {', '.join(d['modifiedFiles']) or '-'}")
+
+
+def cmd_serve(args) -> int:
+    from .web.app import serve  # Flask only when serving
+
+    return serve(args.root, host=args.host, port=args.port, open_browser=args.open)
+
+
+# -- parser ----------------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="session-tree", description="Explore LLM agent sessions stored as trees.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name, func, help, file=True):
+        sp = sub.add_parser(name, help=help, description=help)
+        if file:
+            sp.add_argument("file", metavar="FILE", type=Path, help="a session .jsonl file")
+        sp.set_defaults(func=func)
+        return sp
+
+    sp = command("ls", cmd_ls, "list the sessions under a sessions root", file=False)
+    sp.add_argument("root", metavar="ROOT", type=Path)
+    sp.add_argument("--json", action="store_true")
+
+    command("show", cmd_show, "header, counts, roots, leaves, labels and problems").add_argument(
+        "--json", action="store_true"
+    )
+    command("tree", cmd_tree, "the tree as text")
+
+    sp = command("context", cmd_context, "what the model sees at the active leaf or at --leaf")
+    sp.add_argument("--leaf", metavar="ID")
+    sp.add_argument("--json", action="store_true")
+
+    sp = command("fork", cmd_fork, "move the active leaf to an entry (at) or its parent (before)")
+    sp.add_argument("--from", dest="from_id", metavar="ID", required=True)
+    sp.add_argument("--position", choices=("at", "before"), default="at")
+    sp.add_argument("--json", action="store_true")
+
+    sp = command("label", cmd_label, "set or clear the label of an entry")
+    sp.add_argument("id", metavar="ID")
+    sp.add_argument("text", metavar="TEXT", nargs="?")
+    sp.add_argument("--clear", action="store_true")
+
+    command("append", cmd_append, "append entries read as JSON from stdin at the active leaf")
+
+    sp = command("new", cmd_new, "create an empty session for a working directory", file=False)
+    sp.add_argument("root", metavar="ROOT", type=Path)
+    sp.add_argument("--cwd", required=True)
+
+    sp = command("compact", cmd_compact, "plan a compaction, or write one with a given summary")
+    sp.add_argument("--leaf", metavar="ID")
+    sp.add_argument("--keep-recent-tokens", type=int, default=DEFAULT_KEEP_RECENT_TOKENS)
+    sp.add_argument("--reserve-tokens", type=int, default=DEFAULT_RESERVE_TOKENS)
+    sp.add_argument("--context-window", type=int)
+    sp.add_argument("--plan", action="store_true", help="print the plan, write nothing")
+    sp.add_argument("--json", action="store_true")
+    sp.add_argument("--summary-file", metavar="F", help="write a compaction with this summary")
+
+    command("validate", cmd_validate, "list every problem; exit 1 if there is any")
+
+    sp = command("serve", cmd_serve, "start the web app", file=False)
+    sp.add_argument("root", metavar="ROOT", nargs="?", type=Path)
+    sp.add_argument("--host", default="127.0.0.1")
+    sp.add_argument("--port", type=int, default=8000)
+    sp.add_argument("--open", action="store_true", help="open a browser on the app")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except BrokenPipeError:
+        return 0
+    except (SessionError, OSError) as exc:
+        print(f"session-tree: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

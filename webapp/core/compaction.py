@@ -1,0 +1,296 @@
+"""Compaction and branch summaries (SPEC §4, §6): what to summarize, where to cut, and the writes.
+
+Producing the summary text is not done here: a caller (a model, the extractive summarizer, a
+person) supplies it. This module decides what that text must cover and refuses to write an entry
+whose cut point the tree cannot honour.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .context import Context, build_context, entry_messages
+from .entries import BRANCH_SUMMARY, COMPACTION, CUSTOM_MESSAGE, MESSAGE, Entry, tool_calls
+from .errors import InvalidWrite
+from .session import Session
+from .tokens import context_tokens, estimate_message_tokens
+from .tree import SessionTree
+
+DEFAULT_RESERVE_TOKENS = 16384
+DEFAULT_KEEP_RECENT_TOKENS = 20000
+
+_CUT_ROLES = frozenset({"user", "assistant", "bashExecution", "custom"})
+_READ_TOOLS = frozenset({"read"})
+_WRITE_TOOLS = frozenset({"edit", "write"})
+_FILE_LISTS = re.compile(r"\n*<(read|modified)-files>\n.*?\n</\1-files>", re.S)
+
+
+def is_cut_point(entry: Entry) -> bool:
+    """Where the kept part of a context may begin: never at a tool result, which needs its call."""
+    if entry.type == MESSAGE:
+        return entry.role in _CUT_ROLES
+    return entry.type in (CUSTOM_MESSAGE, BRANCH_SUMMARY)
+
+
+@dataclass
+class FileOps:
+    read: set[str] = field(default_factory=set)
+    modified: set[str] = field(default_factory=set)
+
+    def add_details(self, details) -> None:
+        if isinstance(details, dict):
+            self.read.update(p for p in details.get("readFiles") or () if isinstance(p, str))
+            self.modified.update(p for p in details.get("modifiedFiles") or () if isinstance(p, str))
+
+    def add_entry(self, entry: Entry) -> None:
+        for call in tool_calls(entry):
+            args = call.get("arguments")
+            path = args.get("path") or args.get("file_path") if isinstance(args, dict) else None
+            if not isinstance(path, str):
+                continue
+            if call.get("name") in _READ_TOOLS:
+                self.read.add(path)
+            elif call.get("name") in _WRITE_TOOLS:
+                self.modified.add(path)
+        if entry.type == BRANCH_SUMMARY:
+            self.add_details(entry.get("details"))
+
+    def lists(self) -> tuple[list[str], list[str]]:
+        """(read-only files, modified files): a file both read and changed counts as modified."""
+        return sorted(self.read - self.modified), sorted(self.modified)
+
+
+def with_file_lists(summary: str, read: list[str], modified: list[str]) -> str:
+    """The summary followed by the files it touched, replacing any lists it already ends with."""
+    text = _FILE_LISTS.sub("", summary).rstrip()
+    for tag, files in (("read-files", read), ("modified-files", modified)):
+        if files:
+            text += f"\n\n<{tag}>\n" + "\n".join(files) + f"\n</{tag}>"
+    return text
+
+
+@dataclass
+class CompactionPlan:
+    leaf_id: str | None
+    context: Context
+    tokens_before: int
+    context_window: int | None
+    reserve_tokens: int
+    keep_recent_tokens: int
+    first_kept_entry_id: str | None = None
+    summarize: list[Entry] = field(default_factory=list)  # whole turns before the cut
+    turn_prefix: list[Entry] = field(default_factory=list)  # a split turn's early part
+    tokens_kept: int = 0
+    read_files: list[str] = field(default_factory=list)
+    modified_files: list[str] = field(default_factory=list)
+    reason: str | None = None  # why there is nothing to compact
+
+    @property
+    def split_turn(self) -> bool:
+        return bool(self.turn_prefix)
+
+    @property
+    def can_compact(self) -> bool:
+        return self.reason is None
+
+    @property
+    def should_compact(self) -> bool:
+        """SPEC §6 trigger: the context no longer leaves `reserve_tokens` free in the window."""
+        if not self.context_window:
+            return False
+        return self.tokens_before > self.context_window - self.reserve_tokens
+
+    @property
+    def previous_summary(self) -> str | None:
+        c = self.context.compaction
+        return c.get("summary") if c is not None else None
+
+    def entries_to_summarize(self) -> list[Entry]:
+        return self.summarize + self.turn_prefix
+
+    def messages_to_summarize(self) -> list[dict]:
+        ids = {e.id for e in self.entries_to_summarize()}
+        return [m for m, s in zip(self.context.messages, self.context.sources) if s.id in ids]
+
+    def tokens_after(self, summary: str | None = None) -> int:
+        text = summary if summary is not None else (self.previous_summary or "")
+        return self.tokens_kept + estimate_message_tokens({"content": text})
+
+    def as_dict(self) -> dict:
+        return {
+            "leafId": self.leaf_id,
+            "canCompact": self.can_compact,
+            "reason": self.reason,
+            "shouldCompact": self.should_compact,
+            "firstKeptEntryId": self.first_kept_entry_id,
+            "summarizeEntryIds": [e.id for e in self.summarize],
+            "turnPrefixEntryIds": [e.id for e in self.turn_prefix],
+            "splitTurn": self.split_turn,
+            "tokensBefore": self.tokens_before,
+            "tokensKept": self.tokens_kept,
+            "tokensAfterEstimate": self.tokens_after(),
+            "contextWindow": self.context_window,
+            "reserveTokens": self.reserve_tokens,
+            "keepRecentTokens": self.keep_recent_tokens,
+            "previousCompactionId": self.context.compaction.id if self.context.compaction else None,
+            "readFiles": self.read_files,
+            "modifiedFiles": self.modified_files,
+        }
+
+
+def plan_compaction(
+    tree: SessionTree,
+    leaf_id: str | None,
+    keep_recent_tokens: int = DEFAULT_KEEP_RECENT_TOKENS,
+    reserve_tokens: int = DEFAULT_RESERVE_TOKENS,
+    context_window: int | None = None,
+) -> CompactionPlan:
+    """Where to cut the context at `leaf_id` and what the summary must then cover (SPEC §6)."""
+    ctx = build_context(tree, leaf_id)
+    plan = CompactionPlan(
+        leaf_id, ctx, context_tokens(ctx).context, context_window, reserve_tokens, keep_recent_tokens
+    )
+    # The entries the current context is made of, oldest first, each with its estimated size.
+    entries: list[Entry] = []
+    sizes: dict[str, int] = {}
+    for msg, src in zip(ctx.messages, ctx.sources):
+        if src is ctx.compaction:
+            continue
+        if src.id not in sizes:
+            entries.append(src)
+            sizes[src.id] = 0
+        sizes[src.id] += estimate_message_tokens(msg)
+    cut = _cut_index(entries, sizes, keep_recent_tokens)
+    if cut is None:
+        total = sum(sizes.values())
+        plan.reason = (
+            f"nothing to compact: the context's {total} estimated tokens fit in keepRecentTokens "
+            f"({keep_recent_tokens}); lower it to compact anyway"
+        )
+        return plan
+    if cut == 0:
+        plan.reason = "nothing to compact: the only cut point left is the start of the context"
+        return plan
+    turn_start = cut
+    while turn_start > 0 and not (entries[turn_start].role == "user"):
+        turn_start -= 1
+    if entries[cut].role != "user" and entries[turn_start].role == "user":
+        plan.summarize, plan.turn_prefix = entries[:turn_start], entries[turn_start:cut]
+    else:
+        plan.summarize = entries[:cut]
+    plan.first_kept_entry_id = entries[cut].id
+    plan.tokens_kept = sum(sizes[e.id] for e in entries[cut:])
+    ops = FileOps()
+    if ctx.compaction is not None:
+        ops.add_details(ctx.compaction.get("details"))
+    for e in plan.entries_to_summarize():
+        ops.add_entry(e)
+    plan.read_files, plan.modified_files = ops.lists()
+    return plan
+
+
+def _cut_index(entries: list[Entry], sizes: dict[str, int], keep_recent: int) -> int | None:
+    """Walk back adding sizes until `keep_recent` is reached, then take the next cut point."""
+    total = 0
+    for i in range(len(entries) - 1, -1, -1):
+        total += sizes[entries[i].id]
+        if total >= keep_recent:
+            for j in range(i, len(entries)):
+                if is_cut_point(entries[j]):
+                    return j
+            return None
+    return None
+
+
+def check_first_kept(tree: SessionTree, parent_id: str | None, first_kept: str | None) -> None:
+    """Refuse a compaction whose firstKeptEntryId the tree could not honour (SPEC §6)."""
+    if not first_kept:
+        raise InvalidWrite("firstKeptEntryId is missing")
+    if first_kept not in tree.by_id:
+        raise InvalidWrite(f"firstKeptEntryId {first_kept!r} names no entry of this session")
+    if parent_id is None or not tree.is_ancestor(first_kept, parent_id):
+        raise InvalidWrite(
+            f"firstKeptEntryId {first_kept!r} is not on the path the compaction is written on"
+        )
+    if not is_cut_point(tree.by_id[first_kept]):
+        kind = tree.by_id[first_kept].role or tree.by_id[first_kept].type
+        raise InvalidWrite(f"firstKeptEntryId {first_kept!r} is a {kind}, not a valid cut point")
+
+
+def write_compaction(
+    session: Session,
+    plan: CompactionPlan,
+    summary: str,
+    details: dict | None = None,
+) -> dict:
+    """Append the compaction the plan describes, with `summary`, after checking it again.
+
+    The check runs under the lock: if the session moved on since the plan was made (another
+    branch became active, the cut point vanished), nothing is written and the error says why.
+    """
+    if not plan.can_compact:
+        raise InvalidWrite(plan.reason)
+    if not summary.strip():
+        raise InvalidWrite("the summary is empty")
+    text = with_file_lists(summary, plan.read_files, plan.modified_files)
+
+    def check(tree: SessionTree, parent_id: str | None) -> None:
+        check_first_kept(tree, parent_id, plan.first_kept_entry_id)
+
+    fields = {
+        "type": COMPACTION,
+        "summary": text,
+        "firstKeptEntryId": plan.first_kept_entry_id,
+        "tokensBefore": plan.tokens_before,
+        "tokensAfter": plan.tokens_after(text),
+        "details": {"readFiles": plan.read_files, "modifiedFiles": plan.modified_files, **(details or {})},
+    }
+    return session.append(fields, parent=plan.leaf_id, check=check)
+
+
+@dataclass
+class BranchSummaryPlan:
+    old_leaf: str | None
+    new_leaf: str | None
+    common_ancestor: str | None
+    entries: list[Entry]
+    read_files: list[str]
+    modified_files: list[str]
+
+    def messages(self) -> list[dict]:
+        return [m for e in self.entries for m in entry_messages(e)]
+
+
+def plan_branch_summary(tree: SessionTree, old_leaf: str | None, new_leaf: str | None) -> BranchSummaryPlan:
+    """SPEC §4: the entries of the branch being left, back to the common ancestor or a compaction."""
+    ancestor = tree.common_ancestor(old_leaf, new_leaf)
+    entries: list[Entry] = []
+    node = old_leaf
+    while node is not None and node != ancestor:
+        entry = tree.by_id[node]
+        if entry.type == COMPACTION:
+            break
+        entries.append(entry)
+        node = tree.parent[node]
+    entries.reverse()
+    ops = FileOps()
+    for e in entries:
+        ops.add_entry(e)
+    read, modified = ops.lists()
+    return BranchSummaryPlan(old_leaf, new_leaf, ancestor, entries, read, modified)
+
+
+def write_branch_summary(
+    session: Session, plan: BranchSummaryPlan, summary: str, details: dict | None = None
+) -> dict:
+    """Append the branch summary at the new leaf; it becomes the active leaf."""
+    if plan.old_leaf is None:
+        raise InvalidWrite("there is no branch to summarize: the conversation was empty")
+    fields = {
+        "type": BRANCH_SUMMARY,
+        "fromId": plan.old_leaf,
+        "summary": with_file_lists(summary, plan.read_files, plan.modified_files),
+        "details": {"readFiles": plan.read_files, "modifiedFiles": plan.modified_files, **(details or {})},
+    }
+    return session.append(fields, parent=plan.new_leaf)

@@ -1,0 +1,162 @@
+"""Entries of a session file: the header, the eleven entry types of SPEC §2, ids and timestamps.
+
+An entry keeps the dict it was read from untouched (`raw`), so unknown types and fields survive
+as they are; the typed accessors below only read from it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+import uuid6
+
+SESSION_VERSION = 3
+
+MESSAGE = "message"
+CUSTOM_MESSAGE = "custom_message"
+MODEL_CHANGE = "model_change"
+THINKING_LEVEL_CHANGE = "thinking_level_change"
+ACTIVE_TOOLS_CHANGE = "active_tools_change"
+SESSION_INFO = "session_info"
+LABEL = "label"
+COMPACTION = "compaction"
+BRANCH_SUMMARY = "branch_summary"
+CUSTOM = "custom"
+LEAF = "leaf"
+
+# Fields each known type needs to mean anything; a missing one is reported, never fixed.
+REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
+    MESSAGE: ("message",),
+    CUSTOM_MESSAGE: ("customType", "content"),
+    MODEL_CHANGE: ("provider", "modelId"),
+    THINKING_LEVEL_CHANGE: ("thinkingLevel",),
+    ACTIVE_TOOLS_CHANGE: ("tools",),
+    SESSION_INFO: (),
+    LABEL: ("targetId",),
+    COMPACTION: ("summary",),  # firstKeptEntryId (or v1's index) is checked by the tree
+    BRANCH_SUMMARY: ("fromId", "summary"),
+    CUSTOM: ("customType",),
+    LEAF: ("targetId",),
+}
+KNOWN_TYPES = frozenset(REQUIRED_FIELDS)
+
+# Types that only steer the session and never reach the model themselves.
+META_TYPES = frozenset(
+    {MODEL_CHANGE, THINKING_LEVEL_CHANGE, ACTIVE_TOOLS_CHANGE, SESSION_INFO, LABEL, CUSTOM, LEAF}
+)
+
+
+def new_id() -> str:
+    """A new UUID v7: time-ordered, so ids sort like the entries were written."""
+    return str(uuid6.uuid7())
+
+
+def now_iso() -> str:
+    """The current time as pi writes it: ISO-8601 UTC with milliseconds and a `Z`."""
+    now = datetime.now(timezone.utc)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+
+
+class Entry:
+    """One tree node read from (or about to be written to) a session file.
+
+    `id` is the node's key in the tree. It equals the id on the line, except for lines without
+    one (pi v1: derived from the line number) and for duplicates (suffixed, so both stay visible).
+    """
+
+    __slots__ = ("raw", "line", "id", "parent_id", "type", "timestamp", "generated_id")
+
+    def __init__(self, raw: dict, line: int, id: str, parent_id: str | None, generated_id=False):
+        self.raw = raw
+        self.line = line
+        self.id = id
+        self.parent_id = parent_id
+        self.type = raw.get("type")
+        ts = raw.get("timestamp")
+        self.timestamp = ts if isinstance(ts, str) else ""
+        self.generated_id = generated_id
+
+    def __repr__(self) -> str:
+        return f"Entry({self.type!r}, id={self.id!r}, parent={self.parent_id!r}, line={self.line})"
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.raw.get(key, default)
+
+    @property
+    def message(self) -> dict:
+        msg = self.raw.get("message") if self.type == MESSAGE else None
+        return msg if isinstance(msg, dict) else {}
+
+    @property
+    def role(self) -> str | None:
+        """The message role, with pi v2's `hookMessage` read as v3's `custom`."""
+        role = self.message.get("role")
+        return "custom" if role == "hookMessage" else role
+
+    @property
+    def target_id(self) -> str | None:
+        return self.raw.get("targetId")
+
+    def missing_fields(self) -> list[str]:
+        return [f for f in REQUIRED_FIELDS.get(self.type, ()) if f not in self.raw]
+
+
+def content_blocks(content: Any) -> list[dict]:
+    """Message content as a list of blocks, whether it was stored as a string or as blocks."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if isinstance(content, list):
+        return [b if isinstance(b, dict) else {"type": "text", "text": str(b)} for b in content]
+    return []
+
+
+def content_text(content: Any, sep: str = "\n") -> str:
+    """The plain text of message content (text blocks only)."""
+    return sep.join(
+        b.get("text", "") for b in content_blocks(content) if b.get("type") == "text"
+    )
+
+
+def tool_calls(entry: Entry) -> list[dict]:
+    """The toolCall blocks of an assistant message entry."""
+    if entry.role != "assistant":
+        return []
+    return [b for b in content_blocks(entry.message.get("content")) if b.get("type") == "toolCall"]
+
+
+def entry_text(entry: Entry) -> str:
+    """A short human reading of an entry: what a list or a graph label shows for it."""
+    t = entry.type
+    if t == MESSAGE:
+        msg = entry.message
+        if entry.role == "bashExecution":
+            return f"$ {msg.get('command', '')}"
+        text = content_text(msg.get("content"), " ")
+        if not text.strip():
+            calls = [c.get("name", "?") for c in tool_calls(entry)]
+            if calls:
+                return "→ " + ", ".join(calls)
+            if msg.get("errorMessage"):
+                return str(msg["errorMessage"])
+        return text
+    if t == CUSTOM_MESSAGE:
+        return content_text(entry.get("content"), " ")
+    if t in (COMPACTION, BRANCH_SUMMARY):
+        return str(entry.get("summary") or "")
+    if t == MODEL_CHANGE:
+        return f"{entry.get('provider')}/{entry.get('modelId')}"
+    if t == THINKING_LEVEL_CHANGE:
+        return f"thinking: {entry.get('thinkingLevel')}"
+    if t == ACTIVE_TOOLS_CHANGE:
+        tools = entry.get("tools")
+        return "tools: " + (", ".join(map(str, tools)) if isinstance(tools, list) else "?")
+    if t == SESSION_INFO:
+        return f"name: {entry.get('name') or ''}"
+    if t == LABEL:
+        return f"label {entry.get('label') or '(cleared)'} → {entry.target_id}"
+    if t == LEAF:
+        return f"leaf → {entry.target_id}"
+    if t == CUSTOM:
+        return f"custom: {entry.get('customType')}"
+    return str(t)

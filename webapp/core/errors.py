@@ -1,0 +1,21 @@
+"""Errors the core raises: each message is meant to be shown to a person as it is."""
+
+
+class SessionError(Exception):
+    """A session operation that cannot be done; nothing was written."""
+
+
+class SessionNotFound(SessionError):
+    pass
+
+
+class UnknownEntry(SessionError):
+    """An id that names no entry of the session."""
+
+    def __init__(self, entry_id: str):
+        super().__init__(f"no entry with id {entry_id!r}")
+        self.entry_id = entry_id
+
+
+class InvalidWrite(SessionError):
+    """A write refused by validation (a compaction's cut point, a fork target, ...)."""

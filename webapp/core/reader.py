@@ -1,0 +1,210 @@
+"""Line-by-line reading of session files (SPEC §1, §2, §7).
+
+`SessionLog` is fed the bytes of a file, possibly in several pieces as the file grows, and keeps
+every line accounted for: the header, the entries (pi v1 lines get ids derived from their line
+number, chained in file order), and the lines that could not be read, each with its line number,
+reason and raw text. Reading never fails and never writes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import orjson
+
+from .entries import COMPACTION, LEAF, Entry
+
+BOM = b"\xef\xbb\xbf"
+
+
+@dataclass(frozen=True)
+class BadLine:
+    line: int
+    reason: str
+    raw: str
+    torn: bool = False
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something wrong in a file that still loads: where it is and what it is."""
+
+    kind: str
+    message: str
+    line: int | None = None
+    entry_id: str | None = None
+
+    def as_dict(self) -> dict:
+        return {"kind": self.kind, "message": self.message, "line": self.line, "entryId": self.entry_id}
+
+
+def generated_id(line: int) -> str:
+    """The id of a line that has none (pi v1): stable for the same file, from its line number."""
+    return f"L{line}"
+
+
+def first_kept_id(entry: Entry) -> str | None:
+    """A compaction's `firstKeptEntryId`, or pi v1's `firstKeptEntryIndex` (header = index 0)."""
+    if "firstKeptEntryId" in entry.raw:
+        return entry.raw["firstKeptEntryId"]
+    index = entry.raw.get("firstKeptEntryIndex")
+    if isinstance(index, int) and not isinstance(index, bool):
+        return generated_id(index + 1)
+    return None
+
+
+def _decode(raw: bytes) -> str:
+    return raw.decode("utf-8", errors="replace")
+
+
+class SessionLog:
+    """Everything read from one session file so far, in file order."""
+
+    def __init__(self) -> None:
+        self.header: dict | None = None
+        self.entries: list[Entry] = []
+        self.bad_lines: list[BadLine] = []
+        self.problems: list[Problem] = []
+        self.ids: dict[str, Entry] = {}
+        self.offset = 0  # bytes of complete lines consumed
+        self.lines = 0  # complete lines consumed
+        self.blank_lines = 0
+        self._active: str | None = None
+        self._prev_id: str | None = None
+        # The unterminated last line, read again each time more bytes arrive.
+        self.tail_entry: Entry | None = None
+        self.tail_bad: BadLine | None = None
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def feed(self, data: bytes) -> None:
+        """Read `data`, the file's bytes from `self.offset` to its current end."""
+        self.tail_entry = self.tail_bad = None
+        end = data.rfind(b"\n") + 1
+        parts = data[:end].split(b"\n")
+        parts.pop()
+        for raw in parts:
+            self.lines += 1
+            self._read_line(raw, self.lines)
+        self.offset += end
+        if end < len(data):
+            self._read_tail(data[end:], self.lines + 1)
+
+    def _read_line(self, raw: bytes, line: int) -> None:
+        obj, reason = self._parse(raw, line)
+        if obj is None:
+            if reason is None:
+                self.blank_lines += 1
+            else:
+                self.bad_lines.append(BadLine(line, reason, _decode(raw)))
+            return
+        if line == 1 and obj.get("type") == "session":
+            self.header = obj
+            return
+        if line == 1:
+            self.problems.append(Problem("no-header", "line 1 is not a session header", 1))
+        entry = self._make_entry(obj, line)
+        self.entries.append(entry)
+        self.ids[entry.id] = entry
+        self._prev_id = entry.id
+        self._active = self._leaf_after(entry, self._active, record=True)
+
+    def _read_tail(self, raw: bytes, line: int) -> None:
+        obj, reason = self._parse(raw, line)
+        if obj is None:
+            if reason is not None:
+                self.tail_bad = BadLine(line, f"torn last line (no newline at end): {reason}", _decode(raw), torn=True)
+            return
+        if line == 1 and obj.get("type") == "session":
+            self.tail_bad = BadLine(line, "header without a newline at its end", _decode(raw), torn=True)
+            return
+        self.tail_entry = self._make_entry(obj, line)
+
+    @staticmethod
+    def _parse(raw: bytes, line: int) -> tuple[dict | None, str | None]:
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+        if line == 1 and raw.startswith(BOM):
+            raw = raw[len(BOM):]
+        if not raw.strip():
+            return None, None
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as uexc:
+                return None, f"invalid UTF-8 at byte {uexc.start}"
+            return None, f"invalid JSON: {exc}"
+        if not isinstance(obj, dict):
+            return None, f"not a JSON object (a {type(obj).__name__})"
+        return obj, None
+
+    def _make_entry(self, obj: dict, line: int) -> Entry:
+        raw_id = obj.get("id")
+        generated = not isinstance(raw_id, str) or not raw_id
+        entry_id = generated_id(line) if generated else raw_id
+        if "parentId" in obj:
+            parent = obj["parentId"]
+            parent = parent if isinstance(parent, str) and parent else None
+        else:
+            parent = self._prev_id  # pi v1: entries form a chain in file order
+        if entry_id in self.ids:
+            first = self.ids[entry_id].line
+            entry_id = f"{entry_id}@L{line}"
+            self.problems.append(
+                Problem("duplicate-id", f"id {raw_id!r} already used on line {first}", line, entry_id)
+            )
+        return Entry(obj, line, entry_id, parent, generated_id=generated)
+
+    def _leaf_after(self, entry: Entry, active: str | None, record: bool) -> str | None:
+        """SPEC §3: a `leaf` entry moves the active leaf to its target, any other entry to itself."""
+        if entry.type != LEAF:
+            return entry.id
+        target = entry.target_id
+        if target is None or target in self.ids:
+            return target
+        if record:
+            self.problems.append(
+                Problem("dangling-leaf", f"leaf entry targets unknown id {target!r}; ignored", entry.line, entry.id)
+            )
+        return active
+
+    # -- views ---------------------------------------------------------------------------------
+
+    @property
+    def version(self) -> int | None:
+        """The format version: 1 for pi v1 (a header without `version`), None without a header."""
+        if self.header is None:
+            return None
+        v = self.header.get("version")
+        return v if isinstance(v, int) else 1
+
+    @property
+    def session_id(self) -> str | None:
+        return self.header.get("id") if self.header else None
+
+    def all_entries(self) -> list[Entry]:
+        return self.entries + [self.tail_entry] if self.tail_entry else self.entries
+
+    def all_bad_lines(self) -> list[BadLine]:
+        return self.bad_lines + [self.tail_bad] if self.tail_bad else self.bad_lines
+
+    @property
+    def active_leaf(self) -> str | None:
+        if self.tail_entry is not None:
+            return self._leaf_after(self.tail_entry, self._active, record=False)
+        return self._active
+
+    @property
+    def has_entries(self) -> bool:
+        return bool(self.entries) or self.tail_entry is not None
+
+    def compactions(self) -> list[Entry]:
+        return [e for e in self.all_entries() if e.type == COMPACTION]
+
+
+def parse_bytes(data: bytes) -> SessionLog:
+    log = SessionLog()
+    log.feed(data)
+    return log

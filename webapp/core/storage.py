@@ -1,0 +1,149 @@
+"""Where a session's lines live (SPEC §1, §7): a JSONL file or memory, with the same behaviour.
+
+Both give the same four primitives to `Session`: an exclusive lock, the size, the bytes from an
+offset, and one append. An append is a single write of one complete line (preceded by `\\n` when
+the last line was torn), made under the lock and then flushed to disk.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from .errors import SessionError, SessionNotFound
+
+
+class Storage(ABC):
+    """The bytes of one session; `Session` does all the reading and writing logic on top."""
+
+    @abstractmethod
+    def locked(self):
+        """Context manager: hold the exclusive writer lock."""
+
+    @abstractmethod
+    def read_from(self, offset: int) -> bytes:
+        """The bytes from `offset` to the current end."""
+
+    @abstractmethod
+    def append_bytes(self, data: bytes) -> None:
+        """Write `data` at the end in one call, durably; only called while `locked()`."""
+
+    @abstractmethod
+    def version_key(self) -> tuple:
+        """Changes whenever the content may have changed (size, mtime, inode for a file)."""
+
+    @abstractmethod
+    def size(self) -> int:
+        """The current size in bytes."""
+
+    def ends_torn(self) -> bool:
+        """True when the content does not end in `\\n` (a crash cut the last line short)."""
+        size = self.size()
+        return size > 0 and self.read_from(size - 1) != b"\n"
+
+    def append_line(self, line: bytes) -> None:
+        """Append one line (without its `\\n`) so that it stands alone; only called while locked."""
+        prefix = b"\n" if self.ends_torn() else b""
+        self.append_bytes(prefix + line + b"\n")
+
+
+class MemoryStorage(Storage):
+    """A session held in memory: for tests and short-lived sessions."""
+
+    def __init__(self, data: bytes = b"", name: str = "memory"):
+        self.data = bytearray(data)
+        self.name = name
+        self._lock = threading.RLock()
+        self._writes = 0
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        with self._lock:
+            yield
+
+    def read_from(self, offset: int) -> bytes:
+        return bytes(self.data[offset:])
+
+    def append_bytes(self, data: bytes) -> None:
+        self.data += data
+        self._writes += 1
+
+    def version_key(self) -> tuple:
+        return (len(self.data), self._writes)
+
+    def size(self) -> int:
+        return len(self.data)
+
+
+class JsonlStorage(Storage):
+    """A session file on disk, locked with `flock` so that every writer of ours takes turns."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        self.name = str(self.path)
+        if not self.path.exists():
+            raise SessionNotFound(f"{self.path}: no such session file")
+        if not self.path.is_file():
+            raise SessionError(f"{self.path}: not a file (a session is one .jsonl file)")
+        self._fd: int | None = None
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            self._fd = fd
+            yield
+        finally:
+            self._fd = None
+            os.close(fd)  # closing releases the lock
+
+    def read_from(self, offset: int) -> bytes:
+        with open(self.path, "rb") as f:
+            f.seek(offset)
+            return f.read()
+
+    def append_bytes(self, data: bytes) -> None:
+        if self._fd is None:
+            raise RuntimeError("append outside the lock")
+        view = memoryview(data)
+        while view:  # one write for a regular file; the loop only guards a short write
+            written = os.write(self._fd, view)
+            view = view[written:]
+        os.fsync(self._fd)
+
+    def version_key(self) -> tuple:
+        st = self.path.stat()
+        return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+    def size(self) -> int:
+        return self.path.stat().st_size
+
+
+# -- file names and folders (SPEC §1) ------------------------------------------------------------
+
+
+def cwd_folder_name(cwd: str) -> str:
+    """`/home/ana/proj` → `--home-ana-proj--`: one folder per working directory."""
+    return "--" + re.sub(r"[/\\:]", "-", cwd.lstrip("/\\")) + "--"
+
+
+def session_file_name(timestamp: str, session_id: str) -> str:
+    """`{timestamp}_{sessionId}.jsonl`, with `:` and `.` of the timestamp replaced by `-`."""
+    return f"{timestamp.replace(':', '-').replace('.', '-')}_{session_id}.jsonl"
+
+
+def discover(root: str | os.PathLike) -> list[Path]:
+    """Every session file under a sessions root: in its per-cwd folders, or right in it."""
+    root = Path(root)
+    if not root.is_dir():
+        raise SessionNotFound(f"{root}: not a folder")
+    found = [p for p in root.glob("*.jsonl") if p.is_file()]
+    found += [p for p in root.glob("*/*.jsonl") if p.is_file()]
+    return sorted(found)

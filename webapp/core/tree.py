@@ -1,0 +1,215 @@
+"""The tree of a session (SPEC §3): children order, roots, orphans, cycles, active leaf, labels.
+
+Built from a `SessionLog` in one pass; nothing here changes the log. Broken structure is mended
+in the tree only (an orphan or the entry that closes a loop becomes a root) and always reported.
+"""
+
+from __future__ import annotations
+
+from .entries import COMPACTION, LABEL, LEAF, SESSION_INFO, Entry
+from .errors import UnknownEntry
+from .reader import BadLine, Problem, SessionLog, first_kept_id
+
+
+# Entries that mark state rather than continue a conversation; a node whose only children are
+# these is still the tip of its branch.
+_MARKER_TYPES = frozenset({LEAF, LABEL})
+
+
+class SessionTree:
+    def __init__(self, log: SessionLog):
+        self.log = log
+        self.header = log.header
+        self.entries: list[Entry] = log.all_entries()
+        self.bad_lines: list[BadLine] = log.all_bad_lines()
+        self.by_id: dict[str, Entry] = {e.id: e for e in self.entries}
+        self.parent: dict[str, str | None] = {}
+        self.children: dict[str, list[str]] = {}
+        self.roots: list[str] = []
+        self.orphans: list[str] = []
+        self.cycle_cuts: list[str] = []
+        self.problems: list[Problem] = list(log.problems)
+        self._link()
+        self.active_leaf: str | None = log.active_leaf
+        self.labels, self.name = self._labels_and_name()
+        self._check_references()
+
+    # -- building ------------------------------------------------------------------------------
+
+    def _link(self) -> None:
+        by_id, parent = self.by_id, self.parent
+        forward = False
+        for e in self.entries:
+            p = e.parent_id
+            if p is not None and p not in by_id:
+                self.orphans.append(e.id)
+                self.problems.append(
+                    Problem("orphan", f"parent {p!r} does not exist; shown as a root", e.line, e.id)
+                )
+                p = None
+            elif p is not None and by_id[p].line >= e.line:
+                forward = True
+            parent[e.id] = p
+        if forward:  # only a parent written after its child can close a loop
+            self._cut_cycles()
+        children = self.children
+        for e in self.entries:
+            p = parent[e.id]
+            if p is None:
+                self.roots.append(e.id)
+            else:
+                children.setdefault(p, []).append(e.id)
+        for kids in children.values():
+            if len(kids) > 1:
+                kids.sort(key=lambda k: by_id[k].timestamp)  # stable: file order breaks ties
+
+    def _cut_cycles(self) -> None:
+        parent, by_id = self.parent, self.by_id
+        state: dict[str, int] = {}  # 1 = on the current walk, 2 = known to reach a root
+        for start in parent:
+            walk = []
+            node = start
+            while node is not None and node not in state:
+                state[node] = 1
+                walk.append(node)
+                node = parent[node]
+            if node is not None and state[node] == 1:
+                loop = walk[walk.index(node):]
+                cut = min(loop, key=lambda k: by_id[k].line)
+                parent[cut] = None
+                self.cycle_cuts.append(cut)
+                self.problems.append(
+                    Problem(
+                        "cycle",
+                        f"parent chain loops through {len(loop)} entries; cut here, shown as a root",
+                        by_id[cut].line,
+                        cut,
+                    )
+                )
+            for n in walk:
+                state[n] = 2
+
+    def _labels_and_name(self) -> tuple[dict[str, str], str | None]:
+        labels: dict[str, str] = {}
+        name = None
+        for e in self.entries:
+            if e.type == LABEL:
+                target, text = e.target_id, e.get("label")
+                if isinstance(text, str) and text.strip():
+                    labels[target] = text
+                else:
+                    labels.pop(target, None)
+            elif e.type == SESSION_INFO:
+                value = e.get("name")
+                name = value if isinstance(value, str) and value.strip() else name
+        return labels, name
+
+    def _check_references(self) -> None:
+        for e in self.entries:
+            missing = e.missing_fields()
+            if missing:
+                self.problems.append(
+                    Problem("missing-field", f"{e.type} entry lacks {', '.join(missing)}", e.line, e.id)
+                )
+            if e.type == LABEL and e.target_id not in self.by_id:
+                self.problems.append(
+                    Problem("dangling-label", f"label targets unknown id {e.target_id!r}", e.line, e.id)
+                )
+            elif e.type == COMPACTION and "summary" in e.raw:
+                problem = self.first_kept_problem(e)
+                if problem:
+                    self.problems.append(Problem("dangling-first-kept", problem, e.line, e.id))
+
+    def first_kept_problem(self, compaction: Entry) -> str | None:
+        """Why a compaction's `firstKeptEntryId` cannot be honoured, or None when it can."""
+        kept = first_kept_id(compaction)
+        if kept is None:
+            return "compaction has no firstKeptEntryId; nothing before it is kept"
+        if kept not in self.by_id:
+            return f"firstKeptEntryId {kept!r} names no entry; nothing before the compaction is kept"
+        if not self.is_ancestor(kept, compaction.id):
+            return f"firstKeptEntryId {kept!r} is not on the path before the compaction; nothing before it is kept"
+        return None
+
+    # -- queries -------------------------------------------------------------------------------
+
+    def entry(self, entry_id: str) -> Entry:
+        try:
+            return self.by_id[entry_id]
+        except KeyError:
+            raise UnknownEntry(entry_id) from None
+
+    def path(self, leaf_id: str | None) -> list[Entry]:
+        """The entries from the root down to `leaf_id` (empty for None: an empty conversation)."""
+        if leaf_id is None:
+            return []
+        self.entry(leaf_id)
+        out = []
+        node: str | None = leaf_id
+        while node is not None:
+            out.append(self.by_id[node])
+            node = self.parent[node]
+        out.reverse()
+        return out
+
+    def path_ids(self, leaf_id: str | None) -> set[str]:
+        return {e.id for e in self.path(leaf_id)}
+
+    def is_ancestor(self, ancestor: str, node: str) -> bool:
+        """True when `ancestor` is `node` itself or lies on its path to the root."""
+        cur: str | None = node
+        while cur is not None:
+            if cur == ancestor:
+                return True
+            cur = self.parent.get(cur)
+        return False
+
+    def common_ancestor(self, a: str | None, b: str | None) -> str | None:
+        """The deepest entry on both paths, or None when they share nothing."""
+        if a is None or b is None:
+            return None
+        on_a = self.path_ids(a)
+        cur: str | None = b
+        while cur is not None:
+            if cur in on_a:
+                return cur
+            cur = self.parent[cur]
+        return None
+
+    def conversation_children(self, entry_id: str) -> list[str]:
+        """Children that continue a conversation, i.e. not `leaf` or `label` markers."""
+        return [c for c in self.children.get(entry_id, ()) if self.by_id[c].type not in _MARKER_TYPES]
+
+    def leaves(self) -> list[str]:
+        """Branch tips in file order: entries with no conversation after them, plus the active leaf."""
+        tips = [
+            e.id
+            for e in self.entries
+            if e.type not in _MARKER_TYPES and not self.conversation_children(e.id)
+        ]
+        if self.active_leaf is not None and self.active_leaf not in tips:
+            tips.append(self.active_leaf)
+        return tips
+
+    def branch_points(self) -> list[str]:
+        return [e.id for e in self.entries if len(self.conversation_children(e.id)) > 1]
+
+    def depth(self, entry_id: str) -> int:
+        return len(self.path(entry_id))
+
+    def compactions(self) -> list[Entry]:
+        return [e for e in self.entries if e.type == COMPACTION]
+
+    def counts_by_type(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for e in self.entries:
+            key = str(e.type)
+            counts[key] = counts.get(key, 0) + 1
+        return counts
+
+    def all_problems(self) -> list[Problem]:
+        """Bad lines and structural problems, in line order."""
+        bad = [
+            Problem("bad-line", f"line {b.line}: {b.reason}", b.line) for b in self.bad_lines
+        ]
+        return sorted(bad + self.problems, key=lambda p: (p.line or 0, p.kind))
