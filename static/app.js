@@ -1,0 +1,271 @@
+// session-tree: graph interaction on the session page (select, pan, zoom, keys, overlays).
+// Everything else is plain HTML and htmx; this file only adds what a drawing needs.
+(function () {
+  "use strict";
+
+  const $ = (sel, root) => (root || document).querySelector(sel);
+  let view = null; // current viewBox [x, y, w, h] of the graph svg
+  let full = null; // the svg's own viewBox
+
+  function layoutEl() { return $(".session-layout"); }
+  function svgEl() { return $("#graph svg"); }
+  function state(name) { const i = $(`#graph-state [name="${name}"]`); return i ? i.value : ""; }
+  function setState(name, value) { const i = $(`#graph-state [name="${name}"]`); if (i) i.value = value; }
+
+  // -- pan and zoom ------------------------------------------------------------------------------
+  function initSvg() {
+    const svg = svgEl();
+    if (!svg) return;
+    const vb = svg.viewBox.baseVal;
+    full = [vb.x, vb.y, vb.width, vb.height];
+    svg.removeAttribute("width");
+    svg.removeAttribute("height");
+    svg.setAttribute("preserveAspectRatio", "xMidYMid meet");
+    const selected = $("#graph .graph-svg").dataset.selected;
+    if (selected && document.getElementById(selected)) {
+      markSelected(selected);
+      zoomTo(selected, false);
+    } else {
+      fit();
+    }
+  }
+
+  function apply() { const svg = svgEl(); if (svg && view) svg.setAttribute("viewBox", view.join(" ")); }
+
+  function fit() {
+    if (!full) return;
+    const box = $("#graph").getBoundingClientRect();
+    // Tall trees: fit the width but keep text legible, starting from the top.
+    const minScale = 0.35;
+    const scale = Math.min(box.width / full[2], box.height / full[3]);
+    if (scale >= minScale) { view = full.slice(); }
+    else {
+      const w = box.width / minScale, h = box.height / minScale;
+      view = [full[0] + (full[2] - w) / 2, full[1], w, h];
+    }
+    apply();
+  }
+
+  function zoom(factor, cx, cy) {
+    if (!view) return;
+    const [x, y, w, h] = view;
+    cx = cx === undefined ? x + w / 2 : cx;
+    cy = cy === undefined ? y + h / 2 : cy;
+    const nw = Math.max(40, Math.min(w * factor, full[2] * 4 + 2000));
+    const nh = nw * h / w;
+    view = [cx - (cx - x) * nw / w, cy - (cy - y) * nh / h, nw, nh];
+    apply();
+  }
+
+  function pan(dx, dy) { if (!view) return; view[0] += dx * view[2]; view[1] += dy * view[3]; apply(); }
+
+  function zoomTo(domId, onlyIfHidden) {
+    const g = document.getElementById(domId);
+    const svg = svgEl();
+    if (!g || !svg || !full) return;
+    if (!view) fit();
+    // The node's box in the svg's own coordinates (dot translates its drawing group).
+    const b = g.getBBox();
+    const m = svg.getScreenCTM().inverse().multiply(g.getScreenCTM());
+    const pt = svg.createSVGPoint();
+    pt.x = b.x + b.width / 2; pt.y = b.y + b.height / 2;
+    const c = pt.matrixTransform(m);
+    const cx = c.x, cy = c.y;
+    if (onlyIfHidden && cx > view[0] && cx < view[0] + view[2] && cy > view[1] && cy < view[1] + view[3]) return;
+    const box = $("#graph").getBoundingClientRect();
+    const w = box.width * 1.1; // about one svg unit per pixel: labels at their natural size
+    const h = w * box.height / box.width;
+    view = [cx - w / 2, cy - h / 2, w, h];
+    apply();
+  }
+
+  function svgPoint(evt) {
+    const svg = svgEl();
+    const pt = svg.createSVGPoint();
+    pt.x = evt.clientX; pt.y = evt.clientY;
+    return pt.matrixTransform(svg.getScreenCTM().inverse());
+  }
+
+  // -- selection -----------------------------------------------------------------------------------
+  function markSelected(domId) {
+    document.querySelectorAll("#graph g.selected").forEach((g) => g.classList.remove("selected"));
+    const g = domId && document.getElementById(domId);
+    if (g) g.classList.add("selected");
+  }
+
+  function panelUrl(tab, params) {
+    const base = layoutEl().dataset.panelUrl.replace("__tab__", tab);
+    const q = new URLSearchParams();
+    for (const k of ["collapse", "expand"]) if (state(k)) q.set(k, state(k));
+    for (const [k, v] of Object.entries(params || {})) if (v) q.set(k, v);
+    return base + "?" + q.toString();
+  }
+
+  function currentTab() { const b = $("#panel .panel-body"); return b ? b.dataset.tab : "node"; }
+
+  // Select an entry: load its panel; if the graph folds it inside a segment, redraw the graph
+  // with the entry pinned first, so the selected node is never hidden.
+  function select(entryId, domId, tab) {
+    if (!entryId) return;
+    tab = tab || (currentTab() === "context" ? "context" : "node");
+    setState("node", entryId);
+    const load = () => htmx.ajax("GET", panelUrl(tab, { node: entryId }), { target: "#panel", swap: "innerHTML" });
+    if (domId && document.getElementById(domId)) {
+      markSelected(domId);
+      zoomTo(domId, true);
+      load();
+    } else {
+      redrawGraph({ node: entryId }).then(load);
+    }
+  }
+
+  function redrawGraph(params) {
+    const q = new URLSearchParams();
+    for (const k of ["collapse", "expand", "node"]) if (state(k)) q.set(k, state(k));
+    for (const [k, v] of Object.entries(params || {})) q.set(k, v);
+    return htmx.ajax("GET", layoutEl().dataset.graphUrl + "?" + q.toString(), { target: "#graph", swap: "innerHTML" });
+  }
+
+  function entryFromHref(href) {
+    try { return new URL(href, location.href).searchParams.get("node"); } catch (e) { return null; }
+  }
+
+  // -- overlays (context view) ---------------------------------------------------------------------
+  const OVERLAY_CLASSES = ["ctx-in", "ctx-replaced", "ctx-path", "ctx-off"];
+  function applyOverlay() {
+    const data = $("#overlay");
+    const svg = svgEl();
+    if (!data || !svg) return;
+    const o = JSON.parse(data.textContent);
+    svg.querySelectorAll("g.node").forEach((g) => {
+      g.classList.remove(...OVERLAY_CLASSES);
+      const badge = g.querySelector("text.replaced-by");
+      if (badge) badge.remove();
+    });
+    svg.classList.toggle("context-mode", !!o.context);
+    if (o.selected) { markSelected(o.selected); setState("node", o.node || ""); }
+    if (!o.context) return;
+    svg.querySelectorAll("g.node").forEach((g) => {
+      const s = o.context.nodes[g.id];
+      if (!s) { g.classList.add("ctx-off"); return; }
+      g.classList.add(s.state === "in-context" ? "ctx-in" : s.state === "replaced" ? "ctx-replaced" : "ctx-path");
+      if (s.state === "replaced") {
+        const shape = g.querySelector("polygon, path, ellipse");
+        const b = (shape || g).getBBox();
+        const t = document.createElementNS("http://www.w3.org/2000/svg", "text");
+        t.setAttribute("x", b.x + b.width + 4);
+        t.setAttribute("y", b.y + b.height / 2 + 3);
+        t.setAttribute("class", "replaced-by");
+        t.textContent = "⤷ " + s.byLabel;
+        g.appendChild(t);
+      }
+    });
+  }
+
+  // -- events --------------------------------------------------------------------------------------
+  document.addEventListener("click", (evt) => {
+    const action = evt.target.closest("[data-action]");
+    if (action) { evt.preventDefault(); runAction(action.dataset.action); return; }
+    const node = evt.target.closest("#graph svg a");
+    if (node && !evt.ctrlKey && !evt.metaKey) {
+      evt.preventDefault();
+      const g = node.closest("g.node");
+      const entryId = entryFromHref(node.getAttribute("xlink:href") || node.getAttribute("href"));
+      if (g && g.classList.contains("segment")) {
+        const expand = new Set(state("expand").split(",").filter(Boolean));
+        expand.add(entryId);
+        setState("expand", Array.from(expand).join(","));
+        redrawGraph({ expand: Array.from(expand).join(",") });
+      } else {
+        select(entryId, g && g.id);
+      }
+      return;
+    }
+    const link = evt.target.closest("a[data-select]");
+    if (link && layoutEl() && !evt.ctrlKey && !evt.metaKey) {
+      evt.preventDefault();
+      select(link.dataset.select, link.dataset.dom);
+    }
+  });
+
+  function runAction(name) {
+    if (name === "fit") fit();
+    else if (name === "zoom-in") zoom(0.8);
+    else if (name === "zoom-out") zoom(1.25);
+    else if (name === "help") { const h = $("#help"); h.hidden = !h.hidden; }
+    else if (name === "active") {
+      const leaf = layoutEl().dataset.activeLeaf;
+      if (leaf) select(leaf, null, "node");
+    }
+  }
+
+  function navTarget(key) {
+    const nav = $("#nav");
+    if (!nav) return null;
+    return { parent: nav.dataset.parent, child: nav.dataset.child, prev: nav.dataset.prev, next: nav.dataset.next, branch: nav.dataset.branch }[key] || null;
+  }
+
+  document.addEventListener("keydown", (evt) => {
+    if (!layoutEl() || evt.ctrlKey || evt.metaKey || evt.altKey) return;
+    const tag = (evt.target.tagName || "").toLowerCase();
+    if (tag === "input" || tag === "textarea" || tag === "select" || evt.target.isContentEditable) return;
+    const moves = { ArrowUp: "parent", k: "parent", ArrowDown: "child", j: "child", ArrowLeft: "prev", h: "prev", ArrowRight: "next", l: "next", b: "branch" };
+    if (evt.shiftKey && evt.key.startsWith("Arrow")) {
+      const d = { ArrowUp: [0, -0.2], ArrowDown: [0, 0.2], ArrowLeft: [-0.2, 0], ArrowRight: [0.2, 0] }[evt.key];
+      pan(d[0], d[1]); evt.preventDefault(); return;
+    }
+    const node = state("node");
+    if (moves[evt.key]) {
+      const target = navTarget(moves[evt.key]);
+      if (target) select(target, null);
+      evt.preventDefault();
+    } else if (evt.key === "Enter" && node) { select(node, null, "node"); evt.preventDefault(); }
+    else if (evt.key === "c" && node) { select(node, null, "context"); }
+    else if (evt.key === "a") runAction("active");
+    else if (evt.key === "f") fit();
+    else if (evt.key === "+" || evt.key === "=") zoom(0.8);
+    else if (evt.key === "-") zoom(1.25);
+    else if (evt.key === "?") runAction("help");
+    else if (evt.key === "Escape") { const h = $("#help"); if (h) h.hidden = true; }
+  });
+
+  // Keyboard moves may land on a node the graph folds: select() redraws before loading.
+  // Resolve a moved-to entry's drawn node after the panel loads.
+  document.addEventListener("htmx:afterSwap", (evt) => {
+    const target = evt.detail.target;
+    if (target.id === "graph") { initSvg(); applyOverlay(); }
+    if (target.id === "panel") {
+      applyOverlay();
+      const o = $("#overlay");
+      if (o) { const sel = JSON.parse(o.textContent).selected; if (sel) zoomTo(sel, true); }
+    }
+  });
+
+  document.addEventListener("wheel", (evt) => {
+    if (!evt.target.closest("#graph") || !svgEl()) return;
+    evt.preventDefault();
+    const p = svgPoint(evt);
+    zoom(evt.deltaY > 0 ? 1.15 : 1 / 1.15, p.x, p.y);
+  }, { passive: false });
+
+  let drag = null;
+  document.addEventListener("pointerdown", (evt) => {
+    if (!evt.target.closest("#graph") || evt.target.closest("a") || !svgEl() || evt.button !== 0) return;
+    drag = { x: evt.clientX, y: evt.clientY, view: view.slice() };
+  });
+  document.addEventListener("pointermove", (evt) => {
+    if (!drag) return;
+    const box = $("#graph").getBoundingClientRect();
+    const sx = drag.view[2] / box.width, sy = drag.view[3] / box.height;
+    const s = Math.max(sx, sy);
+    view = [drag.view[0] - (evt.clientX - drag.x) * s, drag.view[1] - (evt.clientY - drag.y) * s, drag.view[2], drag.view[3]];
+    apply();
+  });
+  document.addEventListener("pointerup", () => { drag = null; });
+
+  document.addEventListener("DOMContentLoaded", () => {
+    if (!layoutEl()) return;
+    initSvg();
+    applyOverlay();
+  });
+})();

@@ -1,0 +1,348 @@
+"""The reading view: markdown and code render; nothing from a session file becomes a live tag."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from webapp.core.entries import Entry
+from webapp.web.render import (
+    highlight,
+    pygments_css,
+    raw_json,
+    render_entry_body,
+    render_markdown,
+)
+
+SCRIPT = '<script>alert("xss")</script>'
+IMG = '<img src=x onerror="alert(1)">'
+PAYLOAD = f"{SCRIPT} {IMG}"
+
+
+def entry(raw: dict) -> Entry:
+    return Entry(raw, 2, raw.get("id", "e1"), raw.get("parentId"))
+
+
+def message(**msg) -> Entry:
+    return entry({"type": "message", "id": "e1", "parentId": None, "message": msg})
+
+
+def call(name: str, arguments) -> Entry:
+    block = {"type": "toolCall", "id": "c1", "name": name, "arguments": arguments}
+    return message(role="assistant", content=[block], stopReason="toolUse")
+
+
+def tool_result(text: str, name: str = "bash", is_error: bool = False) -> Entry:
+    return message(
+        role="toolResult", toolCallId="c1", toolName=name,
+        content=[{"type": "text", "text": text}], isError=is_error,
+    )
+
+
+def assert_inert(html: str) -> None:
+    """No tag the payload could have opened: only escaped text of it remains."""
+    assert "<script" not in html.lower()
+    assert not re.search(r"<img[^>]*onerror", html, re.I)
+    assert not re.search(r"<[^>]*\sonerror=", html, re.I)
+
+
+# --- markdown -----------------------------------------------------------------------------------
+
+
+def test_markdown_headings_lists_and_code():
+    html = render_markdown("# Title\n\n- one\n- two\n\n1. first\n\nsome `code` and **bold**")
+    assert "<h1>Title</h1>" in html
+    assert "<ul>" in html and "<li>one</li>" in html
+    assert "<ol>" in html and "<li>first</li>" in html
+    assert "<code>code</code>" in html and "<strong>bold</strong>" in html
+
+
+def test_markdown_fenced_python_is_highlighted():
+    html = render_markdown("```python\ndef f():\n    return 1\n```")
+    assert '<pre class="code"><code>' in html
+    assert '<span class="hl-k">def</span>' in html
+    assert '<span class="hl-nf">f</span>' in html
+
+
+def test_markdown_unknown_fence_language_is_plain_and_escaped():
+    html = render_markdown("```nosuchlang\n<b>x</b>\n```")
+    assert "&lt;b&gt;x&lt;/b&gt;" in html
+    assert "<b>" not in html
+
+
+def test_markdown_table_and_strikethrough():
+    html = render_markdown("| a | b |\n|:-|-:|\n| 1 | 2 |\n\n~~gone~~")
+    assert "<table>" in html and '<td style="text-align:left">1</td>' in html
+    assert "<s>gone</s>" in html or "<del>gone</del>" in html
+
+
+def test_markdown_raw_html_is_text():
+    html = render_markdown(f"hello {PAYLOAD}\n\n{SCRIPT}\n\n<div>block</div>")
+    assert "&lt;script&gt;" in html
+    assert "&lt;img src=x onerror=" in html
+    assert "&lt;div&gt;block" in html
+    assert_inert(html)
+
+
+def test_markdown_links_only_web_and_mail():
+    html = render_markdown(
+        "[ok](https://example.com) [mail](mailto:a@b.c) [bad](javascript:alert(1)) "
+        "<javascript:alert(2)> [rel](/delete)"
+    )
+    assert '<a href="https://example.com" rel="noopener noreferrer">ok</a>' in html
+    assert 'href="mailto:a@b.c"' in html
+    assert not re.search(r'href="\s*javascript:', html, re.I)
+    assert 'href="/delete"' not in html
+    assert "target=" not in html
+
+
+def test_markdown_images_are_not_loaded():
+    html = render_markdown("![pic](https://example.com/x.png)")
+    assert "<img" not in html
+
+
+# --- highlight and raw json ---------------------------------------------------------------------
+
+
+def test_highlight_escapes_and_wraps():
+    html = highlight(PAYLOAD, None)
+    assert html.startswith('<pre class="code"><code>')
+    assert "&lt;script&gt;" in html
+    assert_inert(html)
+
+
+def test_highlight_keeps_leading_blank_lines():
+    assert highlight("\n\nx", None) == '<pre class="code"><code>\n\nx\n</code></pre>'
+
+
+def test_raw_json_is_pretty_and_highlighted():
+    html = raw_json({"a": [1, 2], "s": SCRIPT})
+    assert "hl-nt" in html  # Pygments JSON key token
+    assert '\n<span class="hl-w">  </span><span class="hl-nt">"a"</span>' in html  # indented by 2
+    assert_inert(html)
+
+
+def test_raw_json_handles_big_integers():
+    assert "123456789012345678901234567890" in raw_json({"n": 123456789012345678901234567890})
+
+
+def test_pygments_css_is_scoped_to_code_blocks():
+    css = pygments_css()
+    assert ".code .hl-k" in css
+    assert not re.search(r"^pre\s*\{", css, re.M)
+
+
+# --- messages -----------------------------------------------------------------------------------
+
+
+def test_user_message_is_markdown():
+    html = render_entry_body(message(role="user", content="**hi** there"))
+    assert "<strong>hi</strong>" in html
+
+
+def test_user_image_block_is_a_thumbnail():
+    content = [
+        {"type": "text", "text": "see"},
+        {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
+    ]
+    html = render_entry_body(message(role="user", content=content))
+    assert '<img class="thumb" alt="image" src="data:image/png;base64,iVBORw0KGgo=">' in html
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/svg+xml"},
+        {"type": "image", "data": 'x" onerror="alert(1)', "mimeType": "image/png"},
+        {"type": "image", "data": "iVBORw0KGgo=", "mimeType": 'image/png" onerror="alert(1)'},
+    ],
+)
+def test_bad_images_become_a_note(block):
+    html = render_entry_body(message(role="user", content=[block]))
+    assert "[image: unsupported]" in html
+    assert "<img" not in html
+
+
+def test_assistant_blocks_in_order_with_thinking_collapsed():
+    content = [
+        {"type": "thinking", "thinking": "let me think about it"},
+        {"type": "text", "text": "Answer"},
+        {"type": "toolCall", "id": "c1", "name": "read",
+         "arguments": {"path": "/a/b.py", "offset": 10, "limit": 5}},
+    ]
+    html = render_entry_body(message(role="assistant", content=content, stopReason="toolUse"))
+    assert '<details class="thinking"><summary>Thinking (5 words)</summary>' in html
+    assert html.index("Thinking") < html.index("Answer") < html.index('class="tool-call"')
+    assert "<code>/a/b.py</code>" in html
+    assert "<dt>offset</dt><dd>10</dd>" in html and "<dt>limit</dt><dd>5</dd>" in html
+
+
+def test_assistant_error_and_abort_are_flagged():
+    html = render_entry_body(
+        message(role="assistant", content=[], stopReason="aborted", errorMessage=SCRIPT)
+    )
+    assert "stopped: aborted" in html
+    assert '<div class="error">&lt;script&gt;' in html
+    assert_inert(html)
+
+
+def test_bash_call_is_highlighted_shell():
+    html = render_entry_body(call("bash", {"command": "ls -la | grep x", "timeout": 5}))
+    assert '<div class="tool-name">bash</div>' in html
+    assert 'class="hl-' in html and "ls" in html
+    assert "<dt>timeout</dt><dd>5</dd>" in html
+
+
+def test_edit_call_shows_a_unified_diff():
+    args = {"path": "src/a.py", "oldText": "old line", "newText": "new line"}
+    html = render_entry_body(call("edit", args))
+    assert "<code>src/a.py</code>" in html
+    assert re.search(r'<span class="hl-gd">-old line\n?</span>', html)
+    assert re.search(r'<span class="hl-gi">\+new line\n?</span>', html)
+
+
+def test_write_call_is_highlighted_by_extension():
+    html = render_entry_body(call("write", {"path": "x.py", "content": "import os\n"}))
+    assert "<code>x.py</code>" in html
+    assert '<span class="hl-kn">import</span>' in html
+
+
+def test_other_tool_args_are_pretty_json():
+    html = render_entry_body(call("grep", {"pattern": "foo", "glob": "*.py"}))
+    assert '<div class="tool-name">grep</div>' in html
+    assert '<span class="hl-nt">"pattern"</span>' in html
+
+
+def test_tool_result_folds_after_20_lines():
+    text = "\n".join(f"line {i}" for i in range(1, 51))
+    html = str(render_entry_body(tool_result(text)))
+    head, more = html.split('<details class="more">')
+    assert "line 20\n" in head and "line 21" not in head
+    assert "<summary>show all 50 lines</summary>" in more
+    assert "line 21\n" in more and "line 50\n" in more
+    assert "is-error" not in html
+
+
+def test_short_tool_result_is_not_folded():
+    html = render_entry_body(tool_result("a\nb"))
+    assert "<details" not in html
+
+
+def test_tool_result_error_class():
+    html = render_entry_body(tool_result("boom", is_error=True))
+    assert '<div class="tool-result is-error">' in html
+
+
+def test_read_result_highlighted_by_the_calls_path():
+    block = {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "m.py"}}
+    html = render_entry_body(tool_result("def f(): pass", name="read"), tool_call=block)
+    assert '<span class="hl-k">def</span>' in html
+
+
+def test_bash_execution():
+    html = render_entry_body(message(
+        role="bashExecution", command="echo hi", output="hi\n", exitCode=1,
+        cancelled=True, truncated=True, excludeFromContext=True,
+    ))
+    assert '<span class="hl-gp">$ </span>' in html and "echo" in html
+    assert "exit 1" in html and "nonzero" in html
+    for flag in ("cancelled", "truncated", "excluded from context"):
+        assert f'<span class="flag">{flag}</span>' in html
+
+
+# --- other entry types --------------------------------------------------------------------------
+
+
+def test_compaction():
+    html = render_entry_body(entry({
+        "type": "compaction", "id": "c", "parentId": "p", "summary": "## Goal\nship it",
+        "firstKeptEntryId": "abc123", "tokensBefore": 1000, "tokensAfter": 200,
+        "details": {"readFiles": ["r.py"], "modifiedFiles": ["m.py"]},
+    }))
+    assert "<h2>Goal</h2>" in html
+    assert "1000 → 200" in html and "abc123" in html
+    assert "<li><code>r.py</code></li>" in html and "<li><code>m.py</code></li>" in html
+
+
+def test_branch_summary():
+    html = render_entry_body(entry({
+        "type": "branch_summary", "id": "b", "parentId": "p", "fromId": "leaf9",
+        "summary": "*tried*",
+        "details": {"modifiedFiles": ["x.ts"]},
+    }))
+    assert "<em>tried</em>" in html and "leaf9" in html and "<code>x.ts</code>" in html
+
+
+@pytest.mark.parametrize(
+    "raw, expected",
+    [
+        ({"type": "model_change", "provider": "anthropic", "modelId": "opus"}, "<dd>opus</dd>"),
+        ({"type": "thinking_level_change", "thinkingLevel": "high"}, "<dd>high</dd>"),
+        ({"type": "active_tools_change", "tools": ["read", "bash"]}, '"bash"'),
+        ({"type": "session_info", "name": "my session"}, "<dd>my session</dd>"),
+        ({"type": "label", "targetId": "t1", "label": ""}, "(cleared)"),
+        ({"type": "leaf", "targetId": None}, "(none: empty conversation)"),
+        ({"type": "custom", "customType": "e", "data": {"k": 1}}, '<span class="hl-nt">"k"</span>'),
+    ],
+)
+def test_meta_entries_are_definition_lists(raw, expected):
+    html = render_entry_body(entry({"id": "m", "parentId": "p", "timestamp": "t", **raw}))
+    assert '<dl class="fields">' in html
+    assert expected in html
+    assert "<dt>parentId</dt>" not in html
+
+
+def test_custom_message_is_markdown():
+    raw = {"type": "custom_message", "customType": "note", "content": "# Hi", "display": True}
+    html = render_entry_body(entry(raw))
+    assert "<h1>Hi</h1>" in html
+
+
+def test_unknown_type_is_shown_raw():
+    html = render_entry_body(entry({"type": "mystery", "id": "u", "weird": [1, 2]}))
+    assert "unknown entry type mystery, shown raw" in html
+    assert '<span class="hl-nt">"weird"</span>' in html
+
+
+# --- the payload, everywhere --------------------------------------------------------------------
+
+
+def _thinking(text):
+    return message(role="assistant", content=[{"type": "thinking", "thinking": text}])
+
+
+PLACES = {
+    "user text": lambda p: message(role="user", content=p),
+    "user text block": lambda p: message(role="user", content=[{"type": "text", "text": p}]),
+    "assistant text": lambda p: message(role="assistant", content=[{"type": "text", "text": p}]),
+    "thinking": _thinking,
+    "tool name": lambda p: call(p, {"x": 1}),
+    "tool args": lambda p: call("grep", {"pattern": p}),
+    "bash arg": lambda p: call("bash", {"command": p}),
+    "edit args": lambda p: call("edit", {"path": p, "oldText": p, "newText": "x"}),
+    "write path and content": lambda p: call("write", {"path": p, "content": p}),
+    "read path": lambda p: call("read", {"path": p}),
+    "tool result": lambda p: tool_result(p),
+    "tool result name": lambda p: tool_result("ok", name=p),
+    "bash command": lambda p: message(role="bashExecution", command=p, output=p, exitCode=p),
+    "custom data": lambda p: entry({"type": "custom", "customType": p, "data": {"v": p}}),
+    "label": lambda p: entry({"type": "label", "targetId": p, "label": p}),
+    "compaction": lambda p: entry({
+        "type": "compaction", "summary": p, "firstKeptEntryId": p, "tokensBefore": p,
+        "details": {"readFiles": [p], "modifiedFiles": [p]},
+    }),
+    "custom message": lambda p: entry(
+        {"type": "custom_message", "customType": p, "content": p, "details": p}
+    ),
+    "unknown type": lambda p: entry({"type": p, "field": p}),
+    "unknown role": lambda p: message(role=p, content=p),
+    "unknown block": lambda p: message(role="user", content=[{"type": p, "text": p}]),
+}
+
+
+@pytest.mark.parametrize("place", sorted(PLACES))
+def test_payload_is_inert_everywhere(place):
+    html = str(render_entry_body(PLACES[place](PAYLOAD)))
+    assert_inert(html)
+    assert "&lt;script&gt;" in html

@@ -1,0 +1,65 @@
+"""Model metadata (context windows, prices) from the table litellm ships, read without litellm.
+
+Importing litellm takes seconds; the page that shows a context meter should not. The table is
+the same file litellm itself falls back to offline (`model_prices_and_context_window_backup.json`),
+so the figures match what litellm would report, and nothing is fetched from the network.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+TABLE = "model_prices_and_context_window_backup.json"
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    key: str
+    context_window: int | None
+    input_cost: float | None  # per token
+    output_cost: float | None
+
+
+@functools.lru_cache(maxsize=1)
+def _table() -> dict:
+    spec = importlib.util.find_spec("litellm")
+    if spec is None or not spec.submodule_search_locations:
+        return {}
+    path = Path(next(iter(spec.submodule_search_locations))) / TABLE
+    try:
+        return orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return {}
+
+
+@functools.lru_cache(maxsize=256)
+def model_info(provider: str | None, model_id: str | None) -> ModelInfo | None:
+    """What the table knows of a model, tried as `provider/model`, `model`, and without a prefix."""
+    if not model_id:
+        return None
+    table = _table()
+    candidates = [f"{provider}/{model_id}" if provider else None, model_id, model_id.split("/")[-1]]
+    for key in candidates:
+        row = table.get(key) if key else None
+        if isinstance(row, dict) and key != "sample_spec":
+            window = row.get("max_input_tokens") or row.get("max_tokens")
+            return ModelInfo(key, window if isinstance(window, int) else None,
+                             row.get("input_cost_per_token"), row.get("output_cost_per_token"))
+    return None
+
+
+def context_window(provider: str | None, model_id: str | None, override: int | None = None) -> int | None:
+    """The window to compact against: an explicit override, $SESSION_TREE_CONTEXT_WINDOW, the table."""
+    if override:
+        return override
+    env = os.environ.get("SESSION_TREE_CONTEXT_WINDOW")
+    if env and env.isdigit():
+        return int(env)
+    info = model_info(provider, model_id)
+    return info.context_window if info else None

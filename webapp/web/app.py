@@ -1,0 +1,89 @@
+"""The Flask application factory and the `serve` entry point.
+
+Safety is decided here, once for every route: the app answers only to the host it serves (a
+DNS-rebinding page on another name gets 400), and a Content-Security-Policy forbids inline
+scripts, so even content that slipped through escaping could not run.
+"""
+
+from __future__ import annotations
+
+import os
+import webbrowser
+from pathlib import Path
+
+from flask import Flask, abort, render_template, request
+
+from ..core.errors import SessionNotFound
+from .store import SessionStore
+
+PROJECT_DIR = Path(__file__).resolve().parents[2]
+SAMPLE_SESSIONS = PROJECT_DIR / "sample_sessions"
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]", "::1")
+
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+
+
+def allowed_hosts(host: str, port: int) -> set[str] | None:
+    """The Host header values the server answers to; None means any (bound to all interfaces)."""
+    if host in ("0.0.0.0", "::", ""):
+        return None
+    names = {host} | (set(LOOPBACK_NAMES) if host in LOOPBACK_NAMES else set())
+    return {n for name in names for n in (name, f"{name}:{port}")}
+
+
+def create_app(root: str | os.PathLike | None = None, *, host: str = "127.0.0.1", port: int = 8000, **config) -> Flask:
+    """Build the app for a sessions root (default: $SESSION_TREE_ROOT, else the bundled samples)."""
+    app = Flask(
+        __name__,
+        template_folder=str(PROJECT_DIR / "templates"),
+        static_folder=str(PROJECT_DIR / "static"),
+    )
+    root = root or os.environ.get("SESSION_TREE_ROOT") or SAMPLE_SESSIONS
+    app.config.update(
+        SESSION_TREE_ROOT=str(root),
+        ALLOWED_HOSTS=allowed_hosts(host, port),
+        SEND_FILE_MAX_AGE_DEFAULT=3600,
+    )
+    app.config.update(config)
+    app.extensions["session_store"] = SessionStore(root)
+
+    @app.before_request
+    def check_host():
+        hosts = app.config["ALLOWED_HOSTS"]
+        if hosts is not None and request.host not in hosts:
+            abort(400, description=f"Host {request.host!r} is not served here")
+
+    @app.after_request
+    def security_headers(response):
+        response.headers.setdefault("Content-Security-Policy", CSP)
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        response.headers.setdefault("Referrer-Policy", "same-origin")
+        return response
+
+    @app.errorhandler(SessionNotFound)
+    def session_not_found(exc):
+        return render_template("error.html", code=404, message=str(exc)), 404
+
+    @app.errorhandler(400)
+    @app.errorhandler(404)
+    def http_error(exc):
+        return render_template("error.html", code=exc.code, message=exc.description), exc.code
+
+    from . import filters, sessions
+
+    filters.register(app)
+    app.register_blueprint(sessions.bp)
+    return app
+
+
+def serve(root=None, host: str = "127.0.0.1", port: int = 8000, open_browser: bool = False) -> int:
+    app = create_app(root, host=host, port=port)
+    url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}/"
+    print(f"session-tree: serving {app.config['SESSION_TREE_ROOT']} on {url}", flush=True)
+    if open_browser:
+        webbrowser.open(url)
+    app.run(host=host, port=port, threaded=True, use_reloader=False)
+    return 0

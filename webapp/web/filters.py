@@ -1,0 +1,58 @@
+"""Jinja filters and globals: numbers, times and entry content as people read them."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from flask import Flask
+
+from . import render
+from .views import entry_summary, entry_title, short
+
+
+def tokens(n) -> str:
+    if not isinstance(n, (int, float)):
+        return "–"
+    return f"{n / 1000:.1f}k" if n >= 1000 else str(int(n))
+
+
+def cost(value) -> str:
+    if not value:
+        return "–"
+    return f"${value:.4f}" if value < 0.01 else f"${value:.2f}"
+
+
+def filesize(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+def when(iso: str | None) -> str:
+    """An ISO timestamp as `2026-11-30 14:03` UTC; anything unreadable as it is."""
+    if not iso:
+        return "–"
+    try:
+        dt = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    except ValueError:
+        return iso
+    return dt.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M")
+
+
+def register(app: Flask) -> None:
+    app.add_template_filter(tokens)
+    app.add_template_filter(cost)
+    app.add_template_filter(filesize)
+    app.add_template_filter(when)
+    app.add_template_filter(short)
+    app.add_template_global(entry_title)
+    app.add_template_global(entry_summary)
+    app.add_template_global(render.render_entry_body)
+    app.add_template_global(render.render_markdown)
+    app.add_template_global(render.raw_json)
+
+    @app.get("/pygments.css")
+    def pygments_css():
+        return app.response_class(render.pygments_css(), mimetype="text/css", headers={"Cache-Control": "max-age=3600"})

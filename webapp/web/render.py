@@ -1,0 +1,442 @@
+"""The reading view of one entry: its content as safe HTML for the side panel.
+
+Everything here comes from a session file written by someone else, so every value is escaped
+(`markupsafe`) or, for markdown, rendered with raw HTML off and then sanitized (`nh3`). HTML is
+only ever assembled from `Markup` templates whose holes `Markup.format` escapes.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import nh3
+import orjson
+from markdown_it import MarkdownIt
+from markupsafe import Markup, escape
+from pygments import highlight as _pygmentize
+from pygments.formatters import HtmlFormatter
+from pygments.lexer import Lexer
+from pygments.lexers import TextLexer, get_lexer_by_name, get_lexer_for_filename
+from pygments.token import STANDARD_TYPES
+from pygments.util import ClassNotFound
+
+from webapp.core import entries as E
+from webapp.core.entries import Entry, content_blocks
+
+FOLD_LINES = 20
+CSS_STYLE = "friendly"
+CLASS_PREFIX = "hl-"
+CODE_CLASS = "code"
+
+_FORMATTER = HtmlFormatter(nowrap=True, classprefix=CLASS_PREFIX, style=CSS_STYLE)
+_IMAGE_MIME = re.compile(r"image/(png|jpeg|gif|webp)")
+_BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
+_LINK_SCHEMES = ("http:", "https:", "mailto:")
+_EMPTY = Markup("")
+
+# Fields every entry has; the definition lists of meta entries show only the rest.
+_COMMON_FIELDS = ("type", "id", "parentId", "timestamp")
+
+
+# --- highlighting -------------------------------------------------------------------------------
+
+
+def _lexer(language: str | None) -> Lexer:
+    """A lexer by name, else by the name as a file extension; plain text otherwise (guessing
+    from the code costs too much for long outputs)."""
+    if language:
+        try:
+            return get_lexer_by_name(language, stripnl=False)
+        except ClassNotFound:
+            return _lexer_for_path("x." + language)
+    return TextLexer(stripnl=False)
+
+
+def _lexer_for_path(path: Any) -> Lexer:
+    """The lexer a file's name suggests, so written or read files look like their language."""
+    if isinstance(path, str) and path:
+        try:
+            return get_lexer_for_filename(path, stripnl=False)
+        except ClassNotFound:
+            pass
+    return TextLexer(stripnl=False)
+
+
+def _code_lines(code: str, lexer: Lexer) -> list[Markup]:
+    """Highlighted lines; Pygments closes its spans at each line end, so lines split cleanly."""
+    html = _pygmentize(code, lexer, _FORMATTER)
+    return [Markup(line) for line in html.splitlines(keepends=True)]
+
+
+def _pre(inner: Markup) -> Markup:
+    return Markup('<pre class="code"><code>{}</code></pre>').format(inner)
+
+
+def highlight(code: str, language: str | None) -> Markup:
+    """A highlighted `<pre class="code">` block; Pygments escapes every character of `code`."""
+    return _pre(_EMPTY.join(_code_lines(str(code), _lexer(language))))
+
+
+def _folded(code: str, lexer: Lexer) -> Markup:
+    """Long output shows its first lines; the rest sits in a `<details>`, which needs no JS."""
+    lines = _code_lines(code, lexer)
+    if len(lines) <= FOLD_LINES:
+        return _pre(_EMPTY.join(lines))
+    head, rest = _EMPTY.join(lines[:FOLD_LINES]), _EMPTY.join(lines[FOLD_LINES:])
+    return Markup(
+        '{}<details class="more"><summary>show all {} lines</summary>{}</details>'
+    ).format(_pre(head), len(lines), _pre(rest))
+
+
+def pygments_css() -> str:
+    """The token colours for `.code` blocks, without Pygments' global `pre`/line-number rules."""
+    selector = "." + CODE_CLASS
+    return "\n".join(
+        _FORMATTER.get_background_style_defs(selector) + _FORMATTER.get_token_style_defs(selector)
+    )
+
+
+def _json_text(value: Any) -> str:
+    """Pretty JSON; Python's encoder covers what orjson refuses (integers beyond 64 bits)."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+    except TypeError:  # orjson.JSONEncodeError is a TypeError
+        return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+def raw_json(entry_raw: dict) -> Markup:
+    """An entry exactly as read, pretty-printed: the fallback view that never loses a field."""
+    return highlight(_json_text(entry_raw), "json")
+
+
+# --- markdown -----------------------------------------------------------------------------------
+
+
+def _fence(code: str, lang: str, _attrs: Any) -> str:
+    """markdown-it keeps output that starts with `<pre` as is: fences look like all other code."""
+    return str(highlight(code, lang or None))
+
+
+def _keep_link(tag: str, attr: str, value: str) -> str | None:
+    """Only web and mail links survive; relative ones would point into this app."""
+    if tag == "a" and attr == "href" and not value.lower().startswith(_LINK_SCHEMES):
+        return None
+    return value
+
+
+_MD = (
+    MarkdownIt("commonmark", {"html": False, "highlight": _fence})
+    .enable(["table", "strikethrough"])
+    .disable("image")  # `![alt](url)` reads as "!" plus a link: nothing is fetched
+)
+
+_CLEANER = nh3.Cleaner(
+    tags={
+        "p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "pre", "code", "span",
+        "table", "thead", "tbody", "tr", "th", "td", "blockquote", "em", "strong", "del", "s",
+        "a", "br", "hr",
+    },
+    clean_content_tags={"script", "style"},
+    attributes={"a": {"href", "title"}, "ol": {"start"}, "th": {"style"}, "td": {"style"}},
+    attribute_filter=_keep_link,
+    allowed_classes={
+        "pre": {CODE_CLASS},
+        "span": {CLASS_PREFIX + c for c in STANDARD_TYPES.values() if c},
+    },
+    filter_style_properties={"text-align"},
+    url_schemes={"http", "https", "mailto"},
+    url_relative="deny",
+    link_rel="noopener noreferrer",
+)
+
+
+def render_markdown(text: str) -> Markup:
+    """Markdown with raw HTML shown as text, fences highlighted, and the result sanitized."""
+    html = _CLEANER.clean(_MD.render(str(text)))
+    return Markup('<div class="markdown">{}</div>').format(Markup(html))
+
+
+# --- small pieces -------------------------------------------------------------------------------
+
+
+def _note(text: str, cls: str = "note") -> Markup:
+    return Markup('<div class="{}">{}</div>').format(cls, text)
+
+
+def _path(path: Any) -> Markup:
+    return Markup('<div class="path"><code>{}</code></div>').format(path)
+
+
+def _file_list(title: str, files: Any) -> Markup:
+    if not isinstance(files, list) or not files:
+        return _EMPTY
+    items = _EMPTY.join(Markup("<li><code>{}</code></li>").format(f) for f in files)
+    return Markup('<div class="files"><h4>{}</h4><ul>{}</ul></div>').format(title, items)
+
+
+def _field_value(value: Any) -> Markup:
+    """Scalars as text, anything structured as highlighted JSON."""
+    if isinstance(value, (dict, list)):
+        return highlight(_json_text(value), "json")
+    return escape("" if value is None else value)
+
+
+def _fields(pairs: Iterable[tuple[str, Any]]) -> Markup:
+    """A definition list: the compact form for entries that only carry a few settings."""
+    rows = _EMPTY.join(
+        Markup("<dt>{}</dt><dd>{}</dd>").format(k, v if isinstance(v, Markup) else _field_value(v))
+        for k, v in pairs
+    )
+    return Markup('<dl class="fields">{}</dl>').format(rows) if rows else _EMPTY
+
+
+def _image(block: dict) -> Markup:
+    """An inline thumbnail, but only for raster types and clean base64 (no `data:` tricks)."""
+    mime, data = block.get("mimeType"), block.get("data")
+    if (
+        isinstance(mime, str)
+        and isinstance(data, str)
+        and _IMAGE_MIME.fullmatch(mime)
+        and _BASE64.fullmatch(data)
+    ):
+        return Markup('<img class="thumb" alt="image" src="data:{};base64,{}">').format(mime, data)
+    return _note("[image: unsupported]")
+
+
+def _raw_fallback(what: str, raw: dict) -> Markup:
+    """What this view cannot read is said so and shown whole, never dropped."""
+    return _note(f"unknown {what}, shown raw") + raw_json(raw)
+
+
+def _unknown_block(block: dict) -> Markup:
+    return _raw_fallback(f"block type {block.get('type')}", block)
+
+
+# --- tool calls ---------------------------------------------------------------------------------
+
+
+def _extra_args(args: dict, shown: tuple[str, ...]) -> Markup:
+    """Arguments a tool card does not lay out itself (read's offset/limit, bash's timeout...),
+    so none of them goes unseen."""
+    return _fields((k, v) for k, v in args.items() if k not in shown)
+
+
+def _bash_call(args: dict) -> Markup:
+    return highlight(str(args.get("command", "")), "bash")
+
+
+def _edit_call(args: dict) -> Markup:
+    """The edit as a unified diff, the way a reviewer reads a change."""
+    path = str(args.get("path", ""))
+    old, new = str(args.get("oldText", "")), str(args.get("newText", ""))
+    diff = difflib.unified_diff(
+        old.splitlines(), new.splitlines(), fromfile=path, tofile=path, lineterm=""
+    )
+    return _path(path) + highlight("\n".join(diff), "diff")
+
+
+def _write_call(args: dict) -> Markup:
+    path = args.get("path")
+    content = str(args.get("content", ""))
+    return _path(path) + _pre(_EMPTY.join(_code_lines(content, _lexer_for_path(path))))
+
+
+def _read_call(args: dict) -> Markup:
+    return _path(args.get("path"))
+
+
+_TOOL_VIEWS: dict[str, tuple[tuple[str, ...], Callable[[dict], Markup]]] = {
+    "bash": (("command",), _bash_call),
+    "edit": (("path", "oldText", "newText"), _edit_call),
+    "write": (("path", "content"), _write_call),
+    "read": (("path",), _read_call),
+}
+
+
+def _tool_args(name: Any, args: Any) -> Markup:
+    """The arguments laid out for the tool, or as JSON when the tool or their shape is unknown."""
+    view = _TOOL_VIEWS.get(name) if isinstance(name, str) else None
+    if view and isinstance(args, dict) and all(k in args for k in view[0]):
+        shown, layout = view
+        return layout(args) + _extra_args(args, shown)
+    return highlight(_json_text(args), "json")
+
+
+def _tool_call(block: dict) -> Markup:
+    name = block.get("name")
+    return Markup(
+        '<div class="tool-call"><div class="tool-name">{}</div>{}</div>'
+    ).format(name if name is not None else "?", _tool_args(name, block.get("arguments")))
+
+
+# --- message content ----------------------------------------------------------------------------
+
+
+def _thinking(block: dict) -> Markup:
+    text = str(block.get("thinking") or "")
+    return Markup(
+        '<details class="thinking"><summary>Thinking ({} words)</summary>{}</details>'
+    ).format(len(text.split()), render_markdown(text))
+
+
+_BLOCK_VIEWS: dict[str, Callable[[dict], Markup]] = {
+    "text": lambda b: render_markdown(str(b.get("text", ""))),
+    "thinking": _thinking,
+    "toolCall": _tool_call,
+    "image": _image,
+}
+
+
+def _content(content: Any) -> Markup:
+    """Message content block by block, in order; a string is one text block."""
+    return _EMPTY.join(
+        _BLOCK_VIEWS.get(b.get("type"), _unknown_block)(b) for b in content_blocks(content)
+    )
+
+
+def _assistant(msg: dict) -> Markup:
+    """The blocks, then why the turn ended badly when it did."""
+    body = _content(msg.get("content"))
+    stop = msg.get("stopReason")
+    if stop in ("aborted", "error"):
+        body += _note(f"stopped: {stop}", f"flag stop-{stop}")
+    if msg.get("errorMessage"):
+        body += _note(str(msg["errorMessage"]), "error")
+    return body
+
+
+def _tool_result(msg: dict, tool_call: dict | None) -> Markup:
+    """Text output highlighted and folded; images as thumbnails."""
+    blocks = content_blocks(msg.get("content"))
+    text = "\n".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
+    args = (tool_call or {}).get("arguments")
+    path = args.get("path") if msg.get("toolName") == "read" and isinstance(args, dict) else None
+    images = _EMPTY.join(_image(b) for b in blocks if b.get("type") == "image")
+    others = _EMPTY.join(
+        _unknown_block(b) for b in blocks if b.get("type") not in ("text", "image")
+    )
+    return Markup('<div class="tool-result{}"><div class="tool-name">{}</div>{}{}{}</div>').format(
+        " is-error" if msg.get("isError") else "",
+        msg.get("toolName") or "?",
+        _folded(text, _lexer_for_path(path)),
+        images,
+        others,
+    )
+
+
+def _bash_execution(msg: dict) -> Markup:
+    """A command the user ran: prompt, folded output, exit code and what was special about it."""
+    command = _pre(
+        Markup('<span class="{}gp">$ </span>').format(CLASS_PREFIX)
+        + _EMPTY.join(_code_lines(str(msg.get("command", "")), _lexer("bash")))
+    )
+    exit_code = msg.get("exitCode")
+    flags = [Markup('<span class="exit-code{}">exit {}</span>').format(
+        "" if exit_code == 0 else " nonzero", "?" if exit_code is None else exit_code
+    )]
+    flags += [
+        Markup('<span class="flag">{}</span>').format(label)
+        for key, label in (
+            ("cancelled", "cancelled"),
+            ("truncated", "truncated"),
+            ("excludeFromContext", "excluded from context"),
+        )
+        if msg.get(key)
+    ]
+    full = msg.get("fullOutputPath")
+    return (
+        command
+        + _folded(str(msg.get("output") or ""), TextLexer(stripnl=False))
+        + Markup('<div class="flags">{}</div>').format(Markup(" ").join(flags))
+        + (_fields([("full output", full)]) if full else _EMPTY)
+    )
+
+
+def _message(entry: Entry, tool_call: dict | None) -> Markup:
+    msg, role = entry.message, entry.role
+    if role in ("user", "custom"):
+        return _content(msg.get("content"))
+    if role == "assistant":
+        return _assistant(msg)
+    if role == "toolResult":
+        return _tool_result(msg, tool_call)
+    if role == "bashExecution":
+        return _bash_execution(msg)
+    return _raw_fallback(f"message role {role}", entry.raw)
+
+
+# --- the other entry types ----------------------------------------------------------------------
+
+
+def _files(details: Any) -> Markup:
+    details = details if isinstance(details, dict) else {}
+    return _file_list("Read files", details.get("readFiles")) + _file_list(
+        "Modified files", details.get("modifiedFiles")
+    )
+
+
+def _compaction(entry: Entry) -> Markup:
+    after = entry.get("tokensAfter")
+    tokens = f"{entry.get('tokensBefore', '?')} → {'?' if after is None else after}"
+    first = ("first kept entry", entry.get("firstKeptEntryId"))
+    if "firstKeptEntryId" not in entry.raw and "firstKeptEntryIndex" in entry.raw:
+        first = ("first kept entry index (v1)", entry.get("firstKeptEntryIndex"))
+    return (
+        render_markdown(str(entry.get("summary") or ""))
+        + _fields([("tokens", tokens), first])
+        + _files(entry.get("details"))
+    )
+
+
+def _branch_summary(entry: Entry) -> Markup:
+    return (
+        render_markdown(str(entry.get("summary") or ""))
+        + _fields([("from", entry.get("fromId"))])
+        + _files(entry.get("details"))
+    )
+
+
+def _custom_message(entry: Entry) -> Markup:
+    details = entry.get("details")
+    extra = [("details", details)] if details is not None else []
+    return _content(entry.get("content")) + _fields(
+        [("custom type", entry.get("customType")), ("display", entry.get("display")), *extra]
+    )
+
+
+def _meta(entry: Entry) -> Markup:
+    """The entry's own fields; a cleared label or an empty leaf is said, not left blank."""
+    fields = {k: v for k, v in entry.raw.items() if k not in _COMMON_FIELDS}
+    if entry.type == E.LABEL and not entry.get("label"):
+        fields["label"] = "(cleared)"
+    if entry.type == E.LEAF and entry.target_id is None:
+        fields["targetId"] = "(none: empty conversation)"
+    if entry.type == E.CUSTOM and "data" in fields:
+        fields["data"] = highlight(_json_text(fields["data"]), "json")
+    return _fields(fields.items())
+
+
+_ENTRY_VIEWS: dict[str, Callable[[Entry], Markup]] = {
+    E.CUSTOM_MESSAGE: _custom_message,
+    E.COMPACTION: _compaction,
+    E.BRANCH_SUMMARY: _branch_summary,
+    **{t: _meta for t in E.META_TYPES},
+}
+
+
+def render_entry_body(entry: Entry, tool_call: dict | None = None) -> Markup:
+    """The reading view of an entry's content, for every type; unknown ones are shown raw.
+
+    `tool_call` is the toolCall block a toolResult answers, when the caller knows it: a `read`
+    result is then highlighted in the language of the file it read.
+    """
+    if entry.type == E.MESSAGE:
+        if not entry.message:
+            return _raw_fallback("message shape", entry.raw)
+        return _message(entry, tool_call)
+    view = _ENTRY_VIEWS.get(entry.type)
+    return view(entry) if view else _raw_fallback(f"entry type {entry.type}", entry.raw)

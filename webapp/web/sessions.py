@@ -1,0 +1,200 @@
+"""Routes for browsing: the index, the session page and its fragments (htmx partials).
+
+Every fragment URL also works as a plain link: without htmx it answers with the whole session
+page showing the same thing, so deep links and no-JavaScript browsing keep working.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import quote, urlencode
+
+from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
+
+from ..core.errors import SessionError
+from ..core.session import Session
+from .graph import build_layout, dom_id, render_svg
+from .store import SessionStore
+from .views import branch_rows, context_view, node_nav, summary_rows, tool_call_for
+
+bp = Blueprint("sessions", __name__)
+
+TABS = ("node", "context", "branches", "summaries", "problems")
+
+
+def store() -> SessionStore:
+    return current_app.extensions["session_store"]
+
+
+def is_fragment() -> bool:
+    """An htmx request for a part of the page (a history restore wants the whole page)."""
+    return request.headers.get("HX-Request") == "true" and not request.headers.get("HX-History-Restore-Request")
+
+
+# -- index -----------------------------------------------------------------------------------------
+
+
+@bp.get("/")
+def index():
+    query = request.args.get("q", "").strip()
+    rows = store().list()
+    if query:
+        needle = query.lower()
+        rows = [r for r in rows if needle in _haystack(r)]
+    groups: dict[str, list] = {}
+    for rel, summary, error in rows:
+        cwd = summary.cwd if summary and summary.cwd else rel.rsplit("/", 1)[0] if "/" in rel else "(no folder)"
+        groups.setdefault(cwd, []).append((rel, summary, error))
+    template = "partials/_session_list.html" if is_fragment() else "index.html"
+    return render_template(template, groups=groups, query=query, total=len(rows), root=store().root)
+
+
+def _haystack(row) -> str:
+    rel, summary, error = row
+    parts = [rel, error or ""]
+    if summary:
+        parts += [summary.name or "", summary.first_message or "", summary.cwd or "", summary.id or ""]
+    return " ".join(parts).lower()
+
+
+# -- session page ----------------------------------------------------------------------------------
+
+
+class GraphOptions:
+    """How the graph is folded: from the query string, carried along by every graph request."""
+
+    def __init__(self, args):
+        self.collapse = args.get("collapse", "auto")
+        if self.collapse not in ("auto", "on", "off"):
+            self.collapse = "auto"
+        self.expand = frozenset(x for x in args.get("expand", "").split(",") if x)
+
+    def query(self, **extra) -> str:
+        params = {"collapse": self.collapse} if self.collapse != "auto" else {}
+        if self.expand:
+            params["expand"] = ",".join(sorted(self.expand))
+        params.update({k: v for k, v in extra.items() if v})
+        return urlencode(params)
+
+
+def _graph(rel: str, session: Session, options: GraphOptions, pinned: frozenset[str]):
+    """The layout and its SVG; the SVG is cached on the file version and the folded segments."""
+    tree = session.tree
+    version = session.storage.version_key()
+    layout_key = ("layout", rel, version, options.collapse, options.expand, pinned)
+    layout = store().views.get(layout_key)
+    if layout is None:
+        layout = build_layout(tree, options.collapse, options.expand, pinned)
+        store().views.put(layout_key, layout)
+    svg_key = ("svg", rel, version, layout.signature())
+    svg = store().views.get(svg_key)
+    if svg is None:
+        base = url_for("sessions.session_page", rel=rel)
+        extra = options.query()
+        suffix = "&" + extra if extra else ""
+        svg = render_svg(tree, layout, lambda entry_id: f"{base}?node={quote(entry_id, safe='')}{suffix}")
+        store().views.put(svg_key, svg)
+    return layout, svg
+
+
+def _selected(session: Session, node: str | None) -> str | None:
+    tree = session.tree
+    if node:
+        if node not in tree.by_id:
+            abort(404, description=f"no entry {node!r} in this session")
+        return node
+    return tree.active_leaf
+
+
+def _tab_context(rel: str, session: Session, tab: str, node: str | None, layout) -> dict:
+    """What the side panel needs for a tab."""
+    tree = session.tree
+    ctx: dict = {"tab": tab, "node": node}
+    if tab == "node" and node:
+        ctx["entry"] = tree.by_id[node]
+        ctx["nav"] = node_nav(tree, node)
+        ctx["tool_call"] = tool_call_for(tree, tree.by_id[node])
+    elif tab == "context" and node:
+        ctx["entry"] = tree.by_id[node]
+        ctx["cv"] = context_view(tree, node, layout)
+    elif tab == "branches":
+        ctx["branches"] = branch_rows(tree)
+    elif tab == "summaries":
+        ctx["summaries"] = summary_rows(tree)
+    elif tab == "problems":
+        ctx["problems"] = tree.all_problems()
+        ctx["bad_lines"] = tree.bad_lines
+    return ctx
+
+
+def _page_context(rel: str, tab: str):
+    session = store().session(rel)
+    tree = session.tree
+    node = _selected(session, request.args.get("node"))
+    options = GraphOptions(request.args)
+    pinned = frozenset(x for x in (node,) if x)
+    layout, svg = _graph(rel, session, options, pinned)
+    return {
+        "rel": rel,
+        "session": session,
+        "tree": tree,
+        "options": options,
+        "layout": layout,
+        "svg": svg,
+        "selected_dom": layout.dom_for(node) if node else None,
+        **_tab_context(rel, session, tab, node, layout),
+    }
+
+
+@bp.get("/s/<path:rel>")
+def session_page(rel: str):
+    tab = request.args.get("tab", "node")
+    if tab not in TABS:
+        tab = "node"
+    return render_template("session.html", **_page_context(rel, tab))
+
+
+@bp.get("/s/<path:rel>/-/graph")
+def graph_fragment(rel: str):
+    if not is_fragment():
+        return redirect(url_for("sessions.session_page", rel=rel, **request.args))
+    ctx = _page_context(rel, "none")
+    return render_template("partials/_graph.html", **ctx)
+
+
+@bp.get("/s/<path:rel>/-/panel/<tab>")
+def panel_fragment(rel: str, tab: str):
+    """One tab of the side panel; the URL bar follows along (HX-Push-Url) as a deep link."""
+    if tab not in TABS:
+        abort(404, description=f"no panel {tab!r}")
+    if not is_fragment():
+        return redirect(url_for("sessions.session_page", rel=rel, tab=tab, **request.args))
+    ctx = _page_context(rel, tab)
+    response = current_app.make_response(render_template("partials/_panel.html", **ctx))
+    params = {k: v for k, v in request.args.items() if k in ("node", "collapse", "expand") and v}
+    if params.get("collapse") == "auto":
+        del params["collapse"]
+    if tab != "node":
+        params["tab"] = tab
+    response.headers["HX-Push-Url"] = url_for("sessions.session_page", rel=rel, **params)
+    return response
+
+
+@bp.get("/s/<path:rel>/-/raw")
+def raw_entry(rel: str):
+    session = store().session(rel)
+    entry_id = request.args.get("id", "")
+    try:
+        entry = session.entry(entry_id)
+    except SessionError as exc:
+        abort(404, description=str(exc))
+    return render_template("partials/_raw.html", entry=entry)
+
+
+@bp.app_template_global()
+def node_link(rel: str, entry_id: str, **params) -> str:
+    return url_for("sessions.session_page", rel=rel, node=entry_id, **params)
+
+
+@bp.app_template_global()
+def dom(entry_id: str) -> str:
+    return dom_id(entry_id)

@@ -1,0 +1,184 @@
+"""What each page shows, computed from the core; the routes only pick one and render it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..core.context import Context, build_context
+from ..core.entries import BRANCH_SUMMARY, COMPACTION, MESSAGE, Entry, content_text, entry_text, tool_calls
+from ..core.reader import first_kept_id
+from ..core.tokens import TokenCount, context_tokens
+from ..core.tree import SessionTree
+from ..models import context_window
+from .graph import GraphLayout, dom_id
+
+
+def entry_cost(entry: Entry) -> float:
+    usage = entry.message.get("usage") if entry.role == "assistant" else None
+    cost = usage.get("cost") if isinstance(usage, dict) else None
+    total = cost.get("total") if isinstance(cost, dict) else None
+    return float(total) if isinstance(total, (int, float)) else 0.0
+
+
+def last_user_text(path: list[Entry]) -> str:
+    for e in reversed(path):
+        if e.type == MESSAGE and e.role == "user":
+            return content_text(e.message.get("content"), " ")
+    return ""
+
+
+@dataclass
+class BranchRow:
+    leaf: Entry
+    last_user: str
+    label: str | None
+    depth: int
+    tokens: int
+    cost: float
+    active: bool
+
+
+def branch_rows(tree: SessionTree) -> list[BranchRow]:
+    rows = []
+    for leaf_id in tree.leaves():
+        path = tree.path(leaf_id)
+        labels = [tree.labels[e.id] for e in path if e.id in tree.labels]
+        rows.append(
+            BranchRow(
+                leaf=tree.by_id[leaf_id],
+                last_user=last_user_text(path),
+                label=labels[-1] if labels else None,
+                depth=len(path),
+                tokens=context_tokens(build_context(tree, leaf_id)).context,
+                cost=sum(entry_cost(e) for e in path),
+                active=leaf_id == tree.active_leaf,
+            )
+        )
+    return rows
+
+
+@dataclass
+class SummaryRow:
+    entry: Entry
+    parent: Entry | None
+    first_kept: str | None
+    from_id: str | None
+    problem: str | None
+    on_active_path: bool
+
+
+def summary_rows(tree: SessionTree) -> list[SummaryRow]:
+    active = tree.path_ids(tree.active_leaf) if tree.active_leaf else set()
+    rows = []
+    for e in tree.entries:
+        if e.type not in (COMPACTION, BRANCH_SUMMARY):
+            continue
+        parent = tree.parent.get(e.id)
+        rows.append(
+            SummaryRow(
+                entry=e,
+                parent=tree.by_id[parent] if parent else None,
+                first_kept=first_kept_id(e) if e.type == COMPACTION else None,
+                from_id=e.get("fromId") if e.type == BRANCH_SUMMARY else None,
+                problem=tree.first_kept_problem(e) if e.type == COMPACTION else None,
+                on_active_path=e.id in active,
+            )
+        )
+    return rows
+
+
+@dataclass
+class ContextView:
+    context: Context
+    tokens: TokenCount
+    window: int | None
+    overlay: dict  # drawn node dom id -> state, for the graph
+
+    @property
+    def percent(self) -> int | None:
+        return round(100 * self.tokens.context / self.window) if self.window else None
+
+
+def context_view(tree: SessionTree, node_id: str, layout: GraphLayout) -> ContextView:
+    """The context at a node, and how each drawn node relates to it: in it, replaced by a
+    compaction's summary (which one), or off the path. A segment takes its strongest member state."""
+    ctx = build_context(tree, node_id)
+    tokens = context_tokens(ctx)
+    window = context_window(ctx.settings.provider, ctx.settings.model_id)
+    in_ctx = ctx.entry_ids
+    on_path = {e.id for e in ctx.path}
+    rank = {"in-context": 3, "replaced": 2, "on-path": 1}
+    states: dict[str, dict] = {}
+    for e in ctx.path:
+        if e.id in in_ctx:
+            state = {"state": "in-context"}
+        elif e.id in ctx.replaced_by:
+            comp = ctx.replaced_by[e.id]
+            state = {"state": "replaced", "by": dom_id(comp), "byLabel": f"summarized by compaction {comp[:8]}"}
+        else:
+            state = {"state": "on-path"}
+        drawn = layout.dom_for(e.id)
+        if drawn not in states or rank[state["state"]] > rank[states[drawn]["state"]]:
+            states[drawn] = state
+    overlay = {"nodes": states, "onPath": sorted({layout.dom_for(i) for i in on_path})}
+    return ContextView(ctx, tokens, window, overlay)
+
+
+@dataclass
+class Nav:
+    parent: str | None
+    children: list[str]
+    prev_sibling: str | None
+    next_sibling: str | None
+    next_branch_point: str | None
+
+
+def node_nav(tree: SessionTree, entry_id: str) -> Nav:
+    """Where the keyboard moves from a node: parent, first child, siblings, next branch point."""
+    parent = tree.parent[entry_id]
+    siblings = tree.conversation_children(parent) if parent else tree.roots
+    i = siblings.index(entry_id) if entry_id in siblings else -1
+    branch = None
+    kids = tree.conversation_children(entry_id)
+    node = kids[0] if kids else None
+    while node is not None:  # follow the first child down to where the conversation splits
+        kids = tree.conversation_children(node)
+        if len(kids) > 1:
+            branch = node
+            break
+        node = kids[0] if kids else None
+    return Nav(
+        parent=parent,
+        children=tree.conversation_children(entry_id),
+        prev_sibling=siblings[i - 1] if i > 0 else None,
+        next_sibling=siblings[i + 1] if 0 <= i < len(siblings) - 1 else None,
+        next_branch_point=branch,
+    )
+
+
+def tool_call_for(tree: SessionTree, entry: Entry) -> dict | None:
+    """The toolCall block a tool result answers, looked up in the assistant message above it."""
+    call_id = entry.message.get("toolCallId") if entry.role == "toolResult" else None
+    node = tree.parent.get(entry.id)
+    while call_id and node is not None:
+        for call in tool_calls(tree.by_id[node]):
+            if call.get("id") == call_id:
+                return call
+        if tree.by_id[node].role == "assistant":
+            return None
+        node = tree.parent.get(node)
+    return None
+
+
+def entry_title(entry: Entry) -> str:
+    kind = entry.role if entry.type == MESSAGE else str(entry.type).replace("_", " ")
+    return kind or "entry"
+
+
+def short(text: str, n: int = 90) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def entry_summary(entry: Entry) -> str:
+    return short(entry_text(entry))
