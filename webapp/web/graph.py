@@ -126,8 +126,9 @@ def build_layout(
     fold = collapse == "on" or (collapse == "auto" and len(parent) > COLLAPSE_THRESHOLD)
     layout.collapsed = fold
     keep = set(pinned) | set(tree.labels)
-    if tree.active_leaf is not None:
-        keep.add(tree.active_leaf)
+    active_leaf = tree.conversation_leaf(tree.active_leaf)
+    if active_leaf is not None:
+        keep.add(active_leaf)
     # Where a compaction's kept part starts stays drawn: a fold never straddles what the model
     # sees and what a summary replaced.
     keep.update(first_kept_id(e) for e in tree.entries if e.type == COMPACTION)
@@ -238,12 +239,13 @@ def to_dot(tree: SessionTree, layout: GraphLayout, node_url) -> graphviz.Digraph
     g.attr("node", fontname="DejaVu Sans", fontsize="10", margin="0.12,0.04", height="0.3")
     g.attr("edge", color="#9ca3af", arrowsize="0.5")
     active = tree.path_ids(tree.active_leaf) if tree.active_leaf else set()
+    active_leaf = tree.conversation_leaf(tree.active_leaf)
     for e in layout.nodes:
         label, attrs = _node_style(tree, e)
         if e.id in active:
             attrs["class"] += " on-active"
             attrs.setdefault("penwidth", "2")
-        if e.id == tree.active_leaf:
+        if e.id == active_leaf:
             attrs["class"] += " active-leaf"
             attrs.update(penwidth="3", color="#16a34a")
             label += "\n● active leaf"

@@ -102,7 +102,7 @@ def _selected(session: Session, node: str | None) -> str | None:
         if node not in tree.by_id:
             abort(404, description=f"no entry {node!r} in this session")
         return node
-    return tree.active_leaf
+    return tree.conversation_leaf(tree.active_leaf)
 
 
 def _tab_context(rel: str, session: Session, tab: str, node: str | None, layout) -> dict:

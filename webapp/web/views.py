@@ -51,7 +51,7 @@ def branch_rows(tree: SessionTree) -> list[BranchRow]:
                 depth=len(path),
                 tokens=context_tokens(build_context(tree, leaf_id)).context,
                 cost=sum(entry_cost(e) for e in path),
-                active=leaf_id == tree.active_leaf,
+                active=leaf_id == tree.conversation_leaf(tree.active_leaf),
             )
         )
     return rows
