@@ -241,6 +241,22 @@
     }
   });
 
+  // A failed request says what went wrong, in the page, instead of doing nothing.
+  function toast(message) {
+    const t = $("#toast");
+    if (!t) return;
+    t.textContent = message;
+    t.hidden = false;
+    clearTimeout(toast.timer);
+    toast.timer = setTimeout(() => { t.hidden = true; }, 8000);
+  }
+  window.sessionTreeToast = toast;
+  document.addEventListener("htmx:responseError", (evt) => {
+    const xhr = evt.detail.xhr;
+    toast((xhr.responseText || "").trim().slice(0, 400) || `Request failed (${xhr.status})`);
+  });
+  document.addEventListener("htmx:sendError", () => toast("The server did not answer: is session-tree still running?"));
+
   document.addEventListener("wheel", (evt) => {
     if (!evt.target.closest("#graph") || !svgEl()) return;
     evt.preventDefault();

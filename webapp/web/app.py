@@ -63,17 +63,25 @@ def create_app(root: str | os.PathLike | None = None, *, host: str = "127.0.0.1"
         response.headers.setdefault("Referrer-Policy", "same-origin")
         return response
 
+    def error_page(code: int, message: str):
+        if request.headers.get("HX-Request"):
+            return message, code, {"Content-Type": "text/plain; charset=utf-8"}  # shown in a toast
+        return render_template("error.html", code=code, message=message), code
+
     @app.errorhandler(SessionNotFound)
     def session_not_found(exc):
-        return render_template("error.html", code=404, message=str(exc)), 404
+        return error_page(404, str(exc))
 
     @app.errorhandler(400)
+    @app.errorhandler(403)
     @app.errorhandler(404)
+    @app.errorhandler(409)
     def http_error(exc):
-        return render_template("error.html", code=exc.code, message=exc.description), exc.code
+        return error_page(exc.code, exc.description)
 
-    from . import filters, sessions
+    from . import csrf, filters, sessions
 
+    csrf.protect(app)
     filters.register(app)
     app.register_blueprint(sessions.bp)
     return app
