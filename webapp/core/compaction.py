@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from .context import Context, build_context, entry_messages
-from .entries import BRANCH_SUMMARY, COMPACTION, CUSTOM_MESSAGE, MESSAGE, Entry, tool_calls
+from .entries import BRANCH_SUMMARY, COMPACTION, CUSTOM_MESSAGE, MESSAGE, Entry, as_key, tool_calls
 from .errors import InvalidWrite
 from .session import Session
 from .tokens import context_tokens, estimate_message_tokens
@@ -33,6 +33,11 @@ def is_cut_point(entry: Entry) -> bool:
     return entry.type in (CUSTOM_MESSAGE, BRANCH_SUMMARY)
 
 
+def _paths(files) -> list[str]:
+    """The paths of a `readFiles`/`modifiedFiles` list (a lone string is not a list of paths)."""
+    return [p for p in files if isinstance(p, str)] if isinstance(files, list) else []
+
+
 @dataclass
 class FileOps:
     read: set[str] = field(default_factory=set)
@@ -40,8 +45,8 @@ class FileOps:
 
     def add_details(self, details) -> None:
         if isinstance(details, dict):
-            self.read.update(p for p in details.get("readFiles") or () if isinstance(p, str))
-            self.modified.update(p for p in details.get("modifiedFiles") or () if isinstance(p, str))
+            self.read.update(_paths(details.get("readFiles")))
+            self.modified.update(_paths(details.get("modifiedFiles")))
 
     def add_entry(self, entry: Entry) -> None:
         for call in tool_calls(entry):
@@ -49,9 +54,10 @@ class FileOps:
             path = args.get("path") or args.get("file_path") if isinstance(args, dict) else None
             if not isinstance(path, str):
                 continue
-            if call.get("name") in _READ_TOOLS:
+            name = as_key(call.get("name"))
+            if name in _READ_TOOLS:
                 self.read.add(path)
-            elif call.get("name") in _WRITE_TOOLS:
+            elif name in _WRITE_TOOLS:
                 self.modified.add(path)
         if entry.type == BRANCH_SUMMARY:
             self.add_details(entry.get("details"))

@@ -94,7 +94,7 @@ def _assistant(msg: dict) -> dict:
             "id": b.get("id", ""),
             "type": "function",
             "function": {
-                "name": b.get("name", ""),
+                "name": str(b.get("name", "")),
                 "arguments": orjson.dumps(b.get("arguments", {})).decode(),
             },
         }
@@ -183,6 +183,7 @@ def build_context(tree: SessionTree, leaf_id: str | None) -> Context:
     ctx = Context(leaf_id, path, settings_on(tree, path))
     last = None
     start = 0
+    dropped = 0  # path[:dropped] is in `replaced_by` already
     for i, e in enumerate(path):
         if e.type != COMPACTION:
             continue
@@ -190,13 +191,17 @@ def build_context(tree: SessionTree, leaf_id: str | None) -> Context:
         if kept is None:
             kept = i + 1
             ctx.problems.append(f"compaction {e.id} (line {e.line}): {tree.first_kept_problem(e)}")
-        for j in range(start, kept):
-            if path[j].id not in ctx.replaced_by and path[j].type != COMPACTION:
+        for j in range(dropped, kept):
+            if path[j].type != COMPACTION:
                 ctx.replaced_by[path[j].id] = e.id
-        start, last = max(start, kept), i
+        dropped = max(dropped, kept)
+        start, last = kept, i
     if last is None:
         _add_messages(ctx, path)
         return ctx
+    # Only the latest compaction counts: what it keeps is back even if an earlier one dropped it.
+    for e in path[start:last]:
+        ctx.replaced_by.pop(e.id, None)
     ctx.compaction = path[last]
     ctx.kept_from = start
     ctx.messages.append(dict(summary_message(path[last]), entryId=path[last].id))

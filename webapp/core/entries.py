@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
+import orjson
 import uuid6
 
 SESSION_VERSION = 3
@@ -52,6 +53,12 @@ def new_id() -> str:
     return str(uuid6.uuid7())
 
 
+def as_key(value: Any) -> str | None:
+    """A field used as a type or an id, as a string: another JSON value is read as its JSON text,
+    so a malformed line names nothing instead of breaking a dict or set lookup."""
+    return value if value is None or isinstance(value, str) else orjson.dumps(value).decode()
+
+
 def now_iso() -> str:
     """The current time as pi writes it: ISO-8601 UTC with milliseconds and a `Z`."""
     now = datetime.now(timezone.utc)
@@ -72,7 +79,7 @@ class Entry:
         self.line = line
         self.id = id
         self.parent_id = parent_id
-        self.type = raw.get("type")
+        self.type = as_key(raw.get("type"))
         ts = raw.get("timestamp")
         self.timestamp = ts if isinstance(ts, str) else ""
         self.generated_id = generated_id
@@ -96,19 +103,30 @@ class Entry:
 
     @property
     def target_id(self) -> str | None:
-        return self.raw.get("targetId")
+        return as_key(self.raw.get("targetId"))
 
     def missing_fields(self) -> list[str]:
         return [f for f in REQUIRED_FIELDS.get(self.type, ()) if f not in self.raw]
 
 
 def content_blocks(content: Any) -> list[dict]:
-    """Message content as a list of blocks, whether it was stored as a string or as blocks."""
+    """Message content as a list of blocks, whether it was stored as a string or as blocks.
+
+    A text block's `text` is always a string here, so callers can join texts without checking.
+    """
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
     if isinstance(content, list):
-        return [b if isinstance(b, dict) else {"type": "text", "text": str(b)} for b in content]
+        return [_block(b) for b in content]
     return []
+
+
+def _block(b: Any) -> dict:
+    if not isinstance(b, dict):
+        return {"type": "text", "text": str(b)}
+    if b.get("type") == "text" and not isinstance(b.get("text", ""), str):
+        return {**b, "text": "" if b["text"] is None else str(b["text"])}
+    return b
 
 
 def content_text(content: Any, sep: str = "\n") -> str:
@@ -134,7 +152,7 @@ def entry_text(entry: Entry) -> str:
             return f"$ {msg.get('command', '')}"
         text = content_text(msg.get("content"), " ")
         if not text.strip():
-            calls = [c.get("name", "?") for c in tool_calls(entry)]
+            calls = [str(c.get("name", "?")) for c in tool_calls(entry)]
             if calls:
                 return "→ " + ", ".join(calls)
             if msg.get("errorMessage"):

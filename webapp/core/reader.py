@@ -46,7 +46,8 @@ def generated_id(line: int) -> str:
 def first_kept_id(entry: Entry) -> str | None:
     """A compaction's `firstKeptEntryId`, or pi v1's `firstKeptEntryIndex` (header = index 0)."""
     if "firstKeptEntryId" in entry.raw:
-        return entry.raw["firstKeptEntryId"]
+        kept = entry.raw["firstKeptEntryId"]
+        return kept if isinstance(kept, str) else None
     index = entry.raw.get("firstKeptEntryIndex")
     if isinstance(index, int) and not isinstance(index, bool):
         return generated_id(index + 1)
@@ -79,6 +80,8 @@ class SessionLog:
 
     def feed(self, data: bytes) -> None:
         """Read `data`, the file's bytes from `self.offset` to its current end."""
+        if self.tail_entry is not None:  # the tail is read again below: forget what it reported
+            self.problems = [p for p in self.problems if p.line != self.tail_entry.line]
         self.tail_entry = self.tail_bad = None
         end = data.rfind(b"\n") + 1
         parts = data[:end].split(b"\n")

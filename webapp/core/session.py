@@ -50,10 +50,14 @@ class Session:
 
     # -- reading -------------------------------------------------------------------------------
 
-    def refresh(self) -> SessionLog:
-        """Catch up with the storage; start over if it shrank or was replaced."""
+    def refresh(self, force: bool = False) -> SessionLog:
+        """Catch up with the storage; start over if it shrank or was replaced.
+
+        `force` reads even when the version key is unchanged (a write within the same mtime tick
+        can leave it so); a shrunk or replaced storage is still detected then.
+        """
         key = self.storage.version_key()
-        if key == self._key:
+        if key == self._key and not force:
             return self._log
         if self._key is not None and (key[0] < self._log.offset or key[2:] != self._key[2:]):
             self._log = SessionLog()
@@ -93,8 +97,7 @@ class Session:
         if clash:
             raise InvalidWrite(f"do not set {', '.join(clash)}: the session fills them in")
         with self.storage.locked():
-            self._key = None  # read again under the lock
-            log = self.refresh()
+            log = self.refresh(force=True)  # read again under the lock
             if log.header is None and log.has_entries is False and not log.bad_lines:
                 raise SessionError("the session has no header line; create it with `session-tree new`")
             parent_id = log.active_leaf if parent is ACTIVE else parent

@@ -6,6 +6,8 @@ in the tree only (an orphan or the entry that closes a loop becomes a root) and 
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 from .entries import COMPACTION, LABEL, LEAF, SESSION_INFO, Entry
 from .errors import UnknownEntry
 from .reader import BadLine, Problem, SessionLog, first_kept_id
@@ -14,6 +16,17 @@ from .reader import BadLine, Problem, SessionLog, first_kept_id
 # Entries that mark state rather than continue a conversation; a node whose only children are
 # these is still the tip of its branch.
 _MARKER_TYPES = frozenset({LEAF, LABEL})
+
+
+def _instant(timestamp: str) -> tuple:
+    """Sort key of a timestamp: the instant it names, whatever its precision or UTC offset
+    (`...:06Z` is before `...:06.500Z`, which a string comparison gets wrong); text that is not
+    ISO-8601 sorts first."""
+    try:
+        t = datetime.fromisoformat(timestamp)
+    except ValueError:
+        return (False, timestamp)
+    return (True, (t if t.tzinfo else t.replace(tzinfo=timezone.utc)).timestamp())
 
 
 class SessionTree:
@@ -61,7 +74,7 @@ class SessionTree:
                 children.setdefault(p, []).append(e.id)
         for kids in children.values():
             if len(kids) > 1:
-                kids.sort(key=lambda k: by_id[k].timestamp)  # stable: file order breaks ties
+                kids.sort(key=lambda k: _instant(by_id[k].timestamp))  # stable: file order breaks ties
 
     def _cut_cycles(self) -> None:
         parent, by_id = self.parent, self.by_id
@@ -177,8 +190,17 @@ class SessionTree:
         return None
 
     def conversation_children(self, entry_id: str) -> list[str]:
-        """Children that continue a conversation, i.e. not `leaf` or `label` markers."""
-        return [c for c in self.children.get(entry_id, ()) if self.by_id[c].type not in _MARKER_TYPES]
+        """Children that continue a conversation. `leaf` and `label` markers are looked through:
+        what was appended after a label (which moved the active leaf) continues its parent."""
+        out: list[str] = []
+        stack = list(reversed(self.children.get(entry_id, ())))
+        while stack:
+            c = stack.pop()
+            if self.by_id[c].type in _MARKER_TYPES:
+                stack.extend(reversed(self.children.get(c, ())))
+            else:
+                out.append(c)
+        return out
 
     def leaves(self) -> list[str]:
         """Branch tips in file order: entries with no conversation after them, plus the active leaf."""
@@ -187,9 +209,17 @@ class SessionTree:
             for e in self.entries
             if e.type not in _MARKER_TYPES and not self.conversation_children(e.id)
         ]
-        if self.active_leaf is not None and self.active_leaf not in tips:
-            tips.append(self.active_leaf)
+        shown = self.conversation_leaf(self.active_leaf)
+        if shown is not None and shown not in tips:
+            tips.append(shown)
         return tips
+
+    def conversation_leaf(self, entry_id: str | None) -> str | None:
+        """The nearest entry at or above `entry_id` that is not a marker: where a `label` entry
+        that became the active leaf shows up in a conversation."""
+        while entry_id is not None and self.by_id[entry_id].type in _MARKER_TYPES:
+            entry_id = self.parent[entry_id]
+        return entry_id
 
     def branch_points(self) -> list[str]:
         return [e.id for e in self.entries if len(self.conversation_children(e.id)) > 1]

@@ -98,21 +98,15 @@ class GraphLayout:
 def _drawn(tree: SessionTree) -> tuple[dict[str, str | None], dict[str, list[str]]]:
     """Parents and children among drawn entries: `leaf` and `label` markers are not drawn
     (a label is a tag on its target), their children hang from their nearest drawn ancestor."""
-    hidden = {e.id for e in tree.entries if e.type in (LEAF, LABEL)}
     parent: dict[str, str | None] = {}
     children: dict[str, list[str]] = {}
     for e in tree.entries:
-        if e.id in hidden:
+        if e.type in (LEAF, LABEL):
             continue
-        p = tree.parent[e.id]
-        while p is not None and p in hidden:
-            p = tree.parent[p]
-        parent[e.id] = p
-        if p is not None:
-            children.setdefault(p, []).append(e.id)
-    for p, kids in children.items():
-        order = {k: i for i, k in enumerate(tree.children.get(p, ()))}
-        kids.sort(key=lambda k: order.get(k, len(order)))
+        parent[e.id] = tree.conversation_leaf(tree.parent[e.id])
+        kids = tree.conversation_children(e.id)
+        if kids:
+            children[e.id] = kids
     return parent, children
 
 

@@ -1,0 +1,128 @@
+"""Shared helpers: a builder of session files with chosen ids and parents, and both storages.
+
+`Builder` writes lines exactly as given (ids, parents, timestamps), so tests can make the broken
+shapes SPEC §3 talks about; `open_session(kind, data, tmp_path)` opens the same bytes over a JSONL
+file or in memory, so one test body covers both storages.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import orjson
+import pytest
+
+from webapp.core.session import Session
+from webapp.core.storage import JsonlStorage, MemoryStorage
+
+FIXTURES = Path(os.environ.get("SESSION_TREE_FIXTURES", "/work/shared/fixtures"))
+PI_FIXTURES = sorted((FIXTURES / "pi").glob("*.jsonl"))
+OTHER_FIXTURES = sorted((FIXTURES / "claude-code").glob("*.jsonl")) + sorted(
+    (FIXTURES / "codex").glob("*.jsonl")
+)
+
+SESSION_ID = "0193c0de-0000-7000-8000-000000000000"
+START = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+AUTO = object()  # "the previously added entry" as parent
+
+
+def iso(t: datetime) -> str:
+    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
+
+
+def header(version: int | None = 3, **extra) -> dict:
+    h = {"type": "session", "id": SESSION_ID, "timestamp": iso(START), "cwd": "/home/ana/proj"}
+    if version is not None:
+        h["version"] = version
+    h.update(extra)
+    return h
+
+
+class Builder:
+    """Lines of a session file; every `add` returns the new entry's id (`e1`, `e2`, ... by default)."""
+
+    def __init__(self, version: int | None = 3, with_header: bool = True, **header_extra):
+        self.lines: list[bytes] = [orjson.dumps(header(version, **header_extra))] if with_header else []
+        self.last: str | None = None
+        self.n = 0
+        self.clock = START
+
+    def add(self, type: str, id: str | None = None, parent=AUTO, ts: str | None = None, **fields) -> str:
+        self.n += 1
+        self.clock += timedelta(seconds=1)
+        entry_id = id or f"e{self.n}"
+        entry = {
+            "type": type,
+            "id": entry_id,
+            "parentId": self.last if parent is AUTO else parent,
+            "timestamp": ts or iso(self.clock),
+        }
+        entry.update(fields)
+        self.lines.append(orjson.dumps(entry))
+        self.last = entry_id
+        return entry_id
+
+    def raw(self, line: bytes | str | dict) -> None:
+        """A line written as it is (a dict is dumped, without any field filled in)."""
+        if isinstance(line, dict):
+            line = orjson.dumps(line)
+        self.lines.append(line.encode() if isinstance(line, str) else line)
+
+    def user(self, text: str = "hi", **kw) -> str:
+        return self.add("message", message={"role": "user", "content": text}, **kw)
+
+    def assistant(self, text: str = "ok", calls: list[dict] | None = None, usage: int | None = None,
+                  stop: str = "stop", model: str = "m1", provider: str = "p1", **kw) -> str:
+        content: list[dict] = [{"type": "text", "text": text}] if text else []
+        content += [{"type": "toolCall", **c} for c in calls or ()]
+        msg = {"role": "assistant", "content": content, "provider": provider, "model": model, "stopReason": stop}
+        if usage is not None:
+            msg["usage"] = {"input": usage, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": usage}
+        return self.add("message", message=msg, **kw)
+
+    def tool_result(self, call_id: str, text: str = "result", name: str = "read", **kw) -> str:
+        msg = {"role": "toolResult", "toolCallId": call_id, "toolName": name,
+               "content": [{"type": "text", "text": text}]}
+        return self.add("message", message=msg, **kw)
+
+    def tool_turn(self, name: str, path: str, call_id: str, text: str = "ok") -> tuple[str, str]:
+        """An assistant tool call and its result: (call entry id, result entry id)."""
+        a = self.assistant("", calls=[{"id": call_id, "name": name, "arguments": {"path": path}}])
+        return a, self.tool_result(call_id, text, name)
+
+    def data(self) -> bytes:
+        return b"".join(line + b"\n" for line in self.lines)
+
+    def write(self, path: Path) -> Path:
+        path.write_bytes(self.data())
+        return path
+
+
+def open_session(kind: str, data: bytes, tmp_path: Path, name: str = "s.jsonl") -> Session:
+    """The same bytes as a session over a JSONL file (`jsonl`) or in memory (`memory`)."""
+    if kind == "memory":
+        return Session(MemoryStorage(data))
+    path = tmp_path / name
+    path.write_bytes(data)
+    return Session(JsonlStorage(path))
+
+
+def storage_bytes(session: Session) -> bytes:
+    return session.storage.read_from(0)
+
+
+def lines_of(data: bytes) -> list[dict]:
+    return [orjson.loads(line) for line in data.splitlines() if line.strip()]
+
+
+@pytest.fixture(params=["jsonl", "memory"])
+def kind(request) -> str:
+    return request.param
+
+
+@pytest.fixture
+def make_session(kind, tmp_path):
+    """`make_session(data)` → a Session over `data` in the storage of the current parameter."""
+    return lambda data: open_session(kind, data, tmp_path)
