@@ -5,6 +5,7 @@
 
   const $ = (sel, root) => (root || document).querySelector(sel);
   let view = null; // current viewBox [x, y, w, h] of the graph svg
+  let focusAfterDraw = null; // the node to show once the graph is redrawn (an expanded segment)
   let full = null; // the svg's own viewBox
 
   function layoutEl() { return $(".session-layout"); }
@@ -22,7 +23,12 @@
     svg.removeAttribute("height");
     svg.setAttribute("preserveAspectRatio", "xMidYMid meet");
     const selected = $("#graph .graph-svg").dataset.selected;
-    if (selected && document.getElementById(selected)) {
+    const focus = focusAfterDraw && document.getElementById(focusAfterDraw);
+    focusAfterDraw = null;
+    if (focus) {
+      markSelected(selected);
+      zoomTo(focus.id, false);
+    } else if (selected && document.getElementById(selected)) {
       markSelected(selected);
       zoomTo(selected, false);
     } else {
@@ -34,15 +40,7 @@
 
   function fit() {
     if (!full) return;
-    const box = $("#graph").getBoundingClientRect();
-    // Tall trees: fit the width but keep text legible, starting from the top.
-    const minScale = 0.35;
-    const scale = Math.min(box.width / full[2], box.height / full[3]);
-    if (scale >= minScale) { view = full.slice(); }
-    else {
-      const w = box.width / minScale, h = box.height / minScale;
-      view = [full[0] + (full[2] - w) / 2, full[1], w, h];
-    }
+    view = full.slice();
     apply();
   }
 
@@ -171,16 +169,21 @@
       evt.preventDefault();
       const g = node.closest("g.node");
       const entryId = entryFromHref(node.getAttribute("xlink:href") || node.getAttribute("href"));
-      if (g && g.classList.contains("segment")) {
+      if (g && compareMode() && !g.classList.contains("segment")) {
+        pick(entryId, g);
+      } else if (g && g.classList.contains("segment")) {
         const expand = new Set(state("expand").split(",").filter(Boolean));
         expand.add(entryId);
         setState("expand", Array.from(expand).join(","));
+        focusAfterDraw = "e-" + entryId;
         redrawGraph({ expand: Array.from(expand).join(",") });
       } else {
         select(entryId, g && g.id);
       }
       return;
     }
+    const picked = evt.target.closest("[data-unpick]");
+    if (picked) { unpick(picked.dataset.unpick); return; }
     const link = evt.target.closest("a[data-select]");
     if (link && layoutEl() && !evt.ctrlKey && !evt.metaKey) {
       evt.preventDefault();
@@ -188,10 +191,39 @@
     }
   });
 
+  // -- compare mode: a click adds the node (the path to it) to the tray instead of selecting it ----
+  const tray = [];
+  function compareMode() { const b = $('[data-action="compare-mode"]'); return !!b && b.getAttribute("aria-pressed") === "true"; }
+  function pick(entryId, g) {
+    if (!entryId || tray.some((t) => t.id === entryId)) return;
+    const text = g.querySelector("text");
+    tray.push({ id: entryId, label: (text ? text.textContent : entryId).slice(0, 28) });
+    renderTray();
+  }
+  function unpick(entryId) {
+    const i = tray.findIndex((t) => t.id === entryId);
+    if (i >= 0) tray.splice(i, 1);
+    renderTray();
+  }
+  function renderTray() {
+    $("#compare-tray .tray-items").replaceChildren(...tray.map((t) => {
+      const b = document.createElement("button");
+      b.type = "button"; b.dataset.unpick = t.id; b.title = "Remove " + t.id; b.textContent = t.label + " ×";
+      return b;
+    }));
+    const q = tray.map((t) => "id=" + encodeURIComponent(t.id)).join("&");
+    $("#compare-go").href = $("#compare-tray").dataset.compareUrl + "?" + q;
+  }
+
   function runAction(name) {
     if (name === "fit") fit();
     else if (name === "zoom-in") zoom(0.8);
     else if (name === "zoom-out") zoom(1.25);
+    else if (name === "compare-mode") {
+      const on = !compareMode();
+      $('[data-action="compare-mode"]').setAttribute("aria-pressed", String(on));
+      $("#compare-tray").hidden = !on;
+    }
     else if (name === "help") { const h = $("#help"); h.hidden = !h.hidden; }
     else if (name === "active") {
       const leaf = layoutEl().dataset.activeLeaf;

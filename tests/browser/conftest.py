@@ -1,0 +1,79 @@
+"""Browser tests: the real app served on 127.0.0.1, driven by Playwright in Debian's Chromium."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import sync_playwright
+from werkzeug.serving import make_server
+
+from webapp.web.app import create_app
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+
+
+class LiveServer:
+    def __init__(self, root: Path, app_config: dict | None = None):
+        self.root = root
+        self.app = create_app(root, host="127.0.0.1", port=0, **(app_config or {}))
+        self.server = make_server("127.0.0.1", 0, self.app, threaded=True)
+        self.port = self.server.server_port
+        self.app.config["ALLOWED_HOSTS"] = {f"127.0.0.1:{self.port}", "127.0.0.1"}
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def rel(self, name_part: str) -> str:
+        """The URL path of the session whose file name contains `name_part`."""
+        for path in sorted(self.root.rglob("*.jsonl")):
+            if name_part in path.name:
+                return "/s/" + path.relative_to(self.root).as_posix()
+        raise LookupError(name_part)
+
+    def stop(self) -> None:
+        self.server.shutdown()
+
+
+@pytest.fixture
+def sessions_root(tmp_path) -> Path:
+    """A private copy of the bundled sample sessions: tests may write to it."""
+    root = tmp_path / "sessions"
+    shutil.copytree(SAMPLES, root)
+    return root
+
+
+@pytest.fixture
+def live_server(sessions_root):
+    server = LiveServer(sessions_root)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 900}, accept_downloads=True)
+    pg = context.new_page()
+    pg.errors = []
+    pg.on("pageerror", lambda exc: pg.errors.append(str(exc)))
+    pg.on("dialog", lambda d: (pg.errors.append(f"dialog: {d.message}"), d.dismiss()))
+    yield pg
+    context.close()
