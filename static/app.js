@@ -129,7 +129,7 @@
   }
 
   // -- overlays (context view) ---------------------------------------------------------------------
-  const OVERLAY_CLASSES = ["ctx-in", "ctx-replaced", "ctx-path", "ctx-off"];
+  const OVERLAY_CLASSES = ["ctx-in", "ctx-replaced", "ctx-path", "ctx-off", "cp-summarize", "cp-kept", "cp-cut", "cp-off"];
   function applyOverlay() {
     const data = $("#overlay");
     const svg = svgEl();
@@ -141,7 +141,14 @@
       if (badge) badge.remove();
     });
     svg.classList.toggle("context-mode", !!o.context);
+    svg.classList.toggle("compact-mode", !!o.compact);
     if (o.selected) { markSelected(o.selected); setState("node", o.node || ""); }
+    if (o.compact) {
+      const summarize = new Set(o.compact.summarize), kept = new Set(o.compact.kept);
+      svg.querySelectorAll("g.node").forEach((g) => {
+        g.classList.add(g.id === o.compact.cut ? "cp-cut" : summarize.has(g.id) ? "cp-summarize" : kept.has(g.id) ? "cp-kept" : "cp-off");
+      });
+    }
     if (!o.context) return;
     svg.querySelectorAll("g.node").forEach((g) => {
       const s = o.context.nodes[g.id];
@@ -271,6 +278,98 @@
       const o = $("#overlay");
       if (o) { const sel = JSON.parse(o.textContent).selected; if (sel) zoomTo(sel, true); }
     }
+  });
+
+  // -- writes: forms posted with fetch, the answer read as server-sent events -----------------------
+  function parseEvent(raw) {
+    let event = "message", data = "";
+    for (const line of raw.split("\n")) {
+      if (line.startsWith("event: ")) event = line.slice(7);
+      else if (line.startsWith("data: ")) data += line.slice(6);
+    }
+    return { event, data: data ? JSON.parse(data) : {} };
+  }
+
+  async function postStream(url, body, form) {
+    const status = form.querySelector(".form-status");
+    const stream = form.querySelector(".reply-stream");
+    const out = stream && stream.querySelector(".reply-text");
+    const say = (text, cls) => { if (status) { status.textContent = text; status.className = "form-status " + (cls || ""); } };
+    form.querySelectorAll("button").forEach((b) => { b.disabled = true; });
+    say("Working…", "busy");
+    let node = null, user = null, failed = null;
+    try {
+      const res = await fetch(url, { method: "POST", body, headers: { Accept: "text/event-stream" } });
+      if (!res.ok) throw new Error((await res.text()).trim().slice(0, 500) || `The server answered ${res.status}`);
+      const reader = res.body.getReader();
+      const decoder = new TextDecoder();
+      let buf = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += decoder.decode(value, { stream: true });
+        let cut;
+        while ((cut = buf.indexOf("\n\n")) >= 0) {
+          const ev = parseEvent(buf.slice(0, cut));
+          buf = buf.slice(cut + 2);
+          if (ev.event === "user") {
+            user = node = ev.data.node;
+            say("Message added; the model is answering…", "busy");
+            if (stream) { stream.hidden = false; out.textContent = ""; }
+          } else if (ev.event === "delta" && out && ev.data.kind === "text") {
+            out.textContent += ev.data.text;
+          } else if (ev.event === "done") {
+            node = ev.data.node; say(ev.data.message, "ok");
+          } else if (ev.event === "error") {
+            failed = ev.data; user = ev.data.user || user;
+          }
+        }
+      }
+    } catch (e) {
+      failed = { message: e.message === "Failed to fetch" ? "The server did not answer: is session-tree still running?" : e.message };
+    }
+    form.querySelectorAll("button").forEach((b) => { b.disabled = false; });
+    if (!failed) { refreshAll(node); return; }
+    say(failed.message, "error");
+    if (stream) stream.hidden = true;
+    if (user) offerRetry(form, user);
+  }
+
+  // After a failed reply the user message stays: show it on the graph and offer to ask again.
+  function offerRetry(form, user) {
+    setState("node", user);
+    redrawGraph({ node: user });
+    let retry = form.querySelector("button.retry");
+    if (!retry) {
+      retry = document.createElement("button");
+      retry.type = "button";
+      retry.className = "retry";
+      retry.textContent = "Retry the reply";
+      form.querySelector(".form-status").after(retry);
+    }
+    retry.onclick = () => {
+      const body = new FormData();
+      body.set("csrf_token", form.querySelector("[name=csrf_token]").value);
+      body.set("node", user);
+      const model = form.querySelector("[name=model]");
+      if (model) body.set("model", model.value);
+      postStream(layoutEl().dataset.replyUrl, body, form);
+    };
+  }
+
+  function refreshAll(node) {
+    if (node) setState("node", node);
+    redrawGraph(node ? { node } : {}).then(() => {
+      const tab = currentTab() === "compact" ? "context" : "node";
+      htmx.ajax("GET", panelUrl(tab, { node: state("node") }), { target: "#panel", swap: "innerHTML" });
+    });
+  }
+
+  document.addEventListener("submit", (evt) => {
+    const form = evt.target.closest("form[data-stream]");
+    if (!form || !layoutEl()) return;
+    evt.preventDefault();
+    postStream(form.action, new FormData(form), form);
   });
 
   // A failed request says what went wrong, in the page, instead of doing nothing.

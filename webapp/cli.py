@@ -19,12 +19,15 @@ from .core.compaction import (
     plan_compaction,
     write_compaction,
 )
-from .core.context import build_context
+from .core.context import build_context, settings_on
 from .core.errors import SessionError
 from .core.session import Session, create_session
 from .core.storage import discover
 from .core.texttree import render_text_tree
 from .core.tokens import context_tokens
+from .llm import ModelConfig, ModelError, continue_branch
+from .models import context_window
+from .summarize import fork_with_summary, summarize_compaction
 
 
 def _print_json(obj) -> None:
@@ -170,7 +173,12 @@ def cmd_new(args) -> int:
 
 
 def cmd_fork(args) -> int:
-    result = _open(args).fork(args.from_id, args.position)
+    session = _open(args)
+    if args.summarize:
+        config = ModelConfig.from_env(args.model, args.api_base)
+        result = fork_with_summary(session, args.from_id, args.position, config, args.instructions)
+    else:
+        result = session.fork(args.from_id, args.position)
     if args.json:
         _print_json({"leafId": result.leaf_id, "entryId": result.entry["id"], "editText": result.edit_text})
     else:
@@ -209,19 +217,22 @@ def cmd_append(args) -> int:
 def cmd_compact(args) -> int:
     session = _open(args)
     leaf = _leaf(session, args.leaf)
-    plan = plan_compaction(
-        session.tree, leaf, args.keep_recent_tokens, args.reserve_tokens, args.context_window
-    )
+    settings = settings_on(session.tree, session.tree.path(leaf))
+    window = context_window(settings.provider, settings.model_id, args.context_window)
+    plan = plan_compaction(session.tree, leaf, args.keep_recent_tokens, args.reserve_tokens, window)
     if args.plan:
         if args.json:
             _print_json(plan.as_dict())
         else:
             _print_plan(plan.as_dict())
         return 0
-    if not args.summary_file:
-        raise SessionError("give --plan to see the plan, or --summary-file F to write a compaction")
-    summary = Path(args.summary_file).read_text(encoding="utf-8")
-    entry = write_compaction(session, plan, summary, {"summarizer": "provided"})
+    if args.summary_file:
+        summary = Path(args.summary_file).read_text(encoding="utf-8")
+        details = {"summarizer": "provided"}
+    else:
+        config = ModelConfig.from_env(args.model, args.api_base)
+        summary, details = summarize_compaction(config, plan, args.instructions)
+    entry = write_compaction(session, plan, summary, details)
     print(entry["id"])
     return 0
 
@@ -244,13 +255,49 @@ def _print_plan(d: dict) -> None:
     print(f"files modified     {', '.join(d['modifiedFiles']) or '-'}")
 
 
+def cmd_continue(args) -> int:
+    """Stream the reply's text to stdout as it arrives; tool calls are listed, not run."""
+    config = ModelConfig.from_env(args.model, args.api_base)
+    streamed = False
+
+    def show(kind: str, text: str) -> None:
+        nonlocal streamed
+        if kind == "text":
+            sys.stdout.write(text)
+            sys.stdout.flush()
+            streamed = True
+
+    try:
+        result = continue_branch(_open(args), config, args.message, args.leaf, on_delta=show)
+    except ModelError:
+        if streamed:  # end the partial reply's line; the error goes to stderr
+            print()
+        raise
+    print()
+    for block in result["assistantEntry"]["message"]["content"]:
+        if block["type"] == "toolCall":
+            print(f"→ {block['name']} {orjson.dumps(block['arguments']).decode()} (not run)")
+    return 0
+
+
 def cmd_serve(args) -> int:
     from .web.app import serve  # Flask only when serving
 
-    return serve(args.root, host=args.host, port=args.port, open_browser=args.open)
+    return serve(args.root, host=args.host, port=args.port, open_browser=args.open,
+                 model=args.model, api_base=args.api_base)
 
 
 # -- parser ----------------------------------------------------------------------------------------
+
+
+def _model_options(sp, model_group=None) -> None:
+    """--model / --api-base / --instructions of the commands that summarize."""
+    (model_group or sp).add_argument(
+        "--model", metavar="M",
+        help="summarize with this litellm model (default: $SESSION_TREE_MODEL; none: extractive summary)",
+    )
+    sp.add_argument("--api-base", metavar="URL", help="an OpenAI-compatible server (default: $SESSION_TREE_API_BASE)")
+    sp.add_argument("--instructions", metavar="TEXT", help="what the model summary should focus on")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -281,6 +328,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--from", dest="from_id", metavar="ID", required=True)
     sp.add_argument("--position", choices=("at", "before"), default="at")
     sp.add_argument("--json", action="store_true")
+    sp.add_argument("--summarize", action="store_true",
+                    help="write a summary of the branch being left (a branch_summary) instead of a leaf entry")
+    _model_options(sp)
 
     sp = command("label", cmd_label, "set or clear the label of an entry")
     sp.add_argument("id", metavar="ID")
@@ -293,14 +343,23 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("root", metavar="ROOT", type=Path)
     sp.add_argument("--cwd", required=True)
 
-    sp = command("compact", cmd_compact, "plan a compaction, or write one with a given summary")
+    sp = command("compact", cmd_compact,
+                 "plan a compaction, or write one: summary by a model, extractive, or from a file")
     sp.add_argument("--leaf", metavar="ID")
     sp.add_argument("--keep-recent-tokens", type=int, default=DEFAULT_KEEP_RECENT_TOKENS)
     sp.add_argument("--reserve-tokens", type=int, default=DEFAULT_RESERVE_TOKENS)
-    sp.add_argument("--context-window", type=int)
+    sp.add_argument("--context-window", type=int, help="default: the session model's window")
     sp.add_argument("--plan", action="store_true", help="print the plan, write nothing")
     sp.add_argument("--json", action="store_true")
-    sp.add_argument("--summary-file", metavar="F", help="write a compaction with this summary")
+    source = sp.add_mutually_exclusive_group()
+    source.add_argument("--summary-file", metavar="F", help="write a compaction with this summary")
+    _model_options(sp, source)
+
+    sp = command("continue", cmd_continue, "send a user message and append the model's streamed reply")
+    sp.add_argument("--message", metavar="TEXT", required=True)
+    sp.add_argument("--leaf", metavar="ID", help="continue from this entry instead of the active leaf")
+    sp.add_argument("--model", metavar="M", help="a litellm model string (default: $SESSION_TREE_MODEL)")
+    sp.add_argument("--api-base", metavar="URL", help="an OpenAI-compatible server (default: $SESSION_TREE_API_BASE)")
 
     command("validate", cmd_validate, "list every problem; exit 1 if there is any")
 
@@ -309,6 +368,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--host", default="127.0.0.1")
     sp.add_argument("--port", type=int, default=8000)
     sp.add_argument("--open", action="store_true", help="open a browser on the app")
+    sp.add_argument("--model", help="litellm model for replies and summaries (else $SESSION_TREE_MODEL)")
+    sp.add_argument("--api-base", help="an OpenAI-compatible server for that model (else $SESSION_TREE_API_BASE)")
     return p
 
 
@@ -318,7 +379,7 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except BrokenPipeError:
         return 0
-    except (SessionError, OSError) as exc:
+    except (SessionError, ModelError, OSError) as exc:
         print(f"session-tree: error: {exc}", file=sys.stderr)
         return 2
 

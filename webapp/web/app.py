@@ -14,6 +14,7 @@ from pathlib import Path
 from flask import Flask, abort, render_template, request
 
 from ..core.errors import SessionNotFound
+from ..llm import ModelConfig
 from .store import SessionStore
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
@@ -34,8 +35,17 @@ def allowed_hosts(host: str, port: int) -> set[str] | None:
     return {n for name in names for n in (name, f"{name}:{port}")}
 
 
-def create_app(root: str | os.PathLike | None = None, *, host: str = "127.0.0.1", port: int = 8000, **config) -> Flask:
-    """Build the app for a sessions root (default: $SESSION_TREE_ROOT, else the bundled samples)."""
+def create_app(
+    root: str | os.PathLike | None = None,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    model: str | None = None,
+    api_base: str | None = None,
+    **config,
+) -> Flask:
+    """Build the app for a sessions root (default: $SESSION_TREE_ROOT, else the bundled samples);
+    `model` / `api_base` (else $SESSION_TREE_MODEL / _API_BASE) choose the model for replies."""
     app = Flask(
         __name__,
         template_folder=str(PROJECT_DIR / "templates"),
@@ -46,6 +56,7 @@ def create_app(root: str | os.PathLike | None = None, *, host: str = "127.0.0.1"
         SESSION_TREE_ROOT=str(root),
         ALLOWED_HOSTS=allowed_hosts(host, port),
         SEND_FILE_MAX_AGE_DEFAULT=3600,
+        MODEL_CONFIG=ModelConfig.from_env(model, api_base),
     )
     app.config.update(config)
     app.extensions["session_store"] = SessionStore(root)
@@ -76,19 +87,23 @@ def create_app(root: str | os.PathLike | None = None, *, host: str = "127.0.0.1"
     @app.errorhandler(403)
     @app.errorhandler(404)
     @app.errorhandler(409)
+    @app.errorhandler(502)
     def http_error(exc):
         return error_page(exc.code, exc.description)
 
-    from . import csrf, filters, sessions
+    from . import actions, compare, csrf, filters, sessions
 
     csrf.protect(app)
     filters.register(app)
     app.register_blueprint(sessions.bp)
+    app.register_blueprint(compare.bp)
+    app.register_blueprint(actions.bp)
     return app
 
 
-def serve(root=None, host: str = "127.0.0.1", port: int = 8000, open_browser: bool = False) -> int:
-    app = create_app(root, host=host, port=port)
+def serve(root=None, host: str = "127.0.0.1", port: int = 8000, open_browser: bool = False,
+          model: str | None = None, api_base: str | None = None) -> int:
+    app = create_app(root, host=host, port=port, model=model, api_base=api_base)
     url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}/"
     print(f"session-tree: serving {app.config['SESSION_TREE_ROOT']} on {url}", flush=True)
     if open_browser:

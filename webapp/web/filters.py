@@ -7,7 +7,8 @@ from datetime import datetime, timezone
 from flask import Flask
 
 from . import render
-from .views import entry_summary, entry_title, short
+from .graph import dom_id
+from .views import context_meter, entry_summary, entry_title, short
 
 
 def tokens(n) -> str:
@@ -47,6 +48,8 @@ def register(app: Flask) -> None:
     app.add_template_filter(filesize)
     app.add_template_filter(when)
     app.add_template_filter(short)
+    app.add_template_filter(dom_id, "dom")
+    app.add_template_global(context_meter)
     app.add_template_global(entry_title)
     app.add_template_global(entry_summary)
     app.add_template_global(render.render_entry_body)

@@ -14,11 +14,19 @@ from ..core.errors import SessionError
 from ..core.session import Session
 from .graph import build_layout, dom_id, render_svg
 from .store import SessionStore
-from .views import branch_rows, context_view, node_nav, summary_rows, tool_call_for
+from .views import (
+    branch_rows,
+    compaction_overlay,
+    compaction_plan,
+    context_view,
+    node_nav,
+    summary_rows,
+    tool_call_for,
+)
 
 bp = Blueprint("sessions", __name__)
 
-TABS = ("node", "context", "branches", "summaries", "problems")
+TABS = ("node", "context", "branches", "summaries", "problems", "compact")
 
 
 def store() -> SessionStore:
@@ -113,6 +121,7 @@ def _tab_context(rel: str, session: Session, tab: str, node: str | None, layout)
         ctx["entry"] = tree.by_id[node]
         ctx["nav"] = node_nav(tree, node)
         ctx["tool_call"] = tool_call_for(tree, tree.by_id[node])
+        ctx["unanswered"] = tree.by_id[node].role == "user" and not tree.conversation_children(node)
     elif tab == "context" and node:
         ctx["entry"] = tree.by_id[node]
         ctx["cv"] = context_view(tree, node, layout)
@@ -120,6 +129,13 @@ def _tab_context(rel: str, session: Session, tab: str, node: str | None, layout)
         ctx["branches"] = branch_rows(tree)
     elif tab == "summaries":
         ctx["summaries"] = summary_rows(tree)
+    elif tab == "compact":
+        keep = request.args.get("keep_recent_tokens", "")
+        if keep and not keep.isdigit():
+            abort(400, description="keep_recent_tokens must be a whole number")
+        plan = compaction_plan(tree, node, int(keep) if keep else None)
+        ctx["plan"] = plan
+        ctx["compact_overlay"] = compaction_overlay(plan, layout)
     elif tab == "problems":
         ctx["problems"] = tree.all_problems()
         ctx["bad_lines"] = tree.bad_lines
@@ -158,7 +174,7 @@ def graph_fragment(rel: str):
     if not is_fragment():
         return redirect(url_for("sessions.session_page", rel=rel, **request.args))
     ctx = _page_context(rel, "none")
-    return render_template("partials/_graph.html", **ctx)
+    return render_template("partials/_graph.html", oob=True, **ctx)
 
 
 @bp.get("/s/<path:rel>/-/panel/<tab>")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..core.compaction import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS, CompactionPlan, plan_compaction
 from ..core.context import Context, build_context
 from ..core.entries import BRANCH_SUMMARY, COMPACTION, MESSAGE, Entry, content_text, entry_text, tool_calls
 from ..core.reader import first_kept_id
@@ -182,3 +183,41 @@ def short(text: str, n: int = 90) -> str:
 
 def entry_summary(entry: Entry) -> str:
     return short(entry_text(entry))
+
+
+def compaction_plan(tree: SessionTree, leaf: str | None, keep_recent_tokens: int | None) -> CompactionPlan:
+    """The plan at a leaf, against the window of the model the branch uses."""
+    settings = build_context(tree, leaf).settings
+    window = context_window(settings.provider, settings.model_id)
+    keep = DEFAULT_KEEP_RECENT_TOKENS if keep_recent_tokens is None else max(keep_recent_tokens, 0)
+    return plan_compaction(tree, leaf, keep_recent_tokens=keep, context_window=window)
+
+
+def compaction_overlay(plan: CompactionPlan, layout: GraphLayout) -> dict:
+    """Drawn nodes a compaction would summarize, keep, and where it cuts."""
+    summarized = {e.id for e in plan.entries_to_summarize()}
+    kept = {s.id for s in plan.context.sources if s.id not in summarized and s is not plan.context.compaction}
+    return {
+        "summarize": sorted({layout.dom_for(i) for i in summarized}),
+        "kept": sorted({layout.dom_for(i) for i in kept}),
+        "cut": layout.dom_for(plan.first_kept_entry_id) if plan.first_kept_entry_id else None,
+    }
+
+
+@dataclass
+class Meter:
+    tokens: int
+    window: int | None
+    over_threshold: bool  # SPEC §6: fewer than the reserve tokens left in the window
+
+    @property
+    def percent(self) -> int | None:
+        return round(100 * self.tokens / self.window) if self.window else None
+
+
+def context_meter(tree: SessionTree) -> Meter:
+    """How full the context of the active leaf is."""
+    ctx = build_context(tree, tree.active_leaf)
+    tokens = context_tokens(ctx).context
+    window = context_window(ctx.settings.provider, ctx.settings.model_id)
+    return Meter(tokens, window, bool(window) and tokens > window - DEFAULT_RESERVE_TOKENS)

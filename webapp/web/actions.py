@@ -1,0 +1,321 @@
+"""Routes that write: fork, send a message and stream the reply, settings, labels, compaction.
+
+Every write is a POST (CSRF-checked in csrf.py) that goes through the core's locked append; a
+refused write says why and writes nothing. The forms are plain HTML that work without
+JavaScript (the server answers with a redirect to the result); app.js submits them with fetch
+instead, reads the reply as server-sent events and shows it as it streams.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+import time
+
+from flask import Blueprint, Response, abort, current_app, redirect, render_template, request, url_for
+
+from ..core.compaction import plan_branch_summary, write_branch_summary, write_compaction
+from ..core.context import build_context
+from ..core.entries import MODEL_CHANGE, THINKING_LEVEL_CHANGE, content_text
+from ..core.errors import InvalidWrite, SessionError
+from ..core.session import Session
+from ..llm import ModelConfig, ModelError, complete
+from ..summarize import summarize_branch, summarize_compaction
+from .sessions import store
+from .views import compaction_plan
+
+bp = Blueprint("actions", __name__)
+
+THINKING_LEVELS = ("off", "minimal", "low", "medium", "high")
+
+
+def model_config() -> ModelConfig:
+    return current_app.config["MODEL_CONFIG"]
+
+
+def wants_stream() -> bool:
+    return "text/event-stream" in request.headers.get("Accept", "")
+
+
+def _form_node(session: Session, field: str = "node", required: bool = True) -> str | None:
+    value = request.form.get(field, "")
+    if not value:
+        if required:
+            abort(400, description=f"missing {field}")
+        return None
+    try:
+        session.entry(value)
+    except SessionError as exc:
+        abort(404, description=str(exc))
+    return value
+
+
+def _branch_summary_plan(session: Session, new_leaf: str | None):
+    """The branch a fork leaves (SPEC §4), or None when there is nothing to leave behind."""
+    tree = session.tree
+    old = tree.active_leaf
+    if old is None or (new_leaf is not None and tree.is_ancestor(old, new_leaf)):
+        return None  # moving forward along the same branch leaves nothing
+    plan = plan_branch_summary(tree, old, new_leaf)
+    return plan if plan.entries else None
+
+
+def _done(rel: str, node: str | None, message: str):
+    """The end of a write: an event for fetch, a redirect for a plain form."""
+    if wants_stream():
+        return Response(_sse("done", {"node": node, "message": message}), mimetype="text/event-stream")
+    return redirect(url_for("sessions.session_page", rel=rel, node=node), code=303)
+
+
+def _sse(event: str, data: dict) -> str:
+    return f"event: {event}\ndata: {json.dumps(data)}\n\n"
+
+
+def _failure(rel: str, exc: Exception, status: int):
+    if wants_stream():
+        return Response(_sse("error", {"message": str(exc), "kind": getattr(exc, "kind", "write")}),
+                        mimetype="text/event-stream")
+    abort(status, description=str(exc))
+
+
+# -- forms (GET: they only show what a write would do) -----------------------------------------------
+
+
+@bp.get("/s/<path:rel>/-/fork-form")
+def fork_form(rel: str):
+    """The composer for a fork (`at`), an edit-and-resend (`before`) or continuing a branch."""
+    session = store().session(rel)
+    tree = session.tree
+    node = request.args.get("node", "")
+    position = request.args.get("position", "at")
+    if position not in ("at", "before"):
+        abort(400, description="position must be 'at' or 'before'")
+    target = tree.entry(node) if node else None
+    new_leaf = node if position == "at" else tree.parent.get(node)
+    text = ""
+    if position == "before" and target is not None and target.role == "user":
+        text = content_text(target.message.get("content"))
+    leaving = _branch_summary_plan(session, new_leaf)
+    return render_template(
+        "partials/_fork_form.html",
+        rel=rel, tree=tree, target=target, position=position, new_leaf=new_leaf, text=text,
+        leaving=leaving, config=model_config(), thinking_levels=THINKING_LEVELS,
+        settings=build_context(tree, new_leaf).settings,
+    )
+
+
+@bp.post("/s/<path:rel>/-/branch-summary")
+def branch_summary_preview(rel: str):
+    """Generate the summary of the branch a fork would leave, to edit before anything is written."""
+    session = store().session(rel)
+    new_leaf = _form_node(session, "new_leaf", required=False)
+    plan = _branch_summary_plan(session, new_leaf)
+    if plan is None:
+        abort(409, description="there is no branch to summarize: the fork does not leave one")
+    try:
+        text, details = summarize_branch(model_config(), plan, request.form.get("instructions") or None)
+    except ModelError as exc:
+        abort(502, description=str(exc))
+    return render_template("partials/_summary_editor.html", name="summary", text=text, details=details)
+
+
+# -- writes ---------------------------------------------------------------------------------------------
+
+
+@bp.post("/s/<path:rel>/-/fork")
+def fork(rel: str):
+    """Fork at a node, optionally with a branch summary of what is left and a first message."""
+    session = store().session(rel)
+    tree = session.tree
+    node = _form_node(session, required=False)
+    position = request.form.get("position", "at")
+    if position not in ("at", "before"):
+        abort(400, description="position must be 'at' or 'before'")
+    new_leaf = node if position == "at" or node is None else tree.parent[node]
+    summary = request.form.get("summary", "").strip()
+    message = request.form.get("message", "").strip()
+    try:
+        parent = new_leaf
+        if summary:
+            plan = _branch_summary_plan(session, new_leaf)
+            if plan is None:
+                raise InvalidWrite("there is no branch to summarize: the fork does not leave one")
+            details = {"summarizer": request.form.get("summarizer", "edited"), "model": request.form.get("summary_model") or None}
+            parent = write_branch_summary(session, plan, summary, details)["id"]
+        elif not message and node is not None:
+            session.fork(node, position)
+        if not message:
+            return _done(rel, parent, "forked")
+        user = session.append(_user_message(message), parent=parent)
+    except SessionError as exc:
+        return _failure(rel, exc, 409)
+    return _reply_or_done(rel, session, user["id"])
+
+
+@bp.post("/s/<path:rel>/-/reply")
+def reply(rel: str):
+    """Ask the model to answer a user message that has no answer yet (a retry after a failure)."""
+    session = store().session(rel)
+    node = _form_node(session)
+    if session.entry(node).role != "user":
+        return _failure(rel, InvalidWrite("a reply is asked for a user message"), 409)
+    return _reply_or_done(rel, session, node)
+
+
+def _user_message(text: str) -> dict:
+    return {"type": "message", "message": {"role": "user", "content": [{"type": "text", "text": text}],
+                                           "timestamp": int(time.time() * 1000)}}
+
+
+def _model_for_request() -> ModelConfig:
+    """The configured model, or the one picked in the composer (same server and key)."""
+    config = model_config()
+    picked = request.form.get("model", "").strip()
+    if picked and picked != config.model:
+        return ModelConfig(picked, config.api_base, config.api_key, config.timeout)
+    return config
+
+
+def _reply_or_done(rel: str, session: Session, user_id: str):
+    config = _model_for_request()
+    if not config.configured:
+        return _done(rel, user_id, "message added; no model is configured, so no reply was asked for")
+    if not wants_stream():
+        try:
+            _answer(session, config, user_id, None)
+        except ModelError as exc:
+            abort(502, description=f"{exc} The message was kept: retry from its panel.")
+        return _done(rel, user_id, "replied")
+    return Response(_stream(session, config, user_id), mimetype="text/event-stream",
+                    headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+def _answer(session: Session, config: ModelConfig, user_id: str, on_delta) -> dict:
+    """Send the core's context for the user message; append the reply only once it is whole."""
+    ctx = build_context(session.tree, user_id)
+    answer = complete(config, ctx.llm_messages(), stream=True, on_delta=on_delta)
+    return session.append({"type": "message", "message": answer.assistant_message()}, parent=user_id)
+
+
+def _stream(session: Session, config: ModelConfig, user_id: str):
+    """Server-sent events: the user entry, text deltas as they arrive, then done or error.
+
+    The model call runs in a thread so deltas can be sent while it works; the reply is written
+    by that thread even if the browser goes away, since it has been paid for."""
+    events: queue.Queue = queue.Queue()
+
+    def work() -> None:
+        try:
+            entry = _answer(session, config, user_id, lambda kind, text: events.put(("delta", {"kind": kind, "text": text})))
+            events.put(("done", {"node": entry["id"], "user": user_id, "message": "replied"}))
+        except (ModelError, SessionError) as exc:
+            events.put(("error", {"message": str(exc), "kind": getattr(exc, "kind", "write"), "user": user_id}))
+        finally:
+            events.put(None)
+
+    threading.Thread(target=work, daemon=True).start()
+    yield _sse("user", {"node": user_id})
+    while (item := events.get()) is not None:
+        yield _sse(*item)
+
+
+@bp.post("/s/<path:rel>/-/settings")
+def settings(rel: str):
+    """Record a model or thinking-level choice on the branch at `node` (SPEC §2 meta entries)."""
+    session = store().session(rel)
+    node = _form_node(session, required=False)
+    current = build_context(session.tree, node).settings
+    model = request.form.get("model", "").strip()
+    level = request.form.get("thinking", "").strip()
+    written = None
+    try:
+        if model and model != "/".join(x for x in (current.provider, current.model_id) if x):
+            provider, _, model_id = model.rpartition("/")
+            written = session.append({"type": MODEL_CHANGE, "provider": provider or None, "modelId": model_id}, parent=node)
+            node = written["id"]
+        if level and level != current.thinking_level:
+            if level not in THINKING_LEVELS:
+                raise InvalidWrite(f"thinking level must be one of {', '.join(THINKING_LEVELS)}")
+            written = session.append({"type": THINKING_LEVEL_CHANGE, "thinkingLevel": level}, parent=node)
+            node = written["id"]
+    except SessionError as exc:
+        return _failure(rel, exc, 409)
+    return _done(rel, node, "settings recorded" if written else "nothing changed")
+
+
+@bp.post("/s/<path:rel>/-/label")
+def label(rel: str):
+    session = store().session(rel)
+    node = _form_node(session)
+    try:
+        session.set_label(node, request.form.get("label", ""))
+    except SessionError as exc:
+        return _failure(rel, exc, 409)
+    return _done(rel, node, "label saved")
+
+
+# -- compaction -----------------------------------------------------------------------------------------
+
+
+def _compaction_plan(session: Session, leaf: str | None):
+    keep = request.form.get("keep_recent_tokens", "")
+    if keep and not keep.isdigit():
+        abort(400, description="keep_recent_tokens must be a whole number")
+    return compaction_plan(session.tree, leaf, int(keep) if keep else None)
+
+
+@bp.post("/s/<path:rel>/-/compact/summary")
+def compact_summary(rel: str):
+    session = store().session(rel)
+    leaf = _form_node(session, "leaf", required=False)
+    plan = _compaction_plan(session, leaf)
+    if not plan.can_compact:
+        abort(409, description=plan.reason)
+    try:
+        text, details = summarize_compaction(model_config(), plan, request.form.get("instructions") or None)
+    except ModelError as exc:
+        abort(502, description=str(exc))
+    return render_template("partials/_summary_editor.html", name="summary", text=text, details=details)
+
+
+@bp.post("/s/<path:rel>/-/compact")
+def compact(rel: str):
+    """Write the compaction with the (edited) summary; refused if the plan no longer holds."""
+    session = store().session(rel)
+    leaf = _form_node(session, "leaf", required=False)
+    plan = _compaction_plan(session, leaf)
+    expected = request.form.get("first_kept", "")
+    try:
+        if expected and expected != plan.first_kept_entry_id:
+            raise InvalidWrite("the session changed since the preview: open the compaction preview again")
+        details = {"summarizer": request.form.get("summarizer", "edited"), "model": request.form.get("summary_model") or None}
+        entry = write_compaction(session, plan, request.form.get("summary", ""), details)
+    except SessionError as exc:
+        return _failure(rel, exc, 409)
+    return _done(rel, entry["id"], "compacted")
+
+
+@bp.post("/s/<path:rel>/-/regenerate")
+def regenerate(rel: str):
+    """A new summary beside an old one (same place, same cut): a new entry, never an edited line."""
+    session = store().session(rel)
+    node = _form_node(session)
+    tree = session.tree
+    old = tree.entry(node)
+    parent = tree.parent[node]
+    config = model_config()
+    try:
+        if old.type == "compaction":
+            plan = _compaction_plan(session, parent)
+            text, details = summarize_compaction(config, plan)
+            entry = write_compaction(session, plan, text, {**details, "regenerates": node})
+        elif old.type == "branch_summary":
+            plan = plan_branch_summary(tree, old.get("fromId"), parent)
+            text, details = summarize_branch(config, plan)
+            entry = write_branch_summary(session, plan, text, {**details, "regenerates": node})
+        else:
+            raise InvalidWrite("only a compaction or a branch summary can be regenerated")
+    except (SessionError, ModelError) as exc:
+        return _failure(rel, exc, 409)
+    return _done(rel, entry["id"], "regenerated")
