@@ -259,10 +259,13 @@ def label(rel: str):
 
 
 def _compaction_plan(session: Session, leaf: str | None):
+    """The plan at `leaf`, by default at the active leaf, as the preview showed it."""
+    tree = session.tree
+    leaf = leaf or tree.conversation_leaf(tree.active_leaf)
     keep = request.form.get("keep_recent_tokens", "")
     if keep and not keep.isdigit():
         abort(400, description="keep_recent_tokens must be a whole number")
-    return compaction_plan(session.tree, leaf, int(keep) if keep else None)
+    return compaction_plan(tree, leaf, int(keep) if keep else None)
 
 
 @bp.post("/s/<path:rel>/-/compact/summary")
