@@ -227,7 +227,10 @@ def cmd_compact(args) -> int:
             _print_plan(plan.as_dict())
         return 0
     if args.summary_file:
-        summary = Path(args.summary_file).read_text(encoding="utf-8")
+        try:
+            summary = Path(args.summary_file).read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:  # a ValueError: main() would let it out as a traceback
+            raise SessionError(f"{args.summary_file}: not UTF-8 text (byte {exc.start})") from None
         details = {"summarizer": "provided"}
     else:
         config = ModelConfig.from_env(args.model, args.api_base)

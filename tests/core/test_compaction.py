@@ -200,6 +200,17 @@ def test_files_are_cumulative_and_modified_wins_over_read():
     assert plan.modified_files == ["b.py", "both", "c.py", "old-mod"]
 
 
+def test_file_lists_in_details_must_be_lists_of_paths():
+    b = Builder()
+    b.user("start")
+    b.add("compaction", summary="S", firstKeptEntryId="e1",
+          details={"readFiles": "notes.md", "modifiedFiles": ["ok.py", 3, None]})
+    b.user(T100)
+    b.user(T100)
+    plan = plan_compaction(tree_of(b), "e4", keep_recent_tokens=100)
+    assert plan.read_files == [] and plan.modified_files == ["ok.py"]
+
+
 # -- writing ---------------------------------------------------------------------------------------
 
 

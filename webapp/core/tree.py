@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 
 from .entries import COMPACTION, LABEL, LEAF, SESSION_INFO, Entry
 from .errors import UnknownEntry
-from .reader import BadLine, Problem, SessionLog, first_kept_id
+from .reader import BadLine, Problem, SessionLog, first_kept_id, gc_paused
 
 
 # Entries that mark state rather than continue a conversation; a node whose only children are
@@ -42,10 +42,15 @@ class SessionTree:
         self.orphans: list[str] = []
         self.cycle_cuts: list[str] = []
         self.problems: list[Problem] = list(log.problems)
-        self._link()
-        self.active_leaf: str | None = log.active_leaf
-        self.labels, self.name = self._labels_and_name()
-        self._check_references()
+        # Entries with a `leaf` or `label` child: only there must conversation_children look
+        # through markers (most entries have none, and the check is made for every entry).
+        self._marker_parents: set[str] = set()
+        self._leaves: list[str] | None = None
+        with gc_paused():
+            self._link()
+            self.active_leaf: str | None = log.active_leaf
+            self.labels, self.name = self._labels_and_name()
+            self._check_references()
 
     # -- building ------------------------------------------------------------------------------
 
@@ -65,13 +70,15 @@ class SessionTree:
             parent[e.id] = p
         if forward:  # only a parent written after its child can close a loop
             self._cut_cycles()
-        children = self.children
+        children, marker_parents = self.children, self._marker_parents
         for e in self.entries:
             p = parent[e.id]
             if p is None:
                 self.roots.append(e.id)
             else:
                 children.setdefault(p, []).append(e.id)
+                if e.type in _MARKER_TYPES:
+                    marker_parents.add(p)
         for kids in children.values():
             if len(kids) > 1:
                 kids.sort(key=lambda k: _instant(by_id[k].timestamp))  # stable: file order breaks ties
@@ -106,7 +113,7 @@ class SessionTree:
         labels: dict[str, str] = {}
         name = None
         for e in self.entries:
-            if e.type == LABEL:
+            if e.type == LABEL and e.target_id is not None:  # without a target it labels nothing
                 target, text = e.target_id, e.get("label")
                 if isinstance(text, str) and text.strip():
                     labels[target] = text
@@ -192,6 +199,8 @@ class SessionTree:
     def conversation_children(self, entry_id: str) -> list[str]:
         """Children that continue a conversation. `leaf` and `label` markers are looked through:
         what was appended after a label (which moved the active leaf) continues its parent."""
+        if entry_id not in self._marker_parents:
+            return list(self.children.get(entry_id, ()))
         out: list[str] = []
         stack = list(reversed(self.children.get(entry_id, ())))
         while stack:
@@ -204,15 +213,17 @@ class SessionTree:
 
     def leaves(self) -> list[str]:
         """Branch tips in file order: entries with no conversation after them, plus the active leaf."""
-        tips = [
-            e.id
-            for e in self.entries
-            if e.type not in _MARKER_TYPES and not self.conversation_children(e.id)
-        ]
-        shown = self.conversation_leaf(self.active_leaf)
-        if shown is not None and shown not in tips:
-            tips.append(shown)
-        return tips
+        if self._leaves is None:  # the tree does not change once built: found once
+            tips = [
+                e.id
+                for e in self.entries
+                if e.type not in _MARKER_TYPES and not self.conversation_children(e.id)
+            ]
+            shown = self.conversation_leaf(self.active_leaf)
+            if shown is not None and shown not in tips:
+                tips.append(shown)
+            self._leaves = tips
+        return list(self._leaves)
 
     def conversation_leaf(self, entry_id: str | None) -> str | None:
         """The nearest entry at or above `entry_id` that is not a marker: where a `label` entry
