@@ -1,0 +1,346 @@
+"""Summaries for compactions (SPEC §6) and branch summaries (SPEC §4): by a model, or extractive.
+
+Both kinds share one section structure (goal, constraints, progress, decisions, next steps,
+critical context) so a later summary, or a person, can read either. The extractive summarizer
+needs no model: it quotes the session's own messages, deterministically, and is labelled so
+(`details.summarizer = "extractive"`) because it cannot judge what mattered.
+The files read and modified are not asked of the model: the plan collects them from tool calls
+and the write appends them (`with_file_lists`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from .core.compaction import (
+    BranchSummaryPlan,
+    CompactionPlan,
+    plan_branch_summary,
+    with_file_lists,
+    write_branch_summary,
+)
+from .core.entries import BRANCH_SUMMARY, MESSAGE, Entry, content_text
+from .core.errors import InvalidWrite
+from .core.session import ForkResult, Session
+from .llm import ModelConfig, ModelError, complete
+
+SECTIONS = """## Goal
+[What the user is trying to accomplish; several items if the conversation covers several tasks.]
+
+## Constraints & Preferences
+- [Requirements, constraints and preferences the user stated, or "(none)"]
+
+## Progress
+### Done
+- [x] [Completed work]
+
+### In Progress
+- [ ] [Work under way]
+
+### Blocked
+- [What prevents progress, or "(none)"]
+
+## Key Decisions
+- **[Decision]**: [short rationale]
+
+## Next Steps
+1. [What should happen next, in order]
+
+## Critical Context
+- [Data, names, error messages, references needed to continue, or "(none)"]"""
+
+SYSTEM = (
+    "You summarize conversations between a user and an AI assistant so that the work can continue "
+    "from the summary alone. Do not continue the conversation and do not answer questions in it: "
+    "output only the structured summary."
+)
+
+RULES = (
+    "Keep each section short. Preserve exact file paths, function names, commands and error messages. "
+    "Output only the summary in the format above."
+)
+
+_MARK = re.compile(r"^(?:[-*]|\d+\.)\s*(?:\[[ x]\]\s*)?")  # "- ", "1. ", "- [x] " before a list item
+_MAX_MESSAGE_CHARS = 4000  # per transcript message: a huge tool result must not crowd out the rest
+
+
+# -- transcript ------------------------------------------------------------------------------------
+
+
+def _part_text(content) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(p.get("text", "") if p.get("type") == "text" else "[image]" for p in content)
+    return ""
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f"\n[... {len(text) - limit} more characters]"
+
+
+def transcript(messages: list[dict]) -> str:
+    """LLM messages as a plain-text transcript, so the model reads them rather than continues them."""
+    lines = []
+    for m in messages:
+        text = _clip(_part_text(m.get("content")), _MAX_MESSAGE_CHARS)
+        role = m.get("role")
+        if role == "assistant":
+            if text:
+                lines.append(f"[Assistant]: {text}")
+            for call in m.get("tool_calls") or ():
+                fn = call.get("function", {})
+                lines.append(f"[Assistant tool call]: {fn.get('name')}({fn.get('arguments', '')})")
+        elif role == "tool":
+            lines.append(f"[Tool result]: {text}")
+        elif role == "system":
+            lines.append(f"[System]: {text}")
+        else:
+            lines.append(f"[User]: {text}")
+    return "\n\n".join(lines)
+
+
+def _messages_of(plan: CompactionPlan, entries: list[Entry]) -> list[dict]:
+    ids = {e.id for e in entries}
+    return [m for m, s in zip(plan.context.messages, plan.context.sources) if s.id in ids]
+
+
+def _llm_messages(prompt: str) -> list[dict]:
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}]
+
+
+def _focus(instructions: str | None) -> str:
+    text = (instructions or "").strip()
+    return f"\n\nAdditional focus from the user: {text}" if text else ""
+
+
+def _ask(config: ModelConfig, prompt: str) -> str:
+    text = complete(config, _llm_messages(prompt)).text.strip()
+    if not text:
+        raise ModelError("server", f"The model {config.model} returned an empty summary. Try again.")
+    return text
+
+
+# -- model summaries -------------------------------------------------------------------------------
+
+
+def compaction_prompt(plan: CompactionPlan, instructions: str | None = None) -> str:
+    """The one prompt a model gets for a compaction: transcript, previous summary, split turn."""
+    _check(plan)
+    parts = [f"<conversation>\n{transcript(_messages_of(plan, plan.summarize))}\n</conversation>"]
+    if plan.turn_prefix:
+        parts.append(
+            "<turn-prefix>\n" + transcript(_messages_of(plan, plan.turn_prefix)) + "\n</turn-prefix>\n"
+            "The turn-prefix above is the EARLY PART of a turn too long to keep whole; its later part is kept "
+            "verbatim after the summary. Cover the turn's original request and early progress so the kept part "
+            "makes sense (under In Progress)."
+        )
+    previous = plan.previous_summary
+    if previous:
+        parts.append(
+            f"<previous-summary>\n{with_file_lists(previous, [], [])}\n</previous-summary>\n"
+            "The conversation above is NEW since the previous summary. UPDATE the previous summary: keep "
+            "everything in it that still holds, add the new progress, decisions and context, move finished "
+            "items from In Progress to Done. Do not drop the previous goal or constraints."
+        )
+    else:
+        parts.append("Summarize the conversation above as a checkpoint another assistant will continue from.")
+    parts.append(f"Use this EXACT format:\n\n{SECTIONS}\n\n{RULES}{_focus(instructions)}")
+    return "\n\n".join(parts)
+
+
+def branch_prompt(plan: BranchSummaryPlan, instructions: str | None = None) -> str:
+    return (
+        f"<conversation>\n{transcript(plan.messages())}\n</conversation>\n\n"
+        "The conversation above is a BRANCH the user is leaving to continue elsewhere. Summarize what was "
+        "tried, learned and done on it, so that none of it is lost when the conversation goes on without it."
+        f"\n\nUse this EXACT format:\n\n{SECTIONS}\n\n{RULES}{_focus(instructions)}"
+    )
+
+
+def model_compaction_summary(config: ModelConfig, plan: CompactionPlan, instructions: str | None = None) -> str:
+    return _ask(config, compaction_prompt(plan, instructions))
+
+
+def model_branch_summary(config: ModelConfig, plan: BranchSummaryPlan, instructions: str | None = None) -> str:
+    _check_branch(plan)
+    return _ask(config, branch_prompt(plan, instructions))
+
+
+# -- extractive summaries --------------------------------------------------------------------------
+
+
+def _short(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _texts(entries: list[Entry], role: str) -> list[str]:
+    """The non-empty texts of the `role` messages among `entries`."""
+    texts = (content_text(e.message.get("content")).strip() for e in entries if e.type == MESSAGE and e.role == role)
+    return [t for t in texts if t]
+
+
+def _section(summary: str, title: str) -> str | None:
+    match = re.search(rf"^#+ {re.escape(title)}[ \t]*\n(.*?)(?=^#+ |\Z)", summary, re.S | re.M)
+    return match.group(1).strip() if match else None
+
+
+def _bullets(summary: str | None, title: str) -> list[str]:
+    body = _section(summary, title) if summary else None
+    items = [_MARK.sub("", line.strip()) for line in (body or "").splitlines()]
+    return [i for i in items if i and not i.startswith("(none")]
+
+
+def _list(items: list[str], mark: str = "-", empty: str = "(none)") -> str:
+    return "\n".join(f"{mark} {i}" for i in items) if items else f"- {empty}"
+
+
+def _unique(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def _extractive(
+    goal: str,
+    constraints: list[str],
+    done: list[str],
+    in_progress: list[str],
+    next_steps: list[str],
+    critical: list[str],
+) -> str:
+    return "\n".join([
+        "## Goal", goal, "",
+        "## Constraints & Preferences", _list(constraints[-8:], empty="(none stated)"), "",
+        "## Progress", "### Done", _list(done[-6:], "- [x]"), "",
+        "### In Progress", _list(in_progress, "- [ ]"), "",
+        "### Blocked", "- (none recorded)", "",
+        "## Key Decisions", "- (not extracted: see Progress)", "",
+        "## Next Steps", _list(next_steps, "1."), "",
+        "## Critical Context", _list(critical),
+    ])
+
+
+def _context_notes(entries: list[Entry], read: list[str], modified: list[str]) -> list[str]:
+    """Files touched, and the branch summaries the conversation came back with."""
+    out = [
+        "Earlier branch: " + _short(with_file_lists(str(e.get("summary") or ""), [], []), 300)
+        for e in entries
+        if e.type == BRANCH_SUMMARY and str(e.get("summary") or "").strip()
+    ]
+    if modified:
+        out.append("Files modified: " + ", ".join(modified))
+    if read:
+        out.append("Files read: " + ", ".join(read))
+    return out
+
+
+def _pending(entries: list[Entry]) -> list[str]:
+    """The last user request when nothing answered it: the obvious next step."""
+    for e in reversed(entries):
+        if e.type == MESSAGE and e.role == "user":
+            text = content_text(e.message.get("content")).strip()
+            return [f"Answer: {_short(text, 200)}"] if text else []
+        if e.type == MESSAGE and e.role == "assistant":
+            return []
+    return []
+
+
+def extractive_compaction_summary(plan: CompactionPlan) -> str:
+    """Goal = the first user message (or the previous summary's goal), constraints = later user
+    messages, done = the last answers, all quoted short; earlier bullets are carried over."""
+    _check(plan)
+    previous = with_file_lists(plan.previous_summary, [], []) if plan.previous_summary else None
+    users = _texts(plan.summarize, "user")
+    request = _texts(plan.turn_prefix, "user")  # a split turn's request: under way, kept in part
+    goal = _section(previous, "Goal") if previous else None
+    if not goal and (users or request):
+        goal = _short((users or request)[0], 500)
+        users = users[1:]
+    notes = _context_notes(plan.entries_to_summarize(), plan.read_files, plan.modified_files)
+    carried = [c for c in _bullets(previous, "Critical Context") if not c.startswith(("Files read:", "Files modified:"))]
+    critical = _unique(carried + notes)
+    if previous and _section(previous, "Goal") is None:  # free-form: keep it whole rather than lose it
+        critical.append("Earlier summary: " + _short(previous, 1000))
+    constraints = _unique(_bullets(previous, "Constraints & Preferences") + [_short(u, 200) for u in users])
+    done = _unique(_bullets(previous, "Done") + [_short(a, 300) for a in _texts(plan.summarize, "assistant")[-3:]])
+    in_progress = [f"{_short(request[0], 300)} (this turn continues in the kept messages)"] if request else []
+    next_steps = [] if request else _pending(plan.summarize)
+    return _extractive(
+        goal or "(no user message in the summarized part)", constraints, done, in_progress,
+        next_steps or ["Continue from the messages kept after this summary."], critical,
+    )
+
+
+def extractive_branch_summary(plan: BranchSummaryPlan) -> str:
+    """The same sections as a model would fill, quoted from the branch being left."""
+    _check_branch(plan)
+    users = _texts(plan.entries, "user")
+    goal = _short(users[0], 500) if users else "(no user message on this branch: it answered the one before it)"
+    constraints = [_short(u, 200) for u in users[1:]]
+    done = [_short(a, 300) for a in _texts(plan.entries, "assistant")[-3:]]
+    next_steps = _pending(plan.entries) or ["(this branch was left; nothing pending on it)"]
+    critical = _context_notes(plan.entries, plan.read_files, plan.modified_files)
+    return _extractive(goal, constraints, done, [], next_steps, critical)
+
+
+def _check(plan: CompactionPlan) -> None:
+    if not plan.can_compact:
+        raise InvalidWrite(plan.reason)
+
+
+def _check_branch(plan: BranchSummaryPlan) -> None:
+    if not plan.entries:
+        raise InvalidWrite("nothing to summarize: the branch being left has no entries of its own")
+
+
+# -- choosing --------------------------------------------------------------------------------------
+
+
+def _details(config: ModelConfig | None) -> dict:
+    if config is not None and config.configured:
+        return {"summarizer": "model", "model": config.model}
+    return {"summarizer": "extractive", "model": None}
+
+
+def summarize_compaction(
+    config: ModelConfig | None, plan: CompactionPlan, instructions: str | None = None
+) -> tuple[str, dict]:
+    """(summary, details): the model when one is configured, else extractive (which ignores
+    `instructions`). A model failure is raised, never silently replaced by an extract."""
+    details = _details(config)
+    if details["summarizer"] == "model":
+        return model_compaction_summary(config, plan, instructions), details
+    return extractive_compaction_summary(plan), details
+
+
+def summarize_branch(
+    config: ModelConfig | None, plan: BranchSummaryPlan, instructions: str | None = None
+) -> tuple[str, dict]:
+    details = _details(config)
+    if details["summarizer"] == "model":
+        return model_branch_summary(config, plan, instructions), details
+    return extractive_branch_summary(plan), details
+
+
+def fork_with_summary(
+    session: Session,
+    target_id: str,
+    position: str = "at",
+    config: ModelConfig | None = None,
+    instructions: str | None = None,
+) -> ForkResult:
+    """SPEC §4 fork that writes a branch_summary of the branch being left instead of a leaf entry.
+
+    The summary is made before anything is written, so a failed model call leaves the session as
+    it was. The summary entry, a child of the new leaf, becomes the active leaf.
+    """
+    if position not in ("at", "before"):
+        raise InvalidWrite(f"position must be 'at' or 'before', not {position!r}")
+    tree = session.tree
+    target = tree.entry(target_id)
+    new_leaf = target_id if position == "at" else tree.parent[target_id]
+    plan = plan_branch_summary(tree, tree.active_leaf, new_leaf)
+    summary, details = summarize_branch(config, plan, instructions)
+    entry = write_branch_summary(session, plan, summary, details)
+    edit = content_text(target.message.get("content")) if position == "before" and target.role == "user" else None
+    return ForkResult(entry["id"], entry, edit)
