@@ -14,6 +14,7 @@ from webapp.core.compaction import (
 from webapp.core.context import build_context
 from webapp.core.errors import InvalidWrite
 from webapp.core.reader import parse_bytes
+from webapp.core.session import Session
 from webapp.core.tokens import IMAGE_TOKENS, context_tokens, estimate_message_tokens, usage_tokens
 from webapp.core.tree import SessionTree
 
@@ -307,3 +308,18 @@ def test_branch_summary_from_an_empty_conversation_is_refused(make_session):
     s = make_session(tool_session().data())
     with pytest.raises(InvalidWrite):
         write_branch_summary(s, plan_branch_summary(s.tree, None, "e1"), "x")
+
+
+def test_a_plan_for_the_active_branch_is_refused_once_the_branch_moved_on(tmp_path):
+    """Writing it would silently fork the session away from what was appended meanwhile."""
+    s = Session.in_memory(b'{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}\n')
+    for i in range(6):
+        s.append({"type": "message", "message": {"role": "user", "content": f"question {i} " + "x" * 400}})
+        s.append({"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": "y" * 400}]}})
+    plan = plan_compaction(s.tree, s.tree.active_leaf, keep_recent_tokens=200)
+    assert plan.can_compact
+    s.append({"type": "message", "message": {"role": "user", "content": "one more"}})
+    before = bytes(s.storage.data)
+    with pytest.raises(InvalidWrite, match="moved on"):
+        write_compaction(s, plan, "summary")
+    assert bytes(s.storage.data) == before

@@ -91,6 +91,8 @@ class CompactionPlan:
     read_files: list[str] = field(default_factory=list)
     modified_files: list[str] = field(default_factory=list)
     reason: str | None = None  # why there is nothing to compact
+    active_leaf: str | None = None  # the session's active leaf when the plan was made
+    at_active_leaf: bool = False  # planned for the active branch (not an explicit other leaf)
 
     @property
     def split_turn(self) -> bool:
@@ -155,7 +157,8 @@ def plan_compaction(
     """Where to cut the context at `leaf_id` and what the summary must then cover (SPEC §6)."""
     ctx = build_context(tree, leaf_id)
     plan = CompactionPlan(
-        leaf_id, ctx, context_tokens(ctx).context, context_window, reserve_tokens, keep_recent_tokens
+        leaf_id, ctx, context_tokens(ctx).context, context_window, reserve_tokens, keep_recent_tokens,
+        active_leaf=tree.active_leaf, at_active_leaf=leaf_id == tree.conversation_leaf(tree.active_leaf),
     )
     # The entries the current context is made of, oldest first, each with its estimated size.
     entries: list[Entry] = []
@@ -242,6 +245,8 @@ def write_compaction(
     text = with_file_lists(summary, plan.read_files, plan.modified_files)
 
     def check(tree: SessionTree, parent_id: str | None) -> None:
+        if plan.at_active_leaf and tree.active_leaf != plan.active_leaf:
+            raise InvalidWrite("the session moved on since the compaction was planned: plan it again")
         check_first_kept(tree, parent_id, plan.first_kept_entry_id)
 
     fields = {
