@@ -147,6 +147,9 @@ def test_a_stale_compaction_is_refused_and_writes_nothing(client, app, root):
     assert "event: error" in r.get_data(as_text=True) and "changed since the preview" in r.get_data(as_text=True)
     r = post(client, app, f"/s/{RICH}/-/compact", {"keep_recent_tokens": "300", "summary": " "})
     assert r.status_code == 409
+    r = post(client, app, f"/s/{RICH}/-/compact", {"keep_recent_tokens": "300", "summary": "x",
+                                                     "active_leaf": EDITED_ORIGINAL})  # the branch moved on since
+    assert r.status_code == 409
     assert (root / RICH).read_bytes() == before
 
 

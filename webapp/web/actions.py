@@ -290,7 +290,8 @@ def compact(rel: str):
     plan = _compaction_plan(session, leaf)
     expected = request.form.get("first_kept", "")
     try:
-        if expected and expected != plan.first_kept_entry_id:
+        moved = request.form.get("active_leaf") not in (None, session.tree.active_leaf)
+        if moved or (expected and expected != plan.first_kept_entry_id):
             raise InvalidWrite("the session changed since the preview: open the compaction preview again")
         details = {"summarizer": request.form.get("summarizer", "edited"), "model": request.form.get("summary_model") or None}
         entry = write_compaction(session, plan, request.form.get("summary", ""), details)
