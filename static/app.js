@@ -73,8 +73,14 @@
     const box = $("#graph").getBoundingClientRect();
     const w = box.width * 1.1; // about one svg unit per pixel: labels at their natural size
     const h = w * box.height / box.width;
-    view = [cx - w / 2, cy - h / 2, w, h];
+    view = [clamp(cx - w / 2, full[0], full[2], w), clamp(cy - h / 2, full[1], full[3], h), w, h];
     apply();
+  }
+
+  // Keep a view inside the drawing where the drawing is larger, so no half screen stays empty.
+  function clamp(start, fullStart, fullSize, size) {
+    if (fullSize <= size) return fullStart + (fullSize - size) / 2;
+    return Math.min(Math.max(start, fullStart), fullStart + fullSize - size);
   }
 
   function svgPoint(evt) {
