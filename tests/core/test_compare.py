@@ -1,0 +1,226 @@
+"""Branch comparison (webapp.core.compare) on hand-built trees: where branches part, how their
+turns line up, and the figures each branch gets."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from tests.conftest import Builder
+from webapp.core.compaction import plan_compaction, write_compaction
+from webapp.core.compare import (
+    common_prefix,
+    compare,
+    figures,
+    split_turns,
+    word_diff,
+    words,
+)
+from webapp.core.errors import UnknownEntry
+from webapp.core.session import Session
+
+HEADER = orjson.dumps(
+    {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/p"}
+) + b"\n"
+
+
+def user(text):
+    return {"type": "message", "message": {"role": "user", "content": text}}
+
+
+def assistant(text="", calls=(), cost=0.0, model="m1", tokens=None):
+    content = ([{"type": "text", "text": text}] if text else []) + [
+        {"type": "toolCall", "id": cid, "name": name, "arguments": {"path": path}} for cid, name, path in calls
+    ]
+    msg = {"role": "assistant", "content": content, "provider": "p", "model": model, "stopReason": "stop",
+           "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": tokens or 0,
+                     "cost": {"total": cost}}}
+    return {"type": "message", "message": msg}
+
+
+def result(call_id, name, error=False):
+    return {"type": "message", "message": {"role": "toolResult", "toolCallId": call_id, "toolName": name,
+                                           "content": [{"type": "text", "text": "out"}], "isError": error}}
+
+
+class Tree:
+    """A session in memory; `add(fields, after)` appends with an explicit parent, returns the id."""
+
+    def __init__(self):
+        self.session = Session.in_memory(HEADER)
+
+    def add(self, fields, after):
+        return self.session.append(fields, parent=after)["id"]
+
+    def chain(self, after, *fields):
+        ids = []
+        for f in fields:
+            after = self.add(f, after)
+            ids.append(after)
+        return ids
+
+    @property
+    def tree(self):
+        return self.session.tree
+
+
+@pytest.fixture
+def fork3():
+    """A shared first turn, then three branches of 1, 2 and 3 turns after an assistant answer."""
+    t = Tree()
+    root_user, answer = t.chain(None, user("Fix the bug"), assistant("Found it"))
+    a = t.chain(answer, user("Now add tests"), assistant("Added", [("c1", "write", "t.py")], cost=0.5))
+    b = t.chain(answer, user("Now add docs"), assistant("Docs", cost=0.25), user("And a changelog"), assistant("Done"))
+    c = t.chain(answer, user("Now add tests please"), assistant("Added"), user("More"), assistant("x"),
+                user("Even more"), assistant("y"))
+    return t, answer, a[-1], b[-1], c[-1]
+
+
+def test_common_ancestor_of_three_branches_of_different_lengths(fork3):
+    t, answer, a, b, c = fork3
+    assert [e.id for e in common_prefix(t.tree, [a, b, c])] == [t.tree.parent[answer], answer]
+    assert common_prefix(t.tree, [c, a])[-1].id == answer
+    assert compare(t.tree, [a, b, c]).ancestor == answer
+
+
+def test_branches_from_different_roots_share_nothing():
+    t = Tree()
+    (a,) = t.chain(None, user("one"))
+    (b,) = t.chain(None, user("two"))
+    cmp = compare(t.tree, [a, b])
+    assert cmp.shared == [] and cmp.ancestor is None
+    assert cmp.divergence == 0
+    assert [[c.user_text for c in row.cells] for row in cmp.rows] == [["one", "two"]]
+
+
+def test_divergence_at_the_root_message():
+    """Two answers to the same first message: the root is shared, the turn continues differently."""
+    t = Tree()
+    root = t.add(user("Plan it"), None)
+    (a,) = t.chain(root, assistant("Plan A"))
+    (b,) = t.chain(root, assistant("Plan B"))
+    cmp = compare(t.tree, [a, b])
+    assert cmp.ancestor == root
+    (row,) = cmp.rows
+    assert row.continued and row.number == 1 and row.differs
+    assert [c.answer.id for c in row.cells] == [a, b]
+
+
+def test_turns_align_by_number_and_short_branches_leave_gaps(fork3):
+    t, answer, a, b, c = fork3
+    cmp = compare(t.tree, [a, b, c])
+    assert len(cmp.shared) == 2 and [turn.number for turn in cmp.shared_turns] == [1]
+    assert [row.number for row in cmp.rows] == [2, 3, 4]
+    texts = [[cell.user_text if cell else None for cell in row.cells] for row in cmp.rows]
+    assert texts == [
+        ["Now add tests", "Now add docs", "Now add tests please"],
+        [None, "And a changelog", "More"],
+        [None, None, "Even more"],
+    ]
+    assert cmp.divergence == 0
+
+
+def test_instruction_diffs_are_against_the_first_instruction_of_the_row(fork3):
+    t, answer, a, b, c = fork3
+    row = compare(t.tree, [a, b, c]).rows[0]
+    assert row.user_diffs[0] is None  # the reference itself
+    assert ("insert", "docs") in row.user_diffs[1] and ("delete", "tests") in row.user_diffs[1]
+    assert row.user_diffs[2] == [("equal", "Now add tests"), ("insert", " please")]
+
+
+def test_one_branch_a_prefix_of_another(fork3):
+    t, answer, a, b, c = fork3
+    cmp = compare(t.tree, [answer, c])
+    assert cmp.ancestor == answer
+    assert cmp.branches[0].turns == []
+    assert all(row.cells[0] is None and row.differs for row in cmp.rows)
+    assert len(cmp.rows) == 3 and cmp.divergence == 0
+
+
+def test_a_replayed_turn_is_not_a_divergence():
+    """Same instruction and answer typed again on a fork: the branches part where content differs."""
+    t = Tree()
+    root = t.add(user("Start"), None)
+    a = t.chain(root, user("Same"), assistant("Same answer"), user("Go left"))
+    b = t.chain(root, user("Same"), assistant("Same answer"), user("Go right"))
+    cmp = compare(t.tree, [a[-1], b[-1]])
+    assert [row.differs for row in cmp.rows] == [False, True]
+    assert cmp.divergence == 1
+
+
+def test_figures_count_turns_messages_tools_errors_cost_files_labels_models():
+    t = Tree()
+    first = t.add(user("Read and fix"), None)
+    call = t.add(assistant("", [("c1", "read", "a.py"), ("c2", "read", "b.py")], cost=0.1), first)
+    r1 = t.add(result("c1", "read"), call)
+    r2 = t.add(result("c2", "read", error=True), r1)
+    edit = t.add(assistant("", [("c3", "edit", "a.py")], cost=0.2, model="m2"), r2)
+    r3 = t.add(result("c3", "edit"), edit)
+    tip = t.add(assistant("Fixed", cost=0.3), r3)
+    t.session.set_label(call, "reading")
+    f = figures(t.tree, tip)
+    assert (f.turns, f.assistant_messages, f.tool_errors) == (1, 3, 1)
+    assert f.tool_calls == {"edit": 1, "read": 2}
+    assert f.cost == pytest.approx(0.6)
+    assert f.files_read == ["b.py"] and f.files_modified == ["a.py"]
+    assert f.labels == [(call, "reading")]
+    assert f.models == ["m1", "m2"]
+    assert f.compactions == []
+
+
+def test_wall_time_runs_from_the_first_to_the_last_timestamp():
+    b = Builder()
+    b.user("q", ts="2026-01-01T10:00:00.000Z")
+    b.assistant("a", ts="2026-01-01T10:02:30.500Z")
+    tip = b.user("again", ts="2026-01-01T10:05:00Z")
+    session = Session.in_memory(b.data())
+    assert figures(session.tree, tip).wall_seconds == 300.0
+
+
+def test_a_compaction_on_one_side_shows_in_its_figures_only():
+    t = Tree()
+    root = t.add(user("x" * 4000), None)
+    shared = t.add(assistant("y" * 4000, tokens=2500), root)
+    plain = t.chain(shared, user("Plain side"), assistant("ok", tokens=2600))[-1]
+    side = t.chain(shared, user("Compacted side"), assistant("z" * 400, tokens=2700))[-1]
+    plan = plan_compaction(t.tree, side, keep_recent_tokens=50)
+    comp = write_compaction(t.session, plan, "Summary of the work", {"readFiles": ["notes.md"]})
+    tip = t.add(user("After the compaction"), comp["id"])
+    cmp = compare(t.tree, [plain, tip])
+    left, right = (b.figures for b in cmp.branches)
+    assert left.compactions == [] and right.compactions == [comp["id"]]
+    assert right.files_read == ["notes.md"] and left.files_read == []
+    assert left.context_tokens == 2600
+    assert right.context_tokens < 2600  # the summary replaced the long start of the context
+    assert [row.number for row in cmp.rows] == [2, 3]
+    assert [e.id for e in cmp.rows[0].cells[1].notable] == [comp["id"]]
+
+
+def test_unknown_id_is_refused(fork3):
+    t, answer, a, b, c = fork3
+    with pytest.raises(UnknownEntry):
+        compare(t.tree, [a, "nope"])
+
+
+def test_split_turns_keeps_what_precedes_the_first_user_message():
+    t = Tree()
+    ids = t.chain(None, {"type": "model_change", "provider": "p", "modelId": "m"}, user("hi"), assistant("yo"))
+    turns = split_turns(t.tree.path(ids[-1]))
+    assert [(turn.number, turn.continued, len(turn.entries)) for turn in turns] == [(0, True, 1), (1, False, 2)]
+
+
+def test_word_diff_rebuilds_both_texts():
+    a, b = "Keep it minimal: one line.", "Keep it small: one or two lines."
+    ops = word_diff(a, b)
+    assert "".join(t for op, t in ops if op != "insert") == a
+    assert "".join(t for op, t in ops if op != "delete") == b
+    assert ("delete", "minimal") in ops and ("insert", "small") in ops
+    assert "".join(words(a)) == a
+
+
+def test_existing_branch_summary_is_found_by_its_from_id(fork3):
+    t, answer, a, b, c = fork3
+    summary = t.add({"type": "branch_summary", "fromId": a, "summary": "Tests were added"}, answer)
+    cmp = compare(t.tree, [a, b])
+    assert cmp.branches[0].summary.id == summary
+    assert cmp.branches[1].summary is None

@@ -1,0 +1,146 @@
+"""The comparison routes through the real app: the page, deep links, the summary POST and the
+self-contained export."""
+
+from __future__ import annotations
+
+import re
+from html import unescape
+
+import pytest
+
+from webapp.core.session import Session, create_session
+from webapp.web.app import create_app
+
+XSS = '<script>alert("x")</script> in a note'
+
+
+def user(text):
+    return {"type": "message", "message": {"role": "user", "content": [{"type": "text", "text": text}]}}
+
+
+def assistant(text, calls=()):
+    content = [{"type": "text", "text": text}] + [
+        {"type": "toolCall", "id": f"c{i}", "name": name, "arguments": {"path": path}}
+        for i, (name, path) in enumerate(calls)
+    ]
+    return {"type": "message", "message": {"role": "assistant", "content": content, "provider": "p", "model": "m1",
+                                           "stopReason": "stop"}}
+
+
+@pytest.fixture
+def demo(tmp_path):
+    """A session whose first answer is followed by three forks, one with an XSS instruction."""
+    root = tmp_path / "sessions"
+    path = create_session(root, "/home/ana/proj")
+    s = Session.open(path)
+    s.append(user("Fix the failing test"))
+    shared = s.append(assistant("Found the cause."))["id"]
+    s.append(user("Keep it minimal: one line"), parent=shared)
+    a = s.append(assistant("Changed one line.", [("edit", "totals.py")]))["id"]
+    s.append(user("Rewrite it properly"), parent=shared)
+    b = s.append(assistant("Rewrote the module.", [("write", "totals.py")]))["id"]
+    s.append(user(XSS), parent=shared)
+    c = s.append(assistant("Shown as text."))["id"]
+    app = create_app(root)
+    return {"client": app.test_client(), "app": app, "path": path, "url": "/s/" + path.relative_to(root).as_posix(),
+            "shared": shared, "a": a, "b": b, "c": c}
+
+
+def test_compare_page_shows_a_column_per_branch_and_marks_the_divergence(demo):
+    r = demo["client"].get(f"{demo['url']}/compare?ids={demo['a']},{demo['b']}")
+    assert r.status_code == 200
+    html = r.get_data(as_text=True)
+    assert html.count('class="cmp-branch-head"') == 2
+    assert html.count("first divergence") == 1
+    assert re.search(r'class="cmp-row cmp-turn divergence[^"]*"', html)
+    assert "shared: 2 entries, 1 turn" in html
+    # the differing instructions as a word diff against the first column
+    assert "<del>Keep</del><ins>Rewrite</ins> it <del>minimal: one line</del><ins>properly</ins>" in html
+
+
+def test_the_branch_form_redirects_to_the_deep_link(demo):
+    r = demo["client"].get(f"{demo['url']}/compare?id={demo['a']}&id={demo['b']}&id={demo['c']}")
+    assert r.status_code == 302
+    assert r.headers["Location"].endswith(f"/compare?ids={demo['a']},{demo['b']},{demo['c']}")
+
+
+def test_three_branches_and_escaped_content(demo):
+    html = demo["client"].get(f"{demo['url']}/compare?ids={demo['a']},{demo['b']},{demo['c']}").get_data(as_text=True)
+    assert html.count('class="cmp-branch-head"') == 3
+    assert XSS not in html and "&lt;script&gt;" in html
+
+
+def test_unknown_ids_are_404_and_a_single_branch_is_400(demo):
+    client, url = demo["client"], demo["url"]
+    assert client.get(f"{url}/compare?ids={demo['a']},nope").status_code == 404
+    assert client.get(f"{url}/compare/export?ids=nope,{demo['a']}").status_code == 404
+    assert client.get(f"{url}/compare?ids={demo['a']}").status_code == 400
+    assert client.get("/s/--nope--/x.jsonl/compare?ids=a,b").status_code == 404
+
+
+def test_branch_list_offers_checkboxes_that_submit_to_compare(demo):
+    html = demo["client"].get(f"{demo['url']}?tab=branches").get_data(as_text=True)
+    form = re.search(r'<form class="compare-form" method="get" action="([^"]+)">(.*?)</form>', html, re.S)
+    assert form and unescape(form[1]) == f"{demo['url']}/compare"
+    assert sorted(re.findall(r'type="checkbox" name="id" value="([^"]+)"', form[2])) == sorted(
+        [demo["a"], demo["b"], demo["c"]]
+    )
+    assert "Compare selected" in form[2]
+
+
+def test_a_turn_expands_to_its_full_content(demo):
+    client = demo["client"]
+    page = client.get(f"{demo['url']}/compare?ids={demo['a']},{demo['b']}").get_data(as_text=True)
+    turn_url = unescape(re.search(r'hx-get="([^"]*/compare/turn[^"]*)"', page)[1])
+    html = client.get(turn_url, headers={"HX-Request": "true"}).get_data(as_text=True)
+    assert "Keep it minimal: one line" in html and "Changed one line." in html and "totals.py" in html
+    assert client.get(turn_url.replace("start=", "start=zz"), headers={"HX-Request": "true"}).status_code == 404
+
+
+def _summarize(demo, tip, ids=None, **headers):
+    ids = ids or f"{demo['a']},{demo['b']}"
+    token = demo["app"].config["CSRF_TOKEN"]
+    return demo["client"].post(f"{demo['url']}/compare/summarize?ids={ids}",
+                               data={"tip": tip, "csrf_token": token}, headers=headers)
+
+
+def test_summarize_shows_an_extractive_summary_and_writes_nothing(demo):
+    before = demo["path"].read_bytes()
+    r = _summarize(demo, demo["b"], Origin="http://localhost", **{"HX-Request": "true"})
+    assert r.status_code == 200
+    html = r.get_data(as_text=True)
+    assert "Rewrite it properly" in html and "Rewrote the module." in html and "totals.py" in html
+    assert "Fix the failing test" not in html  # the goal is the first instruction after the divergence
+    assert demo["path"].read_bytes() == before
+
+
+def test_summarize_without_javascript_answers_the_whole_page(demo):
+    html = _summarize(demo, demo["a"], Origin="http://localhost").get_data(as_text=True)
+    assert html.count('class="cmp-branch-head"') == 2
+    assert "Keep it minimal: one line" in html.split('class="cmp-row cmp-summaries"')[1].split("cmp-shared")[0]
+
+
+def test_a_branch_that_ends_at_the_common_ancestor_has_nothing_to_summarize(demo):
+    r = _summarize(demo, demo["shared"], ids=f"{demo['shared']},{demo['a']}", Origin="http://localhost",
+                   **{"HX-Request": "true"})
+    assert r.status_code == 200 and "nothing to summarize" in r.get_data(as_text=True)
+
+
+def test_summarize_refuses_other_origins_and_unknown_tips(demo):
+    assert _summarize(demo, demo["b"], Origin="http://evil.example").status_code == 403
+    assert _summarize(demo, demo["c"], Origin="http://localhost").status_code == 404  # not compared
+
+
+def test_export_is_one_self_contained_attachment(demo):
+    r = demo["client"].get(f"{demo['url']}/compare/export?ids={demo['a']},{demo['b']},{demo['c']}")
+    assert r.status_code == 200
+    assert re.fullmatch(r'attachment; filename="comparison-[\w-]+-3-branches\.html"', r.headers["Content-Disposition"])
+    html = r.get_data(as_text=True)
+    assert "<script" not in html.lower()
+    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", html, re.I)  # nothing fetched from a network
+    assert not re.search(r"url\(\s*['\"]?(https?:)?//|@import", html, re.I)
+    assert not re.search(r"<link\b", html, re.I)
+    assert "<style>" in html and ".cmp-grid" in html  # styles inline
+    assert html.count('class="cmp-branch-head"') == 3
+    assert "Changed one line." in html and "Rewrote the module." in html  # turns in full
+    assert 'href="/' not in html  # no links into the app, which is not there when the file is opened
