@@ -30,7 +30,9 @@ DeltaCallback = Callable[[str, str], None]  # (kind: "text" | "thinking", text)
 class ModelError(Exception):
     """A model call that failed; `kind` says how, the message says what to do about it."""
 
-    KINDS = frozenset({"no-model", "auth", "rate-limit", "timeout", "connection", "server", "bad-request", "stream"})
+    KINDS = frozenset(
+        {"no-model", "auth", "rate-limit", "timeout", "connection", "server", "bad-request", "stream"}
+    )
 
     def __init__(self, kind: str, message: str):
         assert kind in self.KINDS, kind
@@ -78,7 +80,7 @@ class Reply:
     provider: str | None
     model: str
     response_id: str | None
-    timestamp: int = field(default_factory=lambda: int(time.time() * 1000))  # ms, when it finished
+    timestamp: int = field(default_factory=lambda: _now_ms())  # when it finished
 
     def assistant_message(self) -> dict:
         """The pi-style assistant message, ready for a `{"type": "message", "message": ...}` entry."""
@@ -99,6 +101,10 @@ class Reply:
             "timestamp": self.timestamp,
             "responseId": self.response_id,
         }
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
 
 
 def _litellm():
@@ -329,7 +335,9 @@ def _model_error(exc: BaseException, config: ModelConfig) -> ModelError:
         if "Missing credentials" in str(exc) or "api_key client option" in str(exc):
             message = f"No API key for {config.model}. Set {key_var} or SESSION_TREE_API_KEY."
         else:
-            message = f"The model server refused the API key{code}: {detail}. Set {key_var} or SESSION_TREE_API_KEY."
+            message = (
+                f"The model server refused the API key{code}: {detail}. Set {key_var} or SESSION_TREE_API_KEY."
+            )
     elif kind == "rate-limit":
         message = f"The model server is rate-limiting requests{code}: {detail}. Wait a moment and try again."
     elif kind == "timeout":
@@ -371,7 +379,7 @@ def continue_branch(
         raise ModelError("no-model", NO_MODEL)
     if not text.strip():
         raise InvalidWrite("the message is empty")
-    message = {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": int(time.time() * 1000)}
+    message = {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": _now_ms()}
     user = session.append({"type": "message", "message": message}, parent=ACTIVE if leaf is None else leaf)
     context = build_context(session.tree, user["id"])
     reply = complete(config, context.llm_messages(), stream=True, on_delta=on_delta)

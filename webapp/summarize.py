@@ -19,7 +19,7 @@ from .core.compaction import (
     with_file_lists,
     write_branch_summary,
 )
-from .core.entries import BRANCH_SUMMARY, MESSAGE, Entry, content_text
+from .core.entries import BRANCH_SUMMARY, Entry, content_text
 from .core.errors import InvalidWrite
 from .core.session import ForkResult, Session
 from .llm import ModelConfig, ModelError, complete
@@ -61,6 +61,7 @@ RULES = (
 )
 
 _MARK = re.compile(r"^(?:[-*]|\d+\.)\s*(?:\[[ x]\]\s*)?")  # "- ", "1. ", "- [x] " before a list item
+_FILE_NOTES = ("Files read:", "Files modified:")  # recomputed on every compaction, never carried over
 _MAX_MESSAGE_CHARS = 4000  # per transcript message: a huge tool result must not crowd out the rest
 
 
@@ -177,7 +178,7 @@ def _short(text: str, limit: int) -> str:
 
 def _texts(entries: list[Entry], role: str) -> list[str]:
     """The non-empty texts of the `role` messages among `entries`."""
-    texts = (content_text(e.message.get("content")).strip() for e in entries if e.type == MESSAGE and e.role == role)
+    texts = (content_text(e.message.get("content")).strip() for e in entries if e.role == role)
     return [t for t in texts if t]
 
 
@@ -228,19 +229,19 @@ def _context_notes(entries: list[Entry], read: list[str], modified: list[str]) -
         if e.type == BRANCH_SUMMARY and str(e.get("summary") or "").strip()
     ]
     if modified:
-        out.append("Files modified: " + ", ".join(modified))
+        out.append(f"{_FILE_NOTES[1]} " + ", ".join(modified))
     if read:
-        out.append("Files read: " + ", ".join(read))
+        out.append(f"{_FILE_NOTES[0]} " + ", ".join(read))
     return out
 
 
 def _pending(entries: list[Entry]) -> list[str]:
     """The last user request when nothing answered it: the obvious next step."""
     for e in reversed(entries):
-        if e.type == MESSAGE and e.role == "user":
+        if e.role == "user":
             text = content_text(e.message.get("content")).strip()
             return [f"Answer: {_short(text, 200)}"] if text else []
-        if e.type == MESSAGE and e.role == "assistant":
+        if e.role == "assistant":
             return []
     return []
 
@@ -257,12 +258,13 @@ def extractive_compaction_summary(plan: CompactionPlan) -> str:
         goal = _short((users or request)[0], 500)
         users = users[1:]
     notes = _context_notes(plan.entries_to_summarize(), plan.read_files, plan.modified_files)
-    carried = [c for c in _bullets(previous, "Critical Context") if not c.startswith(("Files read:", "Files modified:"))]
+    carried = [c for c in _bullets(previous, "Critical Context") if not c.startswith(_FILE_NOTES)]
     critical = _unique(carried + notes)
     if previous and _section(previous, "Goal") is None:  # free-form: keep it whole rather than lose it
         critical.append("Earlier summary: " + _short(previous, 1000))
     constraints = _unique(_bullets(previous, "Constraints & Preferences") + [_short(u, 200) for u in users])
-    done = _unique(_bullets(previous, "Done") + [_short(a, 300) for a in _texts(plan.summarize, "assistant")[-3:]])
+    answers = _texts(plan.summarize, "assistant")[-3:]
+    done = _unique(_bullets(previous, "Done") + [_short(a, 300) for a in answers])
     in_progress = [f"{_short(request[0], 300)} (this turn continues in the kept messages)"] if request else []
     next_steps = [] if request else _pending(plan.summarize)
     return _extractive(
@@ -342,5 +344,7 @@ def fork_with_summary(
     plan = plan_branch_summary(tree, tree.active_leaf, new_leaf)
     summary, details = summarize_branch(config, plan, instructions)
     entry = write_branch_summary(session, plan, summary, details)
-    edit = content_text(target.message.get("content")) if position == "before" and target.role == "user" else None
+    edit = None
+    if position == "before" and target.role == "user":
+        edit = content_text(target.message.get("content"))
     return ForkResult(entry["id"], entry, edit)

@@ -127,40 +127,45 @@ def build_layout(
     # sees and what a summary replaced.
     keep.update(first_kept_id(e) for e in tree.entries if e.type == COMPACTION)
 
-    def foldable(entry_id: str) -> bool:
-        e = tree.by_id[entry_id]
-        return (
-            entry_id not in keep
-            and parent[entry_id] is not None
-            and len(children.get(entry_id, ())) == 1
-            and e.type not in (COMPACTION, BRANCH_SUMMARY)
-        )
+    foldable = {
+        entry_id
+        for entry_id, p in parent.items()
+        if fold
+        and entry_id not in keep
+        and p is not None
+        and len(children.get(entry_id, ())) == 1
+        and tree.by_id[entry_id].type not in (COMPACTION, BRANCH_SUMMARY)
+    }
 
     # A run is a maximal chain of foldable entries: it starts where the parent is not foldable.
     for e in tree.entries:
         if e.id not in parent:
             continue
-        if not (fold and foldable(e.id)):
+        if e.id not in foldable:
             layout.nodes.append(e)
             continue
-        p = parent[e.id]
-        if p is not None and foldable(p):
+        if parent[e.id] in foldable:
             continue  # inside the run that starts at an ancestor
         run = [e]
         nxt = children[e.id][0]
-        while foldable(nxt):
+        while nxt in foldable:
             run.append(tree.by_id[nxt])
             nxt = children[nxt][0]
         if len(run) >= MIN_SEGMENT and run[0].id not in expand:
             seg = Segment(run)
+            seg_id = seg.id
             layout.segments.append(seg)
             for x in run:
-                layout.member_of[x.id] = seg.id
+                layout.member_of[x.id] = seg_id
         else:
             layout.nodes.extend(run)
+    member_of = layout.member_of
     for child, p in parent.items():
         if p is None:
             continue
+        folded_in = member_of.get(child)
+        if folded_in is not None and folded_in == member_of.get(p):
+            continue  # both inside one segment: no edge (most entries of a big session)
         a, b = layout.dom_for(p), layout.dom_for(child)
         if a != b:
             layout.edges.append((a, b))
@@ -217,7 +222,7 @@ def _node_style(tree: SessionTree, e: Entry) -> tuple[str, dict[str, str]]:
         attrs.update(shape="box", style="dashed", color="#9ca3af")
         label = f"{e.type}"
     if e.id in tree.labels:
-        label = f"🏷 {_dot_text(tree.labels[e.id])}\n{label}"
+        label = f"◆ {_dot_text(tree.labels[e.id])}\n{label}"
         classes.append("labelled")
     if e.id in tree.orphans or e.id in tree.cycle_cuts:
         classes.append("problem")
