@@ -240,3 +240,11 @@ def test_graph_fragment_expands_a_folded_segment(root):
     expanded = unescape(r.get_data(as_text=True))
     assert f'id="{seg}"' not in expanded
     assert "step 15" in expanded
+
+
+def test_a_message_that_looks_like_a_dot_html_label_is_drawn_as_text(root):
+    rel = session_rel(root)
+    Session.open(root / rel).append(user("<b>hi</b>"))
+    r = create_app(root).test_client().get(f"/s/{rel}")
+    assert r.status_code == 200
+    assert "&lt;b&gt;hi&lt;/b&gt;" in r.get_data(as_text=True)

@@ -248,15 +248,16 @@ def to_dot(tree: SessionTree, layout: GraphLayout, node_url) -> graphviz.Digraph
             attrs["class"] += " active-leaf"
             attrs.update(penwidth="3", color="#16a34a")
             label += "\n● active leaf"
-        attrs["tooltip"] = _dot_text(f"{e.type} {e.id}")
-        g.node(dom_id(e.id), label=label, URL=node_url(e.id), target="_top", id=dom_id(e.id), **attrs)
+        attrs["tooltip"] = graphviz.nohtml(_dot_text(f"{e.type} {e.id}"))
+        # nohtml: a label such as "<b>hi</b>" is text to show, not one of dot's HTML labels.
+        g.node(dom_id(e.id), label=graphviz.nohtml(label), URL=node_url(e.id), target="_top", id=dom_id(e.id), **attrs)
     for seg in layout.segments:
         on_active = any(x.id in active for x in seg.entries)
         first = _dot_text(seg.first_user_line())
         label = f"⋯ {len(seg.entries)} entries ⋯" + (f"\n{first}" if first else "")
         g.node(
             seg.id,
-            label=label,
+            label=graphviz.nohtml(label),
             shape="box",
             style="rounded,dashed,filled",
             fillcolor="#ffffff",
