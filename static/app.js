@@ -136,7 +136,8 @@
 
   // -- overlays (context view) ---------------------------------------------------------------------
   const OVERLAY_CLASSES = ["ctx-in", "ctx-replaced", "ctx-path", "ctx-off", "cp-summarize", "cp-kept", "cp-cut", "cp-off"];
-  function applyOverlay() {
+  // `fromPanel`: the panel just changed, so its node becomes the selected one.
+  function applyOverlay(fromPanel) {
     const data = $("#overlay");
     const svg = svgEl();
     if (!data || !svg) return;
@@ -148,7 +149,8 @@
     });
     svg.classList.toggle("context-mode", !!o.context);
     svg.classList.toggle("compact-mode", !!o.compact);
-    if (o.selected) { markSelected(o.selected); setState("node", o.node || ""); }
+    if (o.selected) markSelected(o.selected);
+    if (fromPanel && o.node) setState("node", o.node);
     if (o.compact) {
       const summarize = new Set(o.compact.summarize), kept = new Set(o.compact.kept);
       svg.querySelectorAll("g.node").forEach((g) => {
@@ -280,7 +282,7 @@
     const target = evt.detail.target;
     if (target.id === "graph") { initSvg(); applyOverlay(); }
     if (target.id === "panel") {
-      applyOverlay();
+      applyOverlay(true);
       const o = $("#overlay");
       if (o) { const sel = JSON.parse(o.textContent).selected; if (sel) zoomTo(sel, true); }
     }
@@ -364,10 +366,11 @@
   }
 
   function refreshAll(node) {
-    if (node) setState("node", node);
-    redrawGraph(node ? { node } : {}).then(() => {
-      const tab = currentTab() === "compact" ? "context" : "node";
-      htmx.ajax("GET", panelUrl(tab, { node: state("node") }), { target: "#panel", swap: "innerHTML" });
+    node = node || state("node");
+    setState("node", node);
+    const tab = currentTab() === "compact" ? "context" : "node";
+    redrawGraph({ node }).then(() => {
+      htmx.ajax("GET", panelUrl(tab, { node }), { target: "#panel", swap: "innerHTML" });
     });
   }
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from tests.fake_llm import start_fake_llm
 from webapp.core.session import Session
 from webapp.core.storage import JsonlStorage, MemoryStorage
 
@@ -126,3 +127,11 @@ def kind(request) -> str:
 def make_session(kind, tmp_path):
     """`make_session(data)` → a Session over `data` in the storage of the current parameter."""
     return lambda data: open_session(kind, data, tmp_path)
+
+
+@pytest.fixture
+def llm_server():
+    """A local OpenAI-compatible model server on 127.0.0.1 (tests/fake_llm.py)."""
+    fake, stop = start_fake_llm()
+    yield fake
+    stop()

@@ -1,0 +1,121 @@
+"""Writing from the browser: fork and continue, edit and resend, compact, and a failing model.
+
+The model is the local OpenAI-compatible server of tests/fake_llm.py; nothing leaves 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.conftest import LiveServer
+from webapp.core.session import Session
+from webapp.llm import ModelConfig
+
+RICH = "019cadd3-8025-7970-85d9-5954058b4714"
+GOOD_APPROACH = "019cadd5-4547-793f-ae6d-00b2e72993a4"  # an assistant message inside the tree
+EDITED_ORIGINAL = "019cadd4-11fc-768e-9ae0-a30dfef64997"  # a user message
+
+
+@pytest.fixture
+def server(sessions_root, llm_server):
+    config = ModelConfig("openai/test-model", api_base=llm_server.api_base, api_key="dummy", timeout=3)
+    live = LiveServer(sessions_root, {"MODEL_CONFIG": config})
+    yield live
+    live.stop()
+
+
+def tree_of(server):
+    return Session.open(server.root / server.rel(RICH)[3:]).tree
+
+
+def test_fork_at_a_node_and_continue_with_the_model_reply(server, llm_server, page):
+    llm_server.behave("reply", pieces=["Forked", " and", " answered."])
+    page.goto(server.url + server.rel(RICH) + f"?node={GOOD_APPROACH}")
+    page.click("#node-panel button:has-text('Fork here')")
+    form = page.locator("#fork-form")
+    expect(form).to_contain_text("The active leaf moves to")
+    form.locator("textarea[name=message]").fill("Use integers of cents instead")
+    form.locator("button[type=submit]").click()
+    panel = page.locator("#node-panel")
+    expect(panel).to_contain_text("Forked and answered.", timeout=10000)
+    tree = tree_of(server)
+    reply = tree.by_id[tree.active_leaf]
+    user = tree.by_id[tree.parent[reply.id]]
+    assert reply.role == "assistant" and reply.message["model"] == "test-model"
+    assert user.message["content"][0]["text"] == "Use integers of cents instead"
+    assert tree.parent[user.id] == GOOD_APPROACH
+    expect(panel).to_have_attribute("data-entry", reply.id)
+    expect(page.locator(f'#graph g.node[id="e-{reply.id}"]')).to_have_class(re.compile("active-leaf"))
+    # What the model was sent is exactly the core's context for the new message.
+    sent = llm_server.requests[-1]["messages"]
+    assert sent[-1] == {"role": "user", "content": "Use integers of cents instead"}
+
+
+def test_edit_and_resend_makes_a_sibling(server, llm_server, page):
+    page.goto(server.url + server.rel(RICH) + f"?node={EDITED_ORIGINAL}")
+    page.click("#node-panel button:has-text('Edit and resend')")
+    box = page.locator("#fork-form textarea[name=message]")
+    original = tree_of(server).by_id[EDITED_ORIGINAL].message["content"][0]["text"]
+    expect(box).to_have_value(original)
+    box.fill("Please fix the rounding with Decimal, and add a test first.")
+    page.click("#fork-form button:has-text('Send as a new branch')")
+    expect(page.locator("#node-panel")).to_contain_text("Hello from the stream.", timeout=10000)
+    tree = tree_of(server)
+    siblings = tree.conversation_children(tree.parent[EDITED_ORIGINAL])
+    new = [tree.by_id[s] for s in siblings if s != EDITED_ORIGINAL]
+    assert any(e.role == "user" and "add a test first" in e.message["content"][0]["text"] for e in new)
+    assert EDITED_ORIGINAL in siblings  # the original branch stays
+
+
+def test_compact_with_an_edited_summary(server, llm_server, page):
+    page.goto(server.url + server.rel(RICH))
+    compactions_before = page.locator("#graph g.node.t-compaction").count()
+    page.click("#context-meter")
+    panel = page.locator("#compact-panel")
+    expect(panel).to_be_visible()
+    panel.locator("input[name=keep_recent_tokens]").fill("300")
+    panel.locator("button:has-text('Plan again')").click()
+    expect(page.locator("#compact-form")).to_be_visible()
+    assert page.locator("#graph g.node.cp-cut").count() == 1
+    assert page.locator("#graph g.node.cp-summarize").count() >= 1
+    page.click("#compact-form button:has-text('Generate the summary')")
+    summary = page.locator("#compact-form textarea[name=summary]")
+    expect(summary).to_have_value("Hello from the test model.")  # the model's summary, to edit
+    expect(page.locator("#compact-form .summary-editor")).to_contain_text("made by the model summarizer")
+    summary.fill("EDITED BY A PERSON: rounding is fixed, currency option done.")
+    page.click("#compact-form button:has-text('Commit the compaction')")
+    context = page.locator("#context-panel")
+    expect(context).to_be_visible(timeout=10000)
+    expect(context.locator(".cm").first).to_contain_text("EDITED BY A PERSON")
+    expect(page.locator("#graph g.node.t-compaction")).to_have_count(compactions_before + 1)
+    assert page.locator("#graph g.node.ctx-replaced").count() > 0
+    tree = tree_of(server)
+    entry = tree.by_id[tree.active_leaf]
+    assert entry.type == "compaction" and entry.get("summary").startswith("EDITED BY A PERSON")
+    # The model was given the previous compaction's summary to update, not to lose.
+    prompt = llm_server.requests[-1]["messages"][-1]["content"]
+    assert "Fix the rounding bug" in prompt  # the goal in the previous summary
+
+
+def test_a_model_error_is_shown_and_nothing_partial_is_written(server, llm_server, page):
+    llm_server.behave("401")
+    page.goto(server.url + server.rel(RICH))
+    before = tree_of(server)
+    page.click("#node-panel button:has-text('Continue here')")
+    page.fill("#fork-form textarea[name=message]", "Now add a changelog entry")
+    page.click("#fork-form button:has-text('Send')")
+    status = page.locator("#fork-form .form-status")
+    expect(status).to_contain_text("refused the API key", timeout=10000)
+    expect(status).to_have_class(re.compile("error"))
+    tree = tree_of(server)
+    assert len(tree.entries) == len(before.entries) + 1  # the user message, and nothing else
+    user = tree.by_id[tree.active_leaf]
+    assert user.role == "user" and not tree.children.get(user.id)
+    llm_server.behave("reply", pieces=["Changelog", " updated."])
+    page.click("#fork-form button.retry")
+    expect(page.locator("#node-panel")).to_contain_text("Changelog updated.", timeout=10000)
+    tree = tree_of(server)
+    assert tree.parent[tree.active_leaf] == user.id

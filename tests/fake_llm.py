@@ -1,0 +1,167 @@
+"""A local OpenAI-compatible server for tests: nothing that uses it touches the network.
+
+`FakeLLM` runs `http.server.ThreadingHTTPServer` on 127.0.0.1 in a thread. A test picks what it
+answers with `fake.behave(kind, **options)` and reads what it was sent in `fake.requests` (the
+parsed JSON bodies), so it can check the exact messages of a call.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+HANG_SECONDS = 3  # longer than the clients' timeout in the tests
+
+
+def _chunk(delta: dict, finish: str | None = None, usage: dict | None = None) -> dict:
+    choices = [] if usage else [{"index": 0, "delta": delta, "finish_reason": finish}]
+    out = {"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 1700000000,
+           "model": "test-model", "choices": choices}
+    if usage:
+        out["usage"] = usage
+    return out
+
+
+class FakeLLM:
+    """What the server answers and what it was asked."""
+
+    def __init__(self):
+        self.kind = "reply"
+        self.options: dict = {}
+        self.requests: list[dict] = []  # the JSON bodies
+        self.seen: list[tuple[str, str | None]] = []  # (path, Authorization header) of each request
+        self.port = 0
+        self.stopped = threading.Event()  # ends a hang when the test is over
+
+    @property
+    def api_base(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def behave(self, kind: str, **options) -> None:
+        self.kind, self.options = kind, options
+
+    @property
+    def usage(self) -> dict:
+        return self.options.get("usage", {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17})
+
+    def reply_body(self) -> dict:
+        text = self.options.get("text", "Hello from the test model.")
+        message: dict = {"role": "assistant", "content": text}
+        finish = "stop"
+        if self.kind == "tool":
+            message["content"] = self.options.get("text")
+            message["tool_calls"] = [{
+                "id": "call_1", "type": "function",
+                "function": {"name": "read", "arguments": json.dumps({"path": "src/app.py"})},
+            }]
+            finish = "tool_calls"
+        return {"id": "chatcmpl-test", "object": "chat.completion", "created": 1700000000,
+                "model": "test-model", "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                "usage": self.usage}
+
+    def stream_chunks(self) -> list[dict]:
+        pieces = self.options.get("pieces", ["Hello", " from", " the", " stream."])
+        chunks = [_chunk({"role": "assistant", "content": ""})]
+        chunks += [_chunk({"reasoning_content": t}) for t in self.options.get("thinking", ())]
+        chunks += [_chunk({"content": p}) for p in pieces]
+        finish = "stop"
+        if self.kind == "tool":
+            call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "read", "arguments": ""}}
+            chunks.append(_chunk({"tool_calls": [call]}))
+            for part in ('{"path": ', '"src/app.py"}'):
+                chunks.append(_chunk({"tool_calls": [{"index": 0, "function": {"arguments": part}}]}))
+            finish = "tool_calls"
+        chunks.append(_chunk({}, finish=finish))
+        chunks.append(_chunk({}, usage=self.usage))
+        return chunks
+
+
+ERRORS = {
+    "401": (401, "invalid_api_key", "Incorrect API key provided: dummy"),
+    "429": (429, "rate_limit_exceeded", "Rate limit reached for test-model"),
+    "500": (500, "server_error", "The server had an error while processing your request"),
+    "400": (400, "invalid_request_error", "messages: must not be empty"),
+    "404": (404, "model_not_found", "The model `test-model` does not exist"),
+}
+
+
+def _handler(fake: FakeLLM):
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):  # keep test output clean
+            pass
+
+        def do_POST(self):
+            if self.path not in ("/v1/chat/completions", "/chat/completions"):
+                return self._json(404, {"error": {"message": f"no route {self.path}"}})
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+            fake.requests.append(body)
+            fake.seen.append((self.path, self.headers.get("Authorization")))
+            if "on_request" in fake.options:
+                fake.options["on_request"](body)
+            kind = fake.kind
+            if kind in ERRORS:
+                status, code, message = ERRORS[kind]
+                return self._json(status, {"error": {"message": message, "type": code, "code": code}})
+            if kind == "hang":
+                fake.stopped.wait(HANG_SECONDS)
+                return self._json(200, fake.reply_body())
+            if body.get("stream"):
+                return self._stream(fake.stream_chunks(), broken=kind == "break")
+            return self._json(200, fake.reply_body())
+
+        def _json(self, status: int, obj: dict) -> None:
+            data = json.dumps(obj).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _stream(self, chunks: list[dict], broken: bool) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            if broken:
+                chunks = chunks[:3]
+            for c in chunks:
+                self._send_chunk(f"data: {json.dumps(c)}\n\n".encode())
+            if broken:  # cut the connection without the terminating chunk: a truncated body
+                self.wfile.flush()
+                self.close_connection = True
+                self.connection.shutdown(2)
+                return
+            self._send_chunk(b"data: [DONE]\n\n")
+            self.wfile.write(b"0\r\n\r\n")
+
+        def _send_chunk(self, data: bytes) -> None:
+            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            self.wfile.flush()
+
+    return Handler
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):  # a client that gave up is expected here
+        pass
+
+
+def start_fake_llm():
+    """Start a fake model server; returns (fake, stop)."""
+    fake = FakeLLM()
+    server = _Server(("127.0.0.1", 0), _handler(fake))
+    fake.port = server.server_address[1]
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+    thread.start()
+
+    def stop() -> None:
+        fake.stopped.set()
+        server.shutdown()
+        server.server_close()
+
+    return fake, stop
