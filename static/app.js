@@ -64,7 +64,9 @@
     if (!view) fit();
     // The node's box in the svg's own coordinates (dot translates its drawing group).
     const b = g.getBBox();
-    const m = svg.getScreenCTM().inverse().multiply(g.getScreenCTM());
+    const screen = svg.getScreenCTM(), own = g.getScreenCTM();
+    if (!screen || !own) return; // not laid out (yet): nothing to move to
+    const m = screen.inverse().multiply(own);
     const pt = svg.createSVGPoint();
     pt.x = b.x + b.width / 2; pt.y = b.y + b.height / 2;
     const c = pt.matrixTransform(m);
@@ -280,7 +282,7 @@
   // Resolve a moved-to entry's drawn node after the panel loads.
   document.addEventListener("htmx:afterSwap", (evt) => {
     const target = evt.detail.target;
-    if (target.id === "graph") { initSvg(); applyOverlay(); }
+    if (target.id === "graph") { applyOverlay(); initSvg(); }
     if (target.id === "panel") {
       applyOverlay(true);
       const o = $("#overlay");
