@@ -43,12 +43,11 @@ def branch_rows(tree: SessionTree) -> list[BranchRow]:
     rows = []
     for leaf_id in tree.leaves():
         path = tree.path(leaf_id)
-        labels = [tree.labels[e.id] for e in path if e.id in tree.labels]
         rows.append(
             BranchRow(
                 leaf=tree.by_id[leaf_id],
                 last_user=last_user_text(path),
-                label=labels[-1] if labels else None,
+                label=_own_label(tree, path),
                 depth=len(path),
                 tokens=context_tokens(build_context(tree, leaf_id)).context,
                 cost=sum(entry_cost(e) for e in path),
@@ -56,6 +55,16 @@ def branch_rows(tree: SessionTree) -> list[BranchRow]:
             )
         )
     return rows
+
+
+def _own_label(tree: SessionTree, path: list[Entry]) -> str | None:
+    """The latest label on the branch's own part: below the last point where it split off."""
+    for e in reversed(path):
+        if e.id in tree.labels:
+            return tree.labels[e.id]
+        if len(tree.conversation_children(e.id)) > 1:
+            return None
+    return None
 
 
 @dataclass
