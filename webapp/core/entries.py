@@ -41,6 +41,7 @@ REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
     LEAF: ("targetId",),
 }
 KNOWN_TYPES = frozenset(REQUIRED_FIELDS)
+_REQUIRED_KEYS = {t: frozenset(fields) for t, fields in REQUIRED_FIELDS.items()}
 
 # Types that only steer the session and never reach the model themselves.
 META_TYPES = frozenset(
@@ -79,7 +80,8 @@ class Entry:
         self.line = line
         self.id = id
         self.parent_id = parent_id
-        self.type = as_key(raw.get("type"))
+        t = raw.get("type")
+        self.type = t if isinstance(t, str) else as_key(t)  # as_key, without a call for the usual str
         ts = raw.get("timestamp")
         self.timestamp = ts if isinstance(ts, str) else ""
         self.generated_id = generated_id
@@ -106,7 +108,9 @@ class Entry:
         return as_key(self.raw.get("targetId"))
 
     def missing_fields(self) -> list[str]:
-        return [f for f in REQUIRED_FIELDS.get(self.type, ()) if f not in self.raw]
+        if self.raw.keys() >= _REQUIRED_KEYS.get(self.type, frozenset()):
+            return []  # the usual case, told by one set comparison (this runs for every entry)
+        return [f for f in REQUIRED_FIELDS[self.type] if f not in self.raw]
 
 
 def content_blocks(content: Any) -> list[dict]:

@@ -8,6 +8,9 @@ reason and raw text. Reading never fails and never writes.
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import orjson
@@ -58,6 +61,29 @@ def _decode(raw: bytes) -> str:
     return raw.decode("utf-8", errors="replace")
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while building many objects that form no cycles.
+
+    Reading a big file makes millions of dicts and lists; the collector would walk the growing
+    heap again and again (longer than the parsing itself) and find nothing to free. Reference
+    counting still frees everything as usual. When more objects were made than the young
+    generations hold, one collection of those generations then walks them once, instead of once
+    per generation as they would age through them.
+    """
+    if not gc.isenabled():  # paused already (by another reader, in another thread)
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gen0, gen1, _ = gc.get_threshold()
+        if gc.get_count()[0] > gen0 * gen1:
+            gc.collect(1)  # runs while disabled too: before an allocation sets off a gen0 collection
+        gc.enable()
+
+
 class SessionLog:
     """Everything read from one session file so far, in file order."""
 
@@ -80,18 +106,38 @@ class SessionLog:
 
     def feed(self, data: bytes) -> None:
         """Read `data`, the file's bytes from `self.offset` to its current end."""
+        self.feed_chunks((data,))
+
+    def feed_chunks(self, chunks: Iterable[bytes]) -> None:
+        """Read the file's bytes from `self.offset` to its current end, given in consecutive
+        pieces, so that a big file is never held whole in memory next to what is parsed from it."""
         if self.tail_entry is not None:  # the tail is read again below: forget what it reported
             self.problems = [p for p in self.problems if p.line != self.tail_entry.line]
         self.tail_entry = self.tail_bad = None
-        end = data.rfind(b"\n") + 1
-        parts = data[:end].split(b"\n")
-        parts.pop()
-        for raw in parts:
+        pending: list[bytes] = []  # the start of a line that goes on in the next piece
+        with gc_paused():
+            for chunk in chunks:
+                if b"\n" not in chunk:
+                    pending.append(chunk)
+                    continue
+                data = b"".join([*pending, chunk]) if pending else chunk
+                end = data.rfind(b"\n") + 1
+                self._read_lines(data, end)
+                pending = [data[end:]] if end < len(data) else []
+        rest = b"".join(pending)
+        if rest:
+            self._read_tail(rest, self.lines + 1)
+
+    def _read_lines(self, data: bytes, end: int) -> None:
+        """Read the complete lines in `data[:end]`, one at a time (a copy of each line, not of
+        all of them at once)."""
+        start = 0
+        while start < end:
+            newline = data.index(b"\n", start)
             self.lines += 1
-            self._read_line(raw, self.lines)
+            self._read_line(data[start:newline], self.lines)
+            start = newline + 1
         self.offset += end
-        if end < len(data):
-            self._read_tail(data[end:], self.lines + 1)
 
     def _read_line(self, raw: bytes, line: int) -> None:
         obj, reason = self._parse(raw, line)
@@ -110,7 +156,10 @@ class SessionLog:
         self.entries.append(entry)
         self.ids[entry.id] = entry
         self._prev_id = entry.id
-        self._active = self._leaf_after(entry, self._active, record=True)
+        if entry.type == LEAF:
+            self._active = self._leaf_after(entry, self._active, record=True)
+        else:
+            self._active = entry.id  # what _leaf_after says, without a call for most lines
 
     def _read_tail(self, raw: bytes, line: int) -> None:
         obj, reason = self._parse(raw, line)
@@ -125,6 +174,17 @@ class SessionLog:
 
     @staticmethod
     def _parse(raw: bytes, line: int) -> tuple[dict | None, str | None]:
+        try:  # the usual line parses as it is (a trailing \r is JSON whitespace)
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return SessionLog._parse_carefully(raw, line)
+        if not isinstance(obj, dict):
+            return None, f"not a JSON object (a {type(obj).__name__})"
+        return obj, None
+
+    @staticmethod
+    def _parse_carefully(raw: bytes, line: int) -> tuple[dict | None, str | None]:
+        """A line that did not parse as it is: a BOM, a blank line, or the reason it is bad."""
         if raw.endswith(b"\r"):
             raw = raw[:-1]
         if line == 1 and raw.startswith(BOM):
@@ -158,7 +218,7 @@ class SessionLog:
             self.problems.append(
                 Problem("duplicate-id", f"id {raw_id!r} already used on line {first}", line, entry_id)
             )
-        return Entry(obj, line, entry_id, parent, generated_id=generated)
+        return Entry(obj, line, entry_id, parent, generated)
 
     def _leaf_after(self, entry: Entry, active: str | None, record: bool) -> str | None:
         """SPEC §3: a `leaf` entry moves the active leaf to its target, any other entry to itself."""

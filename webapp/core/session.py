@@ -61,7 +61,7 @@ class Session:
             return self._log
         if self._key is not None and (key[0] < self._log.offset or key[2:] != self._key[2:]):
             self._log = SessionLog()
-        self._log.feed(self.storage.read_from(self._log.offset))
+        self._log.feed_chunks(self.storage.read_chunks(self._log.offset))
         self._key = key
         self._tree = None
         return self._log

@@ -18,6 +18,8 @@ from pathlib import Path
 
 from .errors import SessionError, SessionNotFound
 
+READ_CHUNK = 1 << 20  # a big file is read and parsed a piece at a time, never held whole
+
 
 class Storage(ABC):
     """The bytes of one session; `Session` does all the reading and writing logic on top."""
@@ -29,6 +31,10 @@ class Storage(ABC):
     @abstractmethod
     def read_from(self, offset: int) -> bytes:
         """The bytes from `offset` to the current end."""
+
+    def read_chunks(self, offset: int) -> Iterator[bytes]:
+        """The bytes from `offset` to the current end, in consecutive pieces."""
+        yield self.read_from(offset)
 
     @abstractmethod
     def append_bytes(self, data: bytes) -> None:
@@ -108,6 +114,12 @@ class JsonlStorage(Storage):
         with open(self.path, "rb") as f:
             f.seek(offset)
             return f.read()
+
+    def read_chunks(self, offset: int) -> Iterator[bytes]:
+        with open(self.path, "rb") as f:
+            f.seek(offset)
+            while chunk := f.read(READ_CHUNK):
+                yield chunk
 
     def append_bytes(self, data: bytes) -> None:
         if self._fd is None:

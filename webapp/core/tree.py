@@ -35,7 +35,9 @@ class SessionTree:
         self.header = log.header
         self.entries: list[Entry] = log.all_entries()
         self.bad_lines: list[BadLine] = log.all_bad_lines()
-        self.by_id: dict[str, Entry] = {e.id: e for e in self.entries}
+        self.by_id: dict[str, Entry] = dict(log.ids)  # every entry by its id, in file order
+        if log.tail_entry is not None:
+            self.by_id[log.tail_entry.id] = log.tail_entry
         self.parent: dict[str, str | None] = {}
         self.children: dict[str, list[str]] = {}
         self.roots: list[str] = []
@@ -75,10 +77,13 @@ class SessionTree:
             p = parent[e.id]
             if p is None:
                 self.roots.append(e.id)
-            else:
-                children.setdefault(p, []).append(e.id)
-                if e.type in _MARKER_TYPES:
-                    marker_parents.add(p)
+                continue
+            if p in children:
+                children[p].append(e.id)
+            else:  # (not setdefault, which would make an empty list for every entry)
+                children[p] = [e.id]
+            if e.type in _MARKER_TYPES:
+                marker_parents.add(p)
         for kids in children.values():
             if len(kids) > 1:
                 kids.sort(key=lambda k: _instant(by_id[k].timestamp))  # stable: file order breaks ties
