@@ -27,7 +27,9 @@ from ..core.entries import (
     entry_text,
     tool_calls,
 )
+from ..core.context import entry_messages
 from ..core.reader import first_kept_id
+from ..core.tokens import estimate_message_tokens
 from ..core.tree import SessionTree
 
 COLLAPSE_THRESHOLD = 200  # draw everything below this many nodes, unless told otherwise
@@ -75,6 +77,10 @@ class Segment:
             if e.role == "user":
                 return content_text(e.message.get("content"), " ")
         return ""
+
+    def tokens(self) -> int:
+        """The estimated size of what the folded entries say to a model."""
+        return sum(estimate_message_tokens(m) for e in self.entries for m in entry_messages(e))
 
 
 @dataclass
@@ -254,7 +260,7 @@ def to_dot(tree: SessionTree, layout: GraphLayout, node_url) -> graphviz.Digraph
     for seg in layout.segments:
         on_active = any(x.id in active for x in seg.entries)
         first = _dot_text(seg.first_user_line())
-        label = f"⋯ {len(seg.entries)} entries ⋯" + (f"\n{first}" if first else "")
+        label = f"⋯ {len(seg.entries)} entries · {_tokens(seg.tokens())} tokens ⋯" + (f"\n{first}" if first else "")
         g.node(
             seg.id,
             label=graphviz.nohtml(label),
@@ -274,6 +280,12 @@ def to_dot(tree: SessionTree, layout: GraphLayout, node_url) -> graphviz.Digraph
     return g
 
 
+_DOT_COMMENT = re.compile(r"<!--.*?-->\n", re.S)
+
+
 def render_svg(tree: SessionTree, layout: GraphLayout, node_url) -> str:
     svg = to_dot(tree, layout, node_url).pipe(format="svg", encoding="utf-8")
-    return svg[svg.index("<svg"):]  # drop the XML prolog and doctype: the SVG is inlined in HTML
+    svg = svg[svg.index("<svg"):]  # drop the XML prolog and doctype: the SVG is inlined in HTML
+    # Same drawing, a fifth fewer bytes: dot's comments only repeat node names, and `&#45;` (its
+    # escape for "-", so that names never put "--" in a comment) is a plain "-" elsewhere.
+    return _DOT_COMMENT.sub("", svg).replace("&#45;", "-")
