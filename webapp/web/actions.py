@@ -113,11 +113,16 @@ def branch_summary_preview(rel: str):
     plan = _branch_summary_plan(session, new_leaf)
     if plan is None:
         abort(409, description="there is no branch to summarize: the fork does not leave one")
+    return _summary_editor(summarize_branch, plan)
+
+
+def _summary_editor(summarize, plan):
+    """A summary to edit before it is written; a failed model call says why (502)."""
     try:
-        text, details = summarize_branch(model_config(), plan, request.form.get("instructions") or None)
+        text, details = summarize(model_config(), plan, request.form.get("instructions") or None)
     except ModelError as exc:
         abort(502, description=str(exc))
-    return render_template("partials/_summary_editor.html", name="summary", text=text, details=details)
+    return render_template("partials/_summary_editor.html", text=text, details=details)
 
 
 # -- writes ---------------------------------------------------------------------------------------------
@@ -275,11 +280,7 @@ def compact_summary(rel: str):
     plan = _compaction_plan(session, leaf)
     if not plan.can_compact:
         abort(409, description=plan.reason)
-    try:
-        text, details = summarize_compaction(model_config(), plan, request.form.get("instructions") or None)
-    except ModelError as exc:
-        abort(502, description=str(exc))
-    return render_template("partials/_summary_editor.html", name="summary", text=text, details=details)
+    return _summary_editor(summarize_compaction, plan)
 
 
 @bp.post("/s/<path:rel>/-/compact")
