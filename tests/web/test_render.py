@@ -346,3 +346,12 @@ def test_payload_is_inert_everywhere(place):
     html = str(render_entry_body(PLACES[place](PAYLOAD)))
     assert_inert(html)
     assert "&lt;script&gt;" in html
+
+
+def test_a_huge_tool_result_shows_its_start_and_says_what_is_left_out():
+    text = "\n".join(f"line {i} " + "x" * 60 for i in range(50_000))  # about 3.4 MB
+    html = str(render_entry_body(tool_result(text)))
+    assert len(html) < 1_000_000
+    assert "line 0 " in html and "line 49999 " not in html
+    assert "more characters" in html and f"all {len(text):,}" in html
+    assert "show all 50000 lines" in html

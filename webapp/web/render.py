@@ -28,6 +28,7 @@ from webapp.core import entries as E
 from webapp.core.entries import Entry, content_blocks
 
 FOLD_LINES = 20
+SHOWN_CHARS = 100_000  # past this a panel shows the start and says what it left out
 CSS_STYLE = "friendly"
 CLASS_PREFIX = "hl-"
 CODE_CLASS = "code"
@@ -76,20 +77,34 @@ def _pre(inner: Markup) -> Markup:
     return Markup('<pre class="code"><code>{}</code></pre>').format(inner)
 
 
+def _capped(text: str) -> tuple[str, Markup]:
+    """The start of a very long text, cut at a line end, and a note on what was left out:
+    a multi-megabyte tool output would otherwise make a page of tens of megabytes."""
+    if len(text) <= SHOWN_CHARS:
+        return text, _EMPTY
+    cut = text.rfind("\n", 0, SHOWN_CHARS) + 1 or SHOWN_CHARS
+    left = text.count("\n", cut) + 1
+    note = f"{len(text) - cut:,} more characters ({left:,} lines) are not shown here; the raw JSON has all {len(text):,}."
+    return text[:cut], _note(note)
+
+
 def highlight(code: str, language: str | None) -> Markup:
     """A highlighted `<pre class="code">` block; Pygments escapes every character of `code`."""
-    return _pre(_EMPTY.join(_code_lines(str(code), _lexer(language))))
+    shown, note = _capped(str(code))
+    return _pre(_EMPTY.join(_code_lines(shown, _lexer(language)))) + note
 
 
 def _folded(code: str, lexer: Lexer) -> Markup:
     """Long output shows its first lines; the rest sits in a `<details>`, which needs no JS."""
-    lines = _code_lines(code, lexer)
+    shown, note = _capped(code)
+    lines = _code_lines(shown, lexer)
     if len(lines) <= FOLD_LINES:
-        return _pre(_EMPTY.join(lines))
+        return _pre(_EMPTY.join(lines)) + note
     head, rest = _EMPTY.join(lines[:FOLD_LINES]), _EMPTY.join(lines[FOLD_LINES:])
+    total = len(lines) + code.count("\n", len(shown))
     return Markup(
-        '{}<details class="more"><summary>show all {} lines</summary>{}</details>'
-    ).format(_pre(head), len(lines), _pre(rest))
+        '{}<details class="more"><summary>show all {} lines</summary>{}{}</details>'
+    ).format(_pre(head), total, _pre(rest), note)
 
 
 def pygments_css() -> str:
@@ -109,8 +124,12 @@ def _json_text(value: Any) -> str:
 
 
 def raw_json(entry_raw: dict) -> Markup:
-    """An entry exactly as read, pretty-printed: the fallback view that never loses a field."""
-    return highlight(_json_text(entry_raw), "json")
+    """An entry exactly as read, pretty-printed: the fallback view that never loses a field.
+    A very long one is shown whole but not highlighted, which would cost seconds."""
+    text = _json_text(entry_raw)
+    if len(text) > SHOWN_CHARS:
+        return _pre(Markup.escape(text))
+    return highlight(text, "json")
 
 
 # --- markdown -----------------------------------------------------------------------------------
@@ -156,8 +175,9 @@ _CLEANER = nh3.Cleaner(
 
 def render_markdown(text: str) -> Markup:
     """Markdown with raw HTML shown as text, fences highlighted, and the result sanitized."""
-    html = _CLEANER.clean(_MD.render(str(text)))
-    return Markup('<div class="markdown">{}</div>').format(Markup(html))
+    shown, note = _capped(str(text))
+    html = _CLEANER.clean(_MD.render(shown))
+    return Markup('<div class="markdown">{}</div>').format(Markup(html)) + note
 
 
 # --- small pieces -------------------------------------------------------------------------------
