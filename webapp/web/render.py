@@ -101,7 +101,7 @@ def _folded(code: str, lexer: Lexer) -> Markup:
     if len(lines) <= FOLD_LINES:
         return _pre(_EMPTY.join(lines)) + note
     head, rest = _EMPTY.join(lines[:FOLD_LINES]), _EMPTY.join(lines[FOLD_LINES:])
-    total = len(lines) + code.count("\n", len(shown))
+    total = len(lines) + (code.count("\n", len(shown)) + 1 if note else 0)
     return Markup(
         '{}<details class="more"><summary>show all {} lines</summary>{}{}</details>'
     ).format(_pre(head), total, _pre(rest), note)
