@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .errors import SessionError, SessionNotFound
 
-READ_CHUNK = 1 << 20  # a big file is read and parsed a piece at a time, never held whole
+READ_CHUNK = 64 * 1024  # a big file is read and parsed a piece at a time, never held whole
 
 
 class Storage(ABC):
