@@ -96,10 +96,10 @@ def _graph(rel: str, session: Session, options: GraphOptions, pinned: frozenset[
     svg_key = ("svg", rel, version, layout.signature())
     svg = store().views.get(svg_key)
     if svg is None:
-        base = url_for("sessions.session_page", rel=rel)
         extra = options.query()
         suffix = "&" + extra if extra else ""
-        svg = render_svg(tree, layout, lambda entry_id: f"{base}?node={quote(entry_id, safe='')}{suffix}")
+        # Relative links (`?node=...`): the drawing is only ever shown on this session's page.
+        svg = render_svg(tree, layout, lambda entry_id: f"?node={quote(entry_id, safe='')}{suffix}")
         store().views.put(svg_key, svg)
     return layout, svg
 
