@@ -43,8 +43,11 @@ def test_fork_at_a_node_and_continue_with_the_model_reply(server, llm_server, pa
     expect(panel).to_contain_text("Forked and answered.", timeout=10000)
     tree = tree_of(server)
     reply = tree.by_id[tree.active_leaf]
-    user = tree.by_id[tree.parent[reply.id]]
     assert reply.role == "assistant" and reply.message["model"] == "test-model"
+    # The branch used another model: the change is recorded between the message and the reply.
+    change = tree.by_id[tree.parent[reply.id]]
+    assert change.type == "model_change" and change.get("modelId") == "test-model"
+    user = tree.by_id[tree.parent[change.id]]
     assert user.message["content"][0]["text"] == "Use integers of cents instead"
     assert tree.parent[user.id] == GOOD_APPROACH
     expect(panel).to_have_attribute("data-entry", reply.id)
@@ -112,11 +115,12 @@ def test_a_model_error_is_shown_and_nothing_partial_is_written(server, llm_serve
     expect(status).to_contain_text("refused the API key", timeout=10000)
     expect(status).to_have_class(re.compile("error"))
     tree = tree_of(server)
-    assert len(tree.entries) == len(before.entries) + 1  # the user message, and nothing else
-    user = tree.by_id[tree.active_leaf]
-    assert user.role == "user" and not tree.children.get(user.id)
+    new = tree.entries[len(before.entries):]
+    assert [e.role or e.type for e in new] == ["user", "model_change"]  # no assistant entry, partial or not
+    user = new[0]
     llm_server.behave("reply", pieces=["Changelog", " updated."])
     page.click("#fork-form button.retry")
     expect(page.locator("#node-panel")).to_contain_text("Changelog updated.", timeout=10000)
     tree = tree_of(server)
-    assert tree.parent[tree.active_leaf] == user.id
+    assert tree.parent[tree.parent[tree.active_leaf]] == user.id  # the retry reused the model change
+    assert len(tree.entries) == len(before.entries) + 3

@@ -172,3 +172,17 @@ def test_regenerate_writes_a_new_summary_beside_the_old_one(client, app, root):
 def test_reply_without_a_model_says_how_to_configure_one(client, app, root):
     html = client.get(f"/s/{RICH}/-/fork-form?node={EDITED_ORIGINAL}&position=at").get_data(as_text=True)
     assert "No model is configured" in html and "--model" in html
+
+
+def test_asking_for_a_reply_is_offered_only_with_a_model(root):
+    from webapp.llm import ModelConfig
+
+    s = Session.open(root / RICH)
+    user = s.append({"type": "message", "message": {"role": "user", "content": "unanswered question"}})
+    without = create_app(root).test_client().get(f"/s/{RICH}?node={user['id']}").get_data(as_text=True)
+    assert "Ask the model to answer this" not in without
+    app = create_app(root, MODEL_CONFIG=ModelConfig("openai/some-model", api_base="http://127.0.0.1:9/v1"))
+    with_model = app.test_client().get(f"/s/{RICH}?node={user['id']}").get_data(as_text=True)
+    assert "Ask the model to answer this" in with_model
+    answered = app.test_client().get(f"/s/{RICH}?node={EDITED_ORIGINAL}").get_data(as_text=True)
+    assert "Ask the model to answer this" not in answered

@@ -168,6 +168,22 @@ def reply(rel: str):
     return _reply_or_done(rel, session, node)
 
 
+def _record_model_choice(session: Session, config: ModelConfig, user_id: str) -> str:
+    """Where the reply goes. A model that differs from the branch's is first recorded after the
+    user message (a `model_change`), so the tree says which model answers from here on; a retry
+    reuses the one an earlier attempt wrote."""
+    tree = session.tree
+    settings = build_context(tree, user_id).settings
+    if config.model == "/".join(x for x in (settings.provider, settings.model_id) if x):
+        return user_id
+    provider, _, model_id = config.model.rpartition("/")
+    for child in tree.children.get(user_id, ()):
+        e = tree.by_id[child]
+        if e.type == MODEL_CHANGE and (e.get("provider"), e.get("modelId")) == (provider or None, model_id):
+            return child
+    return session.append({"type": MODEL_CHANGE, "provider": provider or None, "modelId": model_id}, parent=user_id)["id"]
+
+
 def _user_message(text: str) -> dict:
     return {"type": "message", "message": {"role": "user", "content": [{"type": "text", "text": text}],
                                            "timestamp": int(time.time() * 1000)}}
@@ -186,24 +202,29 @@ def _reply_or_done(rel: str, session: Session, user_id: str):
     config = _model_for_request()
     if not config.configured:
         return _done(rel, user_id, "message added; no model is configured, so no reply was asked for")
+    try:
+        at = _record_model_choice(session, config, user_id)
+    except SessionError as exc:
+        return _failure(rel, exc, 409)
     if not wants_stream():
         try:
-            _answer(session, config, user_id, None)
+            _answer(session, config, at, None)
         except ModelError as exc:
             abort(502, description=f"{exc} The message was kept: retry from its panel.")
         return _done(rel, user_id, "replied")
-    return Response(_stream(session, config, user_id), mimetype="text/event-stream",
+    return Response(_stream(session, config, user_id, at), mimetype="text/event-stream",
                     headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
 
-def _answer(session: Session, config: ModelConfig, user_id: str, on_delta) -> dict:
-    """Send the core's context for the user message; append the reply only once it is whole."""
-    ctx = build_context(session.tree, user_id)
+def _answer(session: Session, config: ModelConfig, at: str, on_delta) -> dict:
+    """Send the core's context at `at` (the user message, or a model_change just after it);
+    append the reply there only once it is whole."""
+    ctx = build_context(session.tree, at)
     answer = complete(config, ctx.llm_messages(), stream=True, on_delta=on_delta)
-    return session.append({"type": "message", "message": answer.assistant_message()}, parent=user_id)
+    return session.append({"type": "message", "message": answer.assistant_message()}, parent=at)
 
 
-def _stream(session: Session, config: ModelConfig, user_id: str):
+def _stream(session: Session, config: ModelConfig, user_id: str, at: str):
     """Server-sent events: the user entry, text deltas as they arrive, then done or error.
 
     The model call runs in a thread so deltas can be sent while it works; the reply is written
@@ -212,7 +233,7 @@ def _stream(session: Session, config: ModelConfig, user_id: str):
 
     def work() -> None:
         try:
-            entry = _answer(session, config, user_id, lambda kind, text: events.put(("delta", {"kind": kind, "text": text})))
+            entry = _answer(session, config, at, lambda kind, text: events.put(("delta", {"kind": kind, "text": text})))
             events.put(("done", {"node": entry["id"], "user": user_id, "message": "replied"}))
         except (ModelError, SessionError) as exc:
             events.put(("error", {"message": str(exc), "kind": getattr(exc, "kind", "write"), "user": user_id}))

@@ -15,6 +15,7 @@ from ..core.session import Session
 from .graph import build_layout, dom_id, render_svg
 from .store import SessionStore
 from .views import (
+    awaits_reply,
     branch_rows,
     compaction_overlay,
     compaction_plan,
@@ -121,7 +122,7 @@ def _tab_context(rel: str, session: Session, tab: str, node: str | None, layout)
         ctx["entry"] = tree.by_id[node]
         ctx["nav"] = node_nav(tree, node)
         ctx["tool_call"] = tool_call_for(tree, tree.by_id[node])
-        ctx["unanswered"] = tree.by_id[node].role == "user" and not tree.conversation_children(node)
+        ctx["unanswered"] = awaits_reply(tree, node) and current_app.config["MODEL_CONFIG"].configured
     elif tab == "context" and node:
         ctx["entry"] = tree.by_id[node]
         ctx["cv"] = context_view(tree, node, layout)

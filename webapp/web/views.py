@@ -6,7 +6,17 @@ from dataclasses import dataclass
 
 from ..core.compaction import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS, CompactionPlan, plan_compaction
 from ..core.context import Context, build_context
-from ..core.entries import BRANCH_SUMMARY, COMPACTION, MESSAGE, Entry, content_text, entry_text, tool_calls
+from ..core.entries import (
+    BRANCH_SUMMARY,
+    COMPACTION,
+    MESSAGE,
+    MODEL_CHANGE,
+    THINKING_LEVEL_CHANGE,
+    Entry,
+    content_text,
+    entry_text,
+    tool_calls,
+)
 from ..core.reader import first_kept_id
 from ..core.tokens import TokenCount, context_tokens
 from ..core.tree import SessionTree
@@ -230,3 +240,16 @@ def context_meter(tree: SessionTree) -> Meter:
     tokens = context_tokens(ctx).context
     window = context_window(ctx.settings.provider, ctx.settings.model_id)
     return Meter(tokens, window, bool(window) and tokens > window - DEFAULT_RESERVE_TOKENS)
+
+
+def awaits_reply(tree: SessionTree, entry_id: str) -> bool:
+    """A user message with no answer below it (looking past settings such as a model change)."""
+    if tree.by_id[entry_id].role != "user":
+        return False
+    stack = list(tree.conversation_children(entry_id))
+    while stack:
+        e = tree.by_id[stack.pop()]
+        if e.type == MESSAGE or e.type not in (MODEL_CHANGE, THINKING_LEVEL_CHANGE):
+            return False
+        stack.extend(tree.conversation_children(e.id))
+    return True
