@@ -26,10 +26,9 @@ CHROMIUM_ARGS = [
 class LiveServer:
     def __init__(self, root: Path, app_config: dict | None = None):
         self.root = root
-        self.app = create_app(root, host="127.0.0.1", port=0, **(app_config or {}))
+        self.app = create_app(root, host="127.0.0.1", **(app_config or {}))
         self.server = make_server("127.0.0.1", 0, self.app, threaded=True)
         self.port = self.server.server_port
-        self.app.config["ALLOWED_HOSTS"] = {f"127.0.0.1:{self.port}", "127.0.0.1"}
         self.url = f"http://127.0.0.1:{self.port}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()

@@ -248,3 +248,12 @@ def test_a_message_that_looks_like_a_dot_html_label_is_drawn_as_text(root):
     r = create_app(root).test_client().get(f"/s/{rel}")
     assert r.status_code == 200
     assert "&lt;b&gt;hi&lt;/b&gt;" in r.get_data(as_text=True)
+
+
+def test_the_host_check_compares_names_on_any_port(root):
+    client = create_app(root).test_client()  # as `flask --app webapp run --port 8777` builds it
+    assert client.get("/", headers={"Host": "127.0.0.1:8777"}).status_code == 200
+    assert client.get("/", headers={"Host": "localhost:8777"}).status_code == 200
+    assert client.get("/", headers={"Host": "[::1]:8777"}).status_code == 200
+    assert client.get("/", headers={"Host": "127.0.0.1.evil.example:8777"}).status_code == 400
+    assert create_app(root, host="0.0.0.0").test_client().get("/", headers={"Host": "lan-box:8000"}).status_code == 200

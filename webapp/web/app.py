@@ -27,19 +27,24 @@ CSP = (
 )
 
 
-def allowed_hosts(host: str, port: int) -> set[str] | None:
-    """The Host header values the server answers to; None means any (bound to all interfaces)."""
+def allowed_hosts(host: str) -> set[str] | None:
+    """The host names the server answers to (any port); None means any (bound to all interfaces).
+    A DNS-rebinding page reaches us under its own name, which is not one of these."""
     if host in ("0.0.0.0", "::", ""):
         return None
-    names = {host} | (set(LOOPBACK_NAMES) if host in LOOPBACK_NAMES else set())
-    return {n for name in names for n in (name, f"{name}:{port}")}
+    return {host} | (set(LOOPBACK_NAMES) if host in LOOPBACK_NAMES else set())
+
+
+def host_name(host_header: str) -> str:
+    """`127.0.0.1:8000` → `127.0.0.1`; `[::1]:8000` → `[::1]`."""
+    name, sep, port = host_header.rpartition(":")
+    return name if sep and port.isdigit() and not host_header.endswith("]") else host_header
 
 
 def create_app(
     root: str | os.PathLike | None = None,
     *,
     host: str = "127.0.0.1",
-    port: int = 8000,
     model: str | None = None,
     api_base: str | None = None,
     **config,
@@ -54,7 +59,7 @@ def create_app(
     root = root or os.environ.get("SESSION_TREE_ROOT") or SAMPLE_SESSIONS
     app.config.update(
         SESSION_TREE_ROOT=str(root),
-        ALLOWED_HOSTS=allowed_hosts(host, port),
+        ALLOWED_HOSTS=allowed_hosts(host),
         SEND_FILE_MAX_AGE_DEFAULT=3600,
         MODEL_CONFIG=ModelConfig.from_env(model, api_base),
     )
@@ -64,7 +69,7 @@ def create_app(
     @app.before_request
     def check_host():
         hosts = app.config["ALLOWED_HOSTS"]
-        if hosts is not None and request.host not in hosts:
+        if hosts is not None and host_name(request.host) not in hosts:
             abort(400, description=f"Host {request.host!r} is not served here")
 
     @app.after_request
@@ -103,7 +108,7 @@ def create_app(
 
 def serve(root=None, host: str = "127.0.0.1", port: int = 8000, open_browser: bool = False,
           model: str | None = None, api_base: str | None = None) -> int:
-    app = create_app(root, host=host, port=port, model=model, api_base=api_base)
+    app = create_app(root, host=host, model=model, api_base=api_base)
     url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}/"
     print(f"session-tree: serving {app.config['SESSION_TREE_ROOT']} on {url}", flush=True)
     if open_browser:
