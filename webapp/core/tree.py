@@ -256,6 +256,6 @@ class SessionTree:
     def all_problems(self) -> list[Problem]:
         """Bad lines and structural problems, in line order."""
         bad = [
-            Problem("bad-line", f"line {b.line}: {b.reason}", b.line) for b in self.bad_lines
+            Problem("bad-line", b.reason, b.line) for b in self.bad_lines
         ]
         return sorted(bad + self.problems, key=lambda p: (p.line or 0, p.kind))

@@ -231,8 +231,9 @@ def _node_style(tree: SessionTree, e: Entry) -> tuple[str, dict[str, str]]:
         label = f"◆ {_dot_text(tree.labels[e.id])}\n{label}"
         classes.append("labelled")
     if e.id in tree.orphans or e.id in tree.cycle_cuts:
-        classes.append("problem")
+        classes.append("has-problem")
         attrs.update(color="#dc2626", penwidth="2")
+        label = ("⚠ orphan: parent missing" if e.id in tree.orphans else "⚠ parent loop cut") + "\n" + label
     attrs["class"] = " ".join(classes)
     return label, attrs
 
