@@ -214,7 +214,7 @@
   function pick(entryId, g) {
     if (!entryId || tray.some((t) => t.id === entryId)) return;
     const text = g.querySelector("text");
-    tray.push({ id: entryId, label: (text ? text.textContent : entryId).slice(0, 28) });
+    tray.push({ id: entryId, dom: g.id, label: (text ? text.textContent : entryId).slice(0, 28) });
     renderTray();
   }
   function unpick(entryId) {
@@ -230,6 +230,12 @@
     }));
     const q = tray.map((t) => "id=" + encodeURIComponent(t.id)).join("&");
     $("#compare-go").href = $("#compare-tray").dataset.compareUrl + "?" + q;
+    markPicked();
+  }
+  // The picked nodes stay marked on the graph, also after it is redrawn.
+  function markPicked() {
+    document.querySelectorAll("#graph g.picked").forEach((g) => g.classList.remove("picked"));
+    tray.forEach((t) => { const g = document.getElementById(t.dom); if (g) g.classList.add("picked"); });
   }
 
   function runAction(name) {
@@ -282,7 +288,7 @@
   // Resolve a moved-to entry's drawn node after the panel loads.
   document.addEventListener("htmx:afterSwap", (evt) => {
     const target = evt.detail.target;
-    if (target.id === "graph") { applyOverlay(); initSvg(); }
+    if (target.id === "graph") { applyOverlay(); initSvg(); markPicked(); }
     if (target.id === "panel") {
       applyOverlay(true);
       const o = $("#overlay");

@@ -134,8 +134,10 @@ def test_compare_mode_in_the_graph_fills_a_tray(live_server, page):
         page.locator(f'#graph g.node[id="e-{entry_id}"] a').click()
     expect(tray.locator("[data-unpick]")).to_have_count(2)
     expect(page.locator("#node-panel")).to_have_attribute("data-entry", panel_entry)  # picked, not selected
+    expect(page.locator(f'#graph g.node[id="e-{GOOD_APPROACH}"]')).to_have_class(re.compile("picked"))
     tray.locator(f'[data-unpick="{GOOD_APPROACH}"]').click()
     expect(tray.locator("[data-unpick]")).to_have_count(1)
+    expect(page.locator(f'#graph g.node[id="e-{GOOD_APPROACH}"]')).not_to_have_class(re.compile("picked"))
     page.locator(f'#graph g.node[id="e-{GOOD_APPROACH}"] a').click()
     tray.locator("#compare-go").click()
     expect(page).to_have_url(re.compile(r"/compare\?ids=" + re.escape(f"{leaf},{GOOD_APPROACH}") + "$"))
