@@ -342,3 +342,20 @@ def test_errors_are_one_line_without_a_traceback(tmp_path, branched):
     p = shell("append", missing, stdin=b'{"type":"custom"}')
     one_error_line(p)
     assert not missing.exists()
+
+
+def test_ids_can_be_given_as_the_short_ids_the_tree_shows(tmp_path, capsys):
+    from webapp.cli import main
+    from webapp.core.entries import short_id
+    from webapp.core.session import Session, create_session
+
+    path = create_session(tmp_path, "/p")
+    s = Session.open(path)
+    first = s.append({"type": "message", "message": {"role": "user", "content": "first"}})
+    s.append({"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}})
+    assert main(["tree", str(path)]) == 0
+    assert short_id(first["id"]) in capsys.readouterr().out
+    assert main(["fork", str(path), "--from", short_id(first["id"])]) == 0
+    assert capsys.readouterr().out.strip() == first["id"]
+    assert main(["label", str(path), first["id"][:4], "x"]) == 2  # every UUID v7 here starts alike
+    assert "give more of the id" in capsys.readouterr().err

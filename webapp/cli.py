@@ -39,11 +39,9 @@ def _open(args) -> Session:
 
 
 def _leaf(session: Session, leaf: str | None) -> str | None:
+    """The entry an ID argument names (a unique short id is enough), or the active leaf."""
     tree = session.tree
-    if leaf is None:
-        return tree.active_leaf
-    tree.entry(leaf)
-    return leaf
+    return tree.active_leaf if leaf is None else tree.find(leaf).id
 
 
 # -- reading commands ------------------------------------------------------------------------------
@@ -174,11 +172,12 @@ def cmd_new(args) -> int:
 
 def cmd_fork(args) -> int:
     session = _open(args)
+    target = _leaf(session, args.from_id)
     if args.summarize:
         config = ModelConfig.from_env(args.model, args.api_base)
-        result = fork_with_summary(session, args.from_id, args.position, config, args.instructions)
+        result = fork_with_summary(session, target, args.position, config, args.instructions)
     else:
-        result = session.fork(args.from_id, args.position)
+        result = session.fork(target, args.position)
     if args.json:
         _print_json({"leafId": result.leaf_id, "entryId": result.entry["id"], "editText": result.edit_text})
     else:
@@ -189,7 +188,8 @@ def cmd_fork(args) -> int:
 def cmd_label(args) -> int:
     if args.clear == (args.text is not None):
         raise SessionError("give either a label TEXT or --clear")
-    entry = _open(args).set_label(args.id, None if args.clear else args.text)
+    session = _open(args)
+    entry = session.set_label(_leaf(session, args.id), None if args.clear else args.text)
     print(entry["id"])
     return 0
 
@@ -271,7 +271,8 @@ def cmd_continue(args) -> int:
             streamed = True
 
     try:
-        result = continue_branch(_open(args), config, args.message, args.leaf, on_delta=show)
+        session = _open(args)
+        result = continue_branch(session, config, args.message, _leaf(session, args.leaf) if args.leaf else None, on_delta=show)
     except ModelError:
         if streamed:  # end the partial reply's line; the error goes to stderr
             print()

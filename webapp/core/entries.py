@@ -60,6 +60,14 @@ def as_key(value: Any) -> str | None:
     return value if value is None or isinstance(value, str) else orjson.dumps(value).decode()
 
 
+def short_id(entry_id: str) -> str:
+    """Eight characters that tell entries apart: a UUID's first ones are its timestamp and repeat
+    across a session, so its last (random) ones are used."""
+    if len(entry_id) == 36 and entry_id[8] == "-":
+        return entry_id[-8:]
+    return entry_id[:8]
+
+
 def now_iso() -> str:
     """The current time as pi writes it: ISO-8601 UTC with milliseconds and a `Z`."""
     now = datetime.now(timezone.utc)

@@ -17,5 +17,13 @@ class UnknownEntry(SessionError):
         self.entry_id = entry_id
 
 
+class AmbiguousEntry(UnknownEntry):
+    """A short id that more than one entry starts or ends with."""
+
+    def __init__(self, ref: str, matches: list[str]):
+        SessionError.__init__(self, f"{ref!r} could be {len(matches)} entries ({', '.join(matches[:3])}…): give more of the id")
+        self.entry_id = ref
+
+
 class InvalidWrite(SessionError):
     """A write refused by validation (a compaction's cut point, a fork target, ...)."""

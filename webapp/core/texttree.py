@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .entries import LABEL, LEAF, Entry, entry_text
+from .entries import LABEL, LEAF, Entry, entry_text, short_id
 from .tree import SessionTree
 
 WIDTH = 72
@@ -13,7 +13,7 @@ def _describe(entry: Entry) -> str:
     text = " ".join(entry_text(entry).split())
     if len(text) > WIDTH:
         text = text[: WIDTH - 1] + "…"
-    return f"{entry.id[:8]} {kind}: {text}"
+    return f"{short_id(entry.id)} {kind}: {text}"
 
 
 def render_text_tree(tree: SessionTree) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from .entries import COMPACTION, LABEL, LEAF, SESSION_INFO, Entry
-from .errors import UnknownEntry
+from .errors import AmbiguousEntry, UnknownEntry
 from .reader import BadLine, Problem, SessionLog, first_kept_id, gc_paused
 
 
@@ -163,6 +163,18 @@ class SessionTree:
             return self.by_id[entry_id]
         except KeyError:
             raise UnknownEntry(entry_id) from None
+
+    def find(self, ref: str) -> Entry:
+        """An entry by its id, or by a unique start or end of it (what `tree` and the web app show
+        as short ids), so that people can type what they read."""
+        if ref in self.by_id:
+            return self.by_id[ref]
+        found = [e for e in self.entries if len(ref) >= 4 and (e.id.startswith(ref) or e.id.endswith(ref))]
+        if len(found) > 1:
+            raise AmbiguousEntry(ref, [e.id for e in found])
+        if not found:
+            raise UnknownEntry(ref)
+        return found[0]
 
     def path(self, leaf_id: str | None) -> list[Entry]:
         """The entries from the root down to `leaf_id` (empty for None: an empty conversation)."""

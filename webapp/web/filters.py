@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 from flask import Flask
 
 from ..core.catalog import first_user_message
+from ..core.entries import short_id
 from . import render
 from .graph import dom_id
 from .views import context_meter, entry_summary, entry_title, short
@@ -50,6 +51,7 @@ def register(app: Flask) -> None:
     app.add_template_filter(when)
     app.add_template_filter(short)
     app.add_template_filter(dom_id, "dom")
+    app.add_template_filter(short_id)
     app.add_template_global(context_meter)
     app.add_template_global(first_user_message)
     app.add_template_global(entry_title)

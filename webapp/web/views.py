@@ -15,6 +15,7 @@ from ..core.entries import (
     Entry,
     content_text,
     entry_text,
+    short_id,
     tool_calls,
 )
 from ..core.reader import first_kept_id
@@ -134,7 +135,7 @@ def context_view(tree: SessionTree, node_id: str, layout: GraphLayout) -> Contex
             state = {"state": "in-context"}
         elif e.id in ctx.replaced_by:
             comp = ctx.replaced_by[e.id]
-            state = {"state": "replaced", "by": dom_id(comp), "byLabel": f"summarized by compaction {comp[:8]}"}
+            state = {"state": "replaced", "by": dom_id(comp), "byLabel": f"summarized by compaction {short_id(comp)}"}
         else:
             state = {"state": "on-path"}
         drawn = layout.dom_for(e.id)
