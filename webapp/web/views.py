@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..core.compare import entry_cost
 from ..core.compaction import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS, CompactionPlan, plan_compaction
 from ..core.context import Context, build_context
 from ..core.entries import (
@@ -23,13 +24,6 @@ from ..core.tokens import TokenCount, context_tokens
 from ..core.tree import SessionTree
 from ..models import context_window
 from .graph import GraphLayout, dom_id
-
-
-def entry_cost(entry: Entry) -> float:
-    usage = entry.message.get("usage") if entry.role == "assistant" else None
-    cost = usage.get("cost") if isinstance(usage, dict) else None
-    total = cost.get("total") if isinstance(cost, dict) else None
-    return float(total) if isinstance(total, (int, float)) else 0.0
 
 
 def last_user_text(path: list[Entry]) -> str:
