@@ -121,3 +121,26 @@ def test_after_a_torn_write_the_next_append_stands_on_its_own_line(tmp_path):
     assert tree.entry(new_id).line == 7
     assert tree.parent[new_id] == tree.entries[3].id  # the last entry that survived
     assert tree.active_leaf == new_id
+
+
+def test_threads_reading_one_session_see_each_line_once(tmp_path):
+    """The web app shares one Session between request threads: catching up must not run twice."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from webapp.core.session import Session, create_session
+
+    path = create_session(tmp_path, "/p")
+    shared = Session.open(path)
+    assert shared.tree.entries == []
+    writer = Session.open(path)
+    lines = b"".join(
+        orjson.dumps({"type": "message", "id": f"m{i}", "parentId": f"m{i - 1}" if i else None,
+                      "timestamp": "2026-01-01T00:00:00.000Z", "message": {"role": "user", "content": "x" * 200}}) + b"\n"
+        for i in range(3000)
+    )
+    with writer.storage.locked():
+        writer.storage.append_bytes(lines)
+    with ThreadPoolExecutor(8) as pool:
+        trees = list(pool.map(lambda _: shared.tree, range(8)))
+    for tree in trees:
+        assert len(tree.entries) == 3000 and tree.problems == []

@@ -6,7 +6,7 @@ import random
 import orjson
 import pytest
 
-from tests.conftest import Builder, header
+from tests.conftest import storage_bytes, Builder, header
 from webapp.core.catalog import summarize_session
 from webapp.core.compaction import plan_branch_summary, plan_compaction
 from webapp.core.context import build_context
@@ -94,10 +94,15 @@ def test_header_only_file(make_session):
 
 
 def test_header_without_its_newline(make_session):
+    """A whole header that only lacks its newline is a header; the next append adds the newline."""
     s = make_session(orjson.dumps(header()))
     tree = everything(s)
-    assert tree.entries == []
-    assert [b.line for b in tree.bad_lines] == [1] and tree.bad_lines[0].torn
+    assert tree.entries == [] and tree.bad_lines == []
+    assert s.log.header == header()
+    entry = s.append({"type": "message", "message": {"role": "user", "content": "first"}})
+    lines = storage_bytes(s).split(b"\n")
+    assert orjson.loads(lines[0]) == header() and orjson.loads(lines[1])["id"] == entry["id"]
+    assert s.tree.header == header() and [e.id for e in s.tree.entries] == [entry["id"]]
 
 
 def test_file_without_a_header(make_session):

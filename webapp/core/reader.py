@@ -168,7 +168,7 @@ class SessionLog:
                 self.tail_bad = BadLine(line, f"torn last line (no newline at end): {reason}", _decode(raw), torn=True)
             return
         if line == 1 and obj.get("type") == "session":
-            self.tail_bad = BadLine(line, "header without a newline at its end", _decode(raw), torn=True)
+            self.header = obj  # whole, only its newline is missing: the next append writes one first
             return
         self.tail_entry = self._make_entry(obj, line)
 

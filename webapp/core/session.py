@@ -8,6 +8,7 @@ catching up with the file, so the active leaf it continues from is the current o
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -39,6 +40,8 @@ class Session:
         self._log = SessionLog()
         self._key: tuple | None = None
         self._tree: SessionTree | None = None
+        # One session serves many request threads: reading and building happen one at a time.
+        self._lock = threading.RLock()
 
     @classmethod
     def open(cls, path: str | os.PathLike) -> "Session":
@@ -56,15 +59,16 @@ class Session:
         `force` reads even when the version key is unchanged (a write within the same mtime tick
         can leave it so); a shrunk or replaced storage is still detected then.
         """
-        key = self.storage.version_key()
-        if key == self._key and not force:
+        with self._lock:
+            key = self.storage.version_key()
+            if key == self._key and not force:
+                return self._log
+            if self._key is not None and (key[0] < self._log.offset or key[2:] != self._key[2:]):
+                self._log = SessionLog()
+            self._log.feed_chunks(self.storage.read_chunks(self._log.offset))
+            self._key = key
+            self._tree = None
             return self._log
-        if self._key is not None and (key[0] < self._log.offset or key[2:] != self._key[2:]):
-            self._log = SessionLog()
-        self._log.feed_chunks(self.storage.read_chunks(self._log.offset))
-        self._key = key
-        self._tree = None
-        return self._log
 
     @property
     def log(self) -> SessionLog:
@@ -72,10 +76,11 @@ class Session:
 
     @property
     def tree(self) -> SessionTree:
-        self.refresh()
-        if self._tree is None:
-            self._tree = SessionTree(self._log)
-        return self._tree
+        with self._lock:
+            self.refresh()
+            if self._tree is None:
+                self._tree = SessionTree(self._log)
+            return self._tree
 
     # -- writing -------------------------------------------------------------------------------
 
@@ -96,9 +101,9 @@ class Session:
         clash = [k for k in FILLED_KEYS if k in fields]
         if clash:
             raise InvalidWrite(f"do not set {', '.join(clash)}: the session fills them in")
-        with self.storage.locked():
+        with self._lock, self.storage.locked():
             log = self.refresh(force=True)  # read again under the lock
-            if log.header is None and log.has_entries is False and not log.bad_lines:
+            if log.header is None and not log.has_entries and not log.all_bad_lines():
                 raise SessionError("the session has no header line; create it with `session-tree new`")
             parent_id = log.active_leaf if parent is ACTIVE else parent
             if parent_id is not None and parent_id not in log.ids and not (
