@@ -288,7 +288,7 @@ def cmd_serve(args) -> int:
     from .web.app import serve  # Flask only when serving
 
     return serve(args.root, host=args.host, port=args.port, open_browser=args.open,
-                 model=args.model, api_base=args.api_base)
+                 model=args.model, api_base=args.api_base, allow_hosts=tuple(args.allow_host))
 
 
 # -- parser ----------------------------------------------------------------------------------------
@@ -372,6 +372,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--host", default="127.0.0.1")
     sp.add_argument("--port", type=int, default=8000)
     sp.add_argument("--open", action="store_true", help="open a browser on the app")
+    sp.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                    help="another host name the app may be reached by (for --host 0.0.0.0); repeatable")
     sp.add_argument("--model", help="litellm model for replies and summaries (else $SESSION_TREE_MODEL)")
     sp.add_argument("--api-base", help="an OpenAI-compatible server for that model (else $SESSION_TREE_API_BASE)")
     return p

@@ -256,4 +256,7 @@ def test_the_host_check_compares_names_on_any_port(root):
     assert client.get("/", headers={"Host": "localhost:8777"}).status_code == 200
     assert client.get("/", headers={"Host": "[::1]:8777"}).status_code == 200
     assert client.get("/", headers={"Host": "127.0.0.1.evil.example:8777"}).status_code == 400
-    assert create_app(root, host="0.0.0.0").test_client().get("/", headers={"Host": "lan-box:8000"}).status_code == 200
+    everywhere = create_app(root, host="0.0.0.0").test_client()  # binding all interfaces opens no name
+    assert everywhere.get("/", headers={"Host": "rebound.example:8000"}).status_code == 400
+    named = create_app(root, host="0.0.0.0", allow_hosts=("lan-box",)).test_client()
+    assert named.get("/", headers={"Host": "lan-box:8000"}).status_code == 200

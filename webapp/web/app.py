@@ -27,12 +27,14 @@ CSP = (
 )
 
 
-def allowed_hosts(host: str) -> set[str] | None:
-    """The host names the server answers to (any port); None means any (bound to all interfaces).
-    A DNS-rebinding page reaches us under its own name, which is not one of these."""
-    if host in ("0.0.0.0", "::", ""):
-        return None
-    return {host} | (set(LOOPBACK_NAMES) if host in LOOPBACK_NAMES else set())
+def allowed_hosts(host: str, extra: tuple[str, ...] = ()) -> set[str]:
+    """The host names the server answers to, on any port: the one it binds to, the loopback
+    names, and those given with --allow-host (needed to reach it from elsewhere when it binds to
+    all interfaces). A DNS-rebinding page reaches us under its own name, which is none of these."""
+    names = set(LOOPBACK_NAMES) | {n.strip().lower() for n in extra if n.strip()}
+    if host not in ("0.0.0.0", "::", ""):
+        names.add(host.lower())
+    return names
 
 
 def host_name(host_header: str) -> str:
@@ -45,6 +47,7 @@ def create_app(
     root: str | os.PathLike | None = None,
     *,
     host: str = "127.0.0.1",
+    allow_hosts: tuple[str, ...] = (),
     model: str | None = None,
     api_base: str | None = None,
     **config,
@@ -59,7 +62,7 @@ def create_app(
     root = root or os.environ.get("SESSION_TREE_ROOT") or SAMPLE_SESSIONS
     app.config.update(
         SESSION_TREE_ROOT=str(root),
-        ALLOWED_HOSTS=allowed_hosts(host),
+        ALLOWED_HOSTS=allowed_hosts(host, allow_hosts or tuple(os.environ.get("SESSION_TREE_ALLOWED_HOSTS", "").split(","))),
         SEND_FILE_MAX_AGE_DEFAULT=3600,
         MODEL_CONFIG=ModelConfig.from_env(model, api_base),
     )
@@ -68,8 +71,7 @@ def create_app(
 
     @app.before_request
     def check_host():
-        hosts = app.config["ALLOWED_HOSTS"]
-        if hosts is not None and host_name(request.host) not in hosts:
+        if host_name(request.host).lower() not in app.config["ALLOWED_HOSTS"]:
             abort(400, description=f"Host {request.host!r} is not served here")
 
     @app.after_request
@@ -107,8 +109,8 @@ def create_app(
 
 
 def serve(root=None, host: str = "127.0.0.1", port: int = 8000, open_browser: bool = False,
-          model: str | None = None, api_base: str | None = None) -> int:
-    app = create_app(root, host=host, model=model, api_base=api_base)
+          model: str | None = None, api_base: str | None = None, allow_hosts: tuple[str, ...] = ()) -> int:
+    app = create_app(root, host=host, allow_hosts=allow_hosts, model=model, api_base=api_base)
     url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}/"
     print(f"session-tree: serving {app.config['SESSION_TREE_ROOT']} on {url}", flush=True)
     if open_browser:
