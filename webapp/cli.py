@@ -137,8 +137,7 @@ def cmd_context(args) -> int:
             }
         )
         return 0
-    model = ctx.settings.model
-    print(f"leaf {leaf}  model {model['provider'] + '/' + model['modelId'] if model else '-'}  "
+    print(f"leaf {leaf}  model {ctx.settings.model_name or '-'}  "
           f"thinking {ctx.settings.thinking_level or '-'}  tokens {tokens.context} "
           f"({tokens.estimated} estimated)")
     for p in ctx.problems:

@@ -115,6 +115,13 @@ def _litellm():
     return litellm
 
 
+def model_identity(config: ModelConfig) -> tuple[str | None, str]:
+    """(provider, model id) as a reply from this configuration records them, e.g. a bare `qwen`
+    behind --api-base answers as ("openai", "qwen")."""
+    provider, model_id, _ = _route(_litellm(), config)
+    return provider, model_id
+
+
 def _route(litellm, config: ModelConfig) -> tuple[str | None, str, dict]:
     """(provider, model id, extra litellm arguments) for the configured model string.
 

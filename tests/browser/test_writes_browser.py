@@ -124,3 +124,19 @@ def test_a_model_error_is_shown_and_nothing_partial_is_written(server, llm_serve
     tree = tree_of(server)
     assert tree.parent[tree.parent[tree.active_leaf]] == user.id  # the retry reused the model change
     assert len(tree.entries) == len(before.entries) + 3
+
+
+def test_a_second_reply_from_the_same_model_records_no_other_model_change(sessions_root, llm_server, page):
+    """A bare model name behind --api-base answers as openai/<name>: one model_change, not one a turn."""
+    config = ModelConfig("test-model", api_base=llm_server.api_base, api_key="dummy", timeout=3)
+    server = LiveServer(sessions_root, {"MODEL_CONFIG": config})
+    page.goto(server.url + server.rel(RICH))
+    for text in ("First question", "Second question"):
+        page.click("#node-panel button:has-text('Continue here')")
+        page.fill("#fork-form textarea[name=message]", text)
+        page.click("#fork-form button:has-text('Send')")
+        expect(page.locator("#node-panel")).to_contain_text("Hello from the stream.", timeout=10000)
+    tree = tree_of(server)
+    changes = [e for e in tree.path(tree.active_leaf) if e.type == "model_change" and e.get("modelId") == "test-model"]
+    assert len(changes) == 1 and changes[0].get("provider") == "openai"
+    server.stop()

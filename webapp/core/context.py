@@ -19,6 +19,7 @@ from .entries import (
     MODEL_CHANGE,
     THINKING_LEVEL_CHANGE,
     Entry,
+    as_key,
     content_blocks,
     content_text,
 )
@@ -35,6 +36,11 @@ class Settings:
     model_id: str | None = None
     thinking_level: str | None = None
     active_tools: list[str] | None = None
+
+    @property
+    def model_name(self) -> str | None:
+        """`provider/model`, or the model alone when the provider is not known."""
+        return "/".join(x for x in (self.provider, self.model_id) if x) or None
 
     @property
     def model(self) -> dict | None:
@@ -155,17 +161,17 @@ def summary_message(compaction: Entry) -> dict:
 def settings_on(tree: SessionTree, path: list[Entry]) -> Settings:
     """The latest model, thinking level and tool set on the whole path (a v1 header seeds them)."""
     h = tree.header or {}
-    s = Settings(h.get("provider"), h.get("modelId"), h.get("thinkingLevel"))
+    s = Settings(as_key(h.get("provider")), as_key(h.get("modelId")), as_key(h.get("thinkingLevel")))
     for e in path:
         if e.type == MODEL_CHANGE:
-            s.provider, s.model_id = e.get("provider"), e.get("modelId")
+            s.provider, s.model_id = as_key(e.get("provider")), as_key(e.get("modelId"))
         elif e.type == THINKING_LEVEL_CHANGE:
-            s.thinking_level = e.get("thinkingLevel")
+            s.thinking_level = as_key(e.get("thinkingLevel"))
         elif e.type == ACTIVE_TOOLS_CHANGE:
             tools = e.get("tools")
-            s.active_tools = list(tools) if isinstance(tools, list) else s.active_tools
+            s.active_tools = [str(t) for t in tools] if isinstance(tools, list) else s.active_tools
         elif e.role == "assistant" and e.message.get("model"):
-            s.provider, s.model_id = e.message.get("provider"), e.message.get("model")
+            s.provider, s.model_id = as_key(e.message.get("provider")), as_key(e.message.get("model"))
     return s
 
 

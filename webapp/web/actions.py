@@ -20,7 +20,7 @@ from ..core.context import build_context
 from ..core.entries import MODEL_CHANGE, THINKING_LEVEL_CHANGE, content_text
 from ..core.errors import InvalidWrite, SessionError
 from ..core.session import Session
-from ..llm import ModelConfig, ModelError, complete
+from ..llm import ModelConfig, ModelError, complete, model_identity
 from ..summarize import summarize_branch, summarize_compaction
 from .sessions import store
 from .views import compaction_plan
@@ -174,14 +174,14 @@ def _record_model_choice(session: Session, config: ModelConfig, user_id: str) ->
     reuses the one an earlier attempt wrote."""
     tree = session.tree
     settings = build_context(tree, user_id).settings
-    if config.model == "/".join(x for x in (settings.provider, settings.model_id) if x):
+    provider, model_id = model_identity(config)
+    if (settings.provider, settings.model_id) == (provider, model_id):
         return user_id
-    provider, _, model_id = config.model.rpartition("/")
     for child in tree.children.get(user_id, ()):
         e = tree.by_id[child]
-        if e.type == MODEL_CHANGE and (e.get("provider"), e.get("modelId")) == (provider or None, model_id):
+        if e.type == MODEL_CHANGE and (e.get("provider"), e.get("modelId")) == (provider, model_id):
             return child
-    return session.append({"type": MODEL_CHANGE, "provider": provider or None, "modelId": model_id}, parent=user_id)["id"]
+    return session.append({"type": MODEL_CHANGE, "provider": provider, "modelId": model_id}, parent=user_id)["id"]
 
 
 def _user_message(text: str) -> dict:
@@ -256,7 +256,7 @@ def settings(rel: str):
     level = request.form.get("thinking", "").strip()
     written = None
     try:
-        if model and model != "/".join(x for x in (current.provider, current.model_id) if x):
+        if model and model != current.model_name:
             provider, _, model_id = model.rpartition("/")
             written = session.append({"type": MODEL_CHANGE, "provider": provider or None, "modelId": model_id}, parent=node)
             node = written["id"]
