@@ -27,6 +27,13 @@ def server(sessions_root, llm_server):
     live.stop()
 
 
+def reply_written(page, text):
+    """The reply streamed in, was appended, and the panel now shows it as a node of its own
+    (the composer goes away when the panel reloads after the write)."""
+    expect(page.locator("#fork-form")).to_have_count(0, timeout=10000)
+    expect(page.locator("#node-panel .entry-body")).to_contain_text(text)
+
+
 def tree_of(server):
     return Session.open(server.root / server.rel(RICH)[3:]).tree
 
@@ -40,7 +47,7 @@ def test_fork_at_a_node_and_continue_with_the_model_reply(server, llm_server, pa
     form.locator("textarea[name=message]").fill("Use integers of cents instead")
     form.locator("button[type=submit]").click()
     panel = page.locator("#node-panel")
-    expect(panel).to_contain_text("Forked and answered.", timeout=10000)
+    reply_written(page, "Forked and answered.")
     tree = tree_of(server)
     reply = tree.by_id[tree.active_leaf]
     assert reply.role == "assistant" and reply.message["model"] == "test-model"
@@ -65,7 +72,7 @@ def test_edit_and_resend_makes_a_sibling(server, llm_server, page):
     expect(box).to_have_value(original)
     box.fill("Please fix the rounding with Decimal, and add a test first.")
     page.click("#fork-form button:has-text('Send as a new branch')")
-    expect(page.locator("#node-panel")).to_contain_text("Hello from the stream.", timeout=10000)
+    reply_written(page, "Hello from the stream.")
     tree = tree_of(server)
     siblings = tree.conversation_children(tree.parent[EDITED_ORIGINAL])
     new = [tree.by_id[s] for s in siblings if s != EDITED_ORIGINAL]
@@ -120,7 +127,7 @@ def test_a_model_error_is_shown_and_nothing_partial_is_written(server, llm_serve
     user = new[0]
     llm_server.behave("reply", pieces=["Changelog", " updated."])
     page.click("#fork-form button.retry")
-    expect(page.locator("#node-panel")).to_contain_text("Changelog updated.", timeout=10000)
+    reply_written(page, "Changelog updated.")
     tree = tree_of(server)
     assert tree.parent[tree.parent[tree.active_leaf]] == user.id  # the retry reused the model change
     assert len(tree.entries) == len(before.entries) + 3
@@ -135,7 +142,7 @@ def test_a_second_reply_from_the_same_model_records_no_other_model_change(sessio
         page.click("#node-panel button:has-text('Continue here')")
         page.fill("#fork-form textarea[name=message]", text)
         page.click("#fork-form button:has-text('Send')")
-        expect(page.locator("#node-panel")).to_contain_text("Hello from the stream.", timeout=10000)
+        reply_written(page, "Hello from the stream.")
     tree = tree_of(server)
     changes = [e for e in tree.path(tree.active_leaf) if e.type == "model_change" and e.get("modelId") == "test-model"]
     assert len(changes) == 1 and changes[0].get("provider") == "openai"

@@ -27,7 +27,7 @@ from .views import compaction_plan
 
 bp = Blueprint("actions", __name__)
 
-THINKING_LEVELS = ("off", "minimal", "low", "medium", "high")
+THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")  # pi's levels
 
 
 def model_config() -> ModelConfig:
@@ -54,7 +54,7 @@ def _form_node(session: Session, field: str = "node", required: bool = True) -> 
 def _branch_summary_plan(session: Session, new_leaf: str | None):
     """The branch a fork leaves (SPEC §4), or None when there is nothing to leave behind."""
     tree = session.tree
-    old = tree.active_leaf
+    old = tree.conversation_leaf(tree.active_leaf)  # a label that moved the leaf is not a branch
     if old is None or (new_leaf is not None and tree.is_ancestor(old, new_leaf)):
         return None  # moving forward along the same branch leaves nothing
     plan = plan_branch_summary(tree, old, new_leaf)
@@ -140,12 +140,16 @@ def fork(rel: str):
     new_leaf = node if position == "at" or node is None else tree.parent[node]
     summary = request.form.get("summary", "").strip()
     message = request.form.get("message", "").strip()
+    if node is None and not (summary or message):
+        abort(400, description="nothing to do: give a node to fork at, or a message")
     try:
         parent = new_leaf
         if summary:
             plan = _branch_summary_plan(session, new_leaf)
             if plan is None:
                 raise InvalidWrite("there is no branch to summarize: the fork does not leave one")
+            if request.form.get("old_leaf", plan.old_leaf) != plan.old_leaf:
+                raise InvalidWrite("the session moved on since the summary was made: open the fork again")
             details = {"summarizer": request.form.get("summarizer", "edited"), "model": request.form.get("summary_model") or None}
             parent = write_branch_summary(session, plan, summary, details)["id"]
         elif not message and node is not None:
@@ -288,10 +292,10 @@ def _compaction_plan(session: Session, leaf: str | None):
     """The plan at `leaf`, by default at the active leaf, as the preview showed it."""
     tree = session.tree
     leaf = leaf or tree.conversation_leaf(tree.active_leaf)
-    keep = request.form.get("keep_recent_tokens", "")
-    if keep and not keep.isdigit():
-        abort(400, description="keep_recent_tokens must be a whole number")
-    return compaction_plan(tree, leaf, int(keep) if keep else None)
+    try:
+        return compaction_plan(tree, leaf, request.form.get("keep_recent_tokens", ""))
+    except ValueError as exc:
+        abort(400, description=str(exc))
 
 
 @bp.post("/s/<path:rel>/-/compact/summary")

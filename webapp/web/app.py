@@ -13,7 +13,7 @@ from pathlib import Path
 
 from flask import Flask, abort, render_template, request
 
-from ..core.errors import SessionNotFound
+from ..core.errors import SessionError, SessionNotFound, UnknownEntry
 from ..llm import ModelConfig
 from .store import SessionStore
 
@@ -87,8 +87,13 @@ def create_app(
         return render_template("error.html", code=code, message=message), code
 
     @app.errorhandler(SessionNotFound)
+    @app.errorhandler(UnknownEntry)
     def session_not_found(exc):
         return error_page(404, str(exc))
+
+    @app.errorhandler(SessionError)
+    def session_error(exc):
+        return error_page(409, str(exc))
 
     @app.errorhandler(400)
     @app.errorhandler(403)

@@ -20,7 +20,7 @@ def tokens(n) -> str:
 
 
 def cost(value) -> str:
-    if not value:
+    if not isinstance(value, (int, float)) or not value:
         return "–"
     return f"${value:.4f}" if value < 0.01 else f"${value:.2f}"
 
@@ -37,6 +37,8 @@ def when(iso: str | None) -> str:
     """An ISO timestamp as `2026-11-30 14:03` UTC; anything unreadable as it is."""
     if not iso:
         return "–"
+    if not isinstance(iso, str):
+        return str(iso)
     try:
         dt = datetime.fromisoformat(iso.replace("Z", "+00:00"))
     except ValueError:
@@ -53,6 +55,7 @@ def register(app: Flask) -> None:
     app.add_template_filter(dom_id, "dom")
     app.add_template_filter(short_id)
     app.add_template_global(context_meter)
+    app.add_template_global(lambda: app.config["MODEL_CONFIG"].configured, "model_configured")
     app.add_template_global(first_user_message)
     app.add_template_global(entry_title)
     app.add_template_global(entry_summary)

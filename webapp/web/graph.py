@@ -36,7 +36,7 @@ COLLAPSE_THRESHOLD = 200  # draw everything below this many nodes, unless told o
 MIN_SEGMENT = 4  # shorter runs are not worth folding
 LABEL_WIDTH = 34
 
-_SAFE_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,80}$")
+_SAFE_ID = re.compile(r"^[A-Za-z0-9_.-]{1,80}$")  # no ":": dot reads `a:b` in an edge as node a, port b
 
 
 def dom_id(entry_id: str) -> str:

@@ -94,7 +94,7 @@ def _graph(rel: str, session: Session, options: GraphOptions, pinned: frozenset[
     if layout is None:
         layout = build_layout(tree, options.collapse, options.expand, pinned)
         store().views.put(layout_key, layout)
-    svg_key = ("svg", rel, version, layout.signature())
+    svg_key = ("svg", rel, version, layout.signature(), options.query())  # the links carry the options
     svg = store().views.get(svg_key)
     if svg is None:
         extra = options.query()
@@ -103,6 +103,11 @@ def _graph(rel: str, session: Session, options: GraphOptions, pinned: frozenset[
         svg = render_svg(tree, layout, lambda entry_id: f"?node={quote(entry_id, safe='')}{suffix}")
         store().views.put(svg_key, svg)
     return layout, svg
+
+
+def _view_params() -> dict:
+    """The query parameters a session view carries from one URL to the next."""
+    return {k: v for k, v in request.args.items() if k in ("node", "collapse", "expand") and v}
 
 
 def _selected(session: Session, node: str | None) -> str | None:
@@ -131,10 +136,10 @@ def _tab_context(rel: str, session: Session, tab: str, node: str | None, layout)
     elif tab == "summaries":
         ctx["summaries"] = summary_rows(tree)
     elif tab == "compact":
-        keep = request.args.get("keep_recent_tokens", "")
-        if keep and not keep.isdigit():
-            abort(400, description="keep_recent_tokens must be a whole number")
-        plan = compaction_plan(tree, node, int(keep) if keep else None)
+        try:
+            plan = compaction_plan(tree, node, request.args.get("keep_recent_tokens", ""))
+        except ValueError as exc:
+            abort(400, description=str(exc))
         ctx["plan"] = plan
         ctx["compact_overlay"] = compaction_overlay(plan, layout)
     elif tab == "problems":
@@ -173,7 +178,7 @@ def session_page(rel: str):
 @bp.get("/s/<path:rel>/-/graph")
 def graph_fragment(rel: str):
     if not is_fragment():
-        return redirect(url_for("sessions.session_page", rel=rel, **request.args))
+        return redirect(url_for("sessions.session_page", rel=rel, **_view_params()))
     ctx = _page_context(rel, "none")
     return render_template("partials/_graph.html", oob=True, **ctx)
 
@@ -184,10 +189,10 @@ def panel_fragment(rel: str, tab: str):
     if tab not in TABS:
         abort(404, description=f"no panel {tab!r}")
     if not is_fragment():
-        return redirect(url_for("sessions.session_page", rel=rel, tab=tab, **request.args))
+        return redirect(url_for("sessions.session_page", rel=rel, tab=tab, **_view_params()))
     ctx = _page_context(rel, tab)
     response = current_app.make_response(render_template("partials/_panel.html", **ctx))
-    params = {k: v for k, v in request.args.items() if k in ("node", "collapse", "expand") and v}
+    params = _view_params()
     if params.get("collapse") == "auto":
         del params["collapse"]
     if tab != "node":

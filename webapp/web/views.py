@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from ..core.compare import entry_cost
 from ..core.compaction import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS, CompactionPlan, plan_compaction
-from ..core.context import Context, build_context
+from ..core.context import Context, build_context, settings_on
 from ..core.entries import (
     BRANCH_SUMMARY,
     COMPACTION,
@@ -14,6 +14,7 @@ from ..core.entries import (
     MODEL_CHANGE,
     THINKING_LEVEL_CHANGE,
     Entry,
+    as_key,
     content_text,
     entry_text,
     short_id,
@@ -94,7 +95,7 @@ def summary_rows(tree: SessionTree) -> list[SummaryRow]:
                 entry=e,
                 parent=tree.by_id[parent] if parent else None,
                 first_kept=first_kept_id(e) if e.type == COMPACTION else None,
-                from_id=e.get("fromId") if e.type == BRANCH_SUMMARY else None,
+                from_id=as_key(e.get("fromId")) if e.type == BRANCH_SUMMARY else None,
                 problem=tree.first_kept_problem(e) if e.type == COMPACTION else None,
                 on_active_path=e.id in active,
             )
@@ -199,11 +200,15 @@ def entry_summary(entry: Entry) -> str:
     return short(entry_text(entry))
 
 
-def compaction_plan(tree: SessionTree, leaf: str | None, keep_recent_tokens: int | None) -> CompactionPlan:
-    """The plan at a leaf, against the window of the model the branch uses."""
-    settings = build_context(tree, leaf).settings
+def compaction_plan(tree: SessionTree, leaf: str | None, keep_recent_tokens: str) -> CompactionPlan:
+    """The plan at a leaf, against the window of the model the branch uses; `keep_recent_tokens`
+    is the form's text (blank: the default). ValueError says what is wrong with it."""
+    text = keep_recent_tokens.strip()
+    keep = int(text) if text.isascii() and text.isdigit() else DEFAULT_KEEP_RECENT_TOKENS if not text else None
+    if keep is None:
+        raise ValueError(f"keep the most recent tokens: {text!r} is not a whole number")
+    settings = settings_on(tree, tree.path(leaf))
     window = context_window(settings.provider, settings.model_id)
-    keep = DEFAULT_KEEP_RECENT_TOKENS if keep_recent_tokens is None else max(keep_recent_tokens, 0)
     return plan_compaction(tree, leaf, keep_recent_tokens=keep, context_window=window)
 
 
