@@ -355,3 +355,11 @@ def test_a_huge_tool_result_shows_its_start_and_says_what_is_left_out():
     assert "line 0 " in html and "line 49999 " not in html
     assert "more characters" in html and f"all {len(text):,}" in html
     assert "show all 50000 lines" in html
+
+
+def test_huge_write_and_edit_calls_stay_small():
+    big = "\n".join(f"x{i} = {i}" for i in range(300_000))  # about 3.5 MB
+    for name, args in (("write", {"path": "a.py", "content": big}), ("edit", {"path": "a.py", "oldText": big, "newText": big + "\ny = 1"})):
+        html = str(render_entry_body(call(name, args)))
+        assert len(html) < 2_000_000
+        assert "more characters" in html

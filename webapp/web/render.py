@@ -253,6 +253,11 @@ def _edit_call(args: dict) -> Markup:
     """The edit as a unified diff, the way a reviewer reads a change."""
     path = str(args.get("path", ""))
     old, new = str(args.get("oldText", "")), str(args.get("newText", ""))
+    if len(old) + len(new) > SHOWN_CHARS:  # diffing megabytes takes seconds: show both sides
+        lexer = _lexer_for_path(path)
+        parts = [_path(path), _note("Too long to diff here. Old text:"), _folded(old, lexer),
+                 _note("New text:"), _folded(new, lexer)]
+        return _EMPTY.join(parts)
     diff = difflib.unified_diff(
         old.splitlines(), new.splitlines(), fromfile=path, tofile=path, lineterm=""
     )
@@ -261,8 +266,7 @@ def _edit_call(args: dict) -> Markup:
 
 def _write_call(args: dict) -> Markup:
     path = args.get("path")
-    content = str(args.get("content", ""))
-    return _path(path) + _pre(_EMPTY.join(_code_lines(content, _lexer_for_path(path))))
+    return _path(path) + _folded(str(args.get("content", "")), _lexer_for_path(path))
 
 
 def _read_call(args: dict) -> Markup:
