@@ -186,3 +186,15 @@ def test_asking_for_a_reply_is_offered_only_with_a_model(root):
     assert "Ask the model to answer this" in with_model
     answered = app.test_client().get(f"/s/{RICH}?node={EDITED_ORIGINAL}").get_data(as_text=True)
     assert "Ask the model to answer this" not in answered
+
+
+def test_regenerating_a_compaction_keeps_its_place_and_its_cut(client, app, root):
+    tree = Session.open(root / RICH).tree
+    old = [e for e in tree.entries if e.type == "compaction"][-1]
+    post(client, app, f"/s/{RICH}/-/regenerate", {"node": old.id})
+    tree = Session.open(root / RICH).tree
+    new = tree.by_id[tree.active_leaf]
+    assert new.type == "compaction" and new.id != old.id
+    assert tree.parent[new.id] == tree.parent[old.id]
+    assert new.get("firstKeptEntryId") == old.get("firstKeptEntryId")
+    assert new.get("details")["regenerates"] == old.id

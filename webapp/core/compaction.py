@@ -153,8 +153,11 @@ def plan_compaction(
     keep_recent_tokens: int = DEFAULT_KEEP_RECENT_TOKENS,
     reserve_tokens: int = DEFAULT_RESERVE_TOKENS,
     context_window: int | None = None,
+    first_kept: str | None = None,
 ) -> CompactionPlan:
-    """Where to cut the context at `leaf_id` and what the summary must then cover (SPEC §6)."""
+    """Where to cut the context at `leaf_id` and what the summary must then cover (SPEC §6).
+    `first_kept` cuts there instead of where `keep_recent_tokens` falls (a summary made again
+    for the same cut)."""
     ctx = build_context(tree, leaf_id)
     plan = CompactionPlan(
         leaf_id, ctx, context_tokens(ctx).context, context_window, reserve_tokens, keep_recent_tokens,
@@ -170,7 +173,13 @@ def plan_compaction(
             entries.append(src)
             sizes[src.id] = 0
         sizes[src.id] += estimate_message_tokens(msg)
-    cut = _cut_index(entries, sizes, keep_recent_tokens)
+    if first_kept is not None:
+        cut = next((i for i, e in enumerate(entries) if e.id == first_kept and is_cut_point(e)), None)
+        if cut is None:
+            plan.reason = f"{first_kept!r} is not a cut point of the context at {leaf_id!r}"
+            return plan
+    else:
+        cut = _cut_index(entries, sizes, keep_recent_tokens)
     if cut is None:
         total = sum(sizes.values())
         plan.reason = (

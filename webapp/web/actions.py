@@ -17,7 +17,8 @@ from flask import Blueprint, Response, abort, current_app, redirect, render_temp
 
 from ..core.compaction import plan_branch_summary, write_branch_summary, write_compaction
 from ..core.context import build_context
-from ..core.entries import MODEL_CHANGE, THINKING_LEVEL_CHANGE, content_text
+from ..core.entries import MODEL_CHANGE, THINKING_LEVEL_CHANGE, as_key, content_text
+from ..core.reader import first_kept_id
 from ..core.errors import InvalidWrite, SessionError
 from ..core.session import Session
 from ..llm import ModelConfig, ModelError, complete, model_identity
@@ -328,7 +329,8 @@ def compact(rel: str):
 
 @bp.post("/s/<path:rel>/-/regenerate")
 def regenerate(rel: str):
-    """A new summary beside an old one (same place, same cut): a new entry, never an edited line."""
+    """A new summary beside an old one (same parent, same cut, or the same branch left): a new
+    entry, which becomes the active leaf; the old line stays as it is."""
     session = store().session(rel)
     node = _form_node(session)
     tree = session.tree
@@ -337,15 +339,22 @@ def regenerate(rel: str):
     config = model_config()
     try:
         if old.type == "compaction":
-            plan = _compaction_plan(session, parent)
+            plan = compaction_plan(tree, parent, first_kept=first_kept_id(old))
+            if not plan.can_compact:
+                raise InvalidWrite(f"this compaction cannot be made again: {plan.reason}")
             text, details = summarize_compaction(config, plan)
             entry = write_compaction(session, plan, text, {**details, "regenerates": node})
         elif old.type == "branch_summary":
-            plan = plan_branch_summary(tree, old.get("fromId"), parent)
+            from_id = as_key(old.get("fromId"))
+            if from_id not in tree.by_id:
+                raise InvalidWrite(f"the branch this summary left ({from_id!r}) is not in the session")
+            plan = plan_branch_summary(tree, from_id, parent)
             text, details = summarize_branch(config, plan)
             entry = write_branch_summary(session, plan, text, {**details, "regenerates": node})
         else:
             raise InvalidWrite("only a compaction or a branch summary can be regenerated")
-    except (SessionError, ModelError) as exc:
+    except SessionError as exc:
         return _failure(rel, exc, 409)
+    except ModelError as exc:
+        return _failure(rel, exc, 502)
     return _done(rel, entry["id"], "regenerated")

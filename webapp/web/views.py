@@ -200,7 +200,9 @@ def entry_summary(entry: Entry) -> str:
     return short(entry_text(entry))
 
 
-def compaction_plan(tree: SessionTree, leaf: str | None, keep_recent_tokens: str) -> CompactionPlan:
+def compaction_plan(
+    tree: SessionTree, leaf: str | None, keep_recent_tokens: str = "", first_kept: str | None = None
+) -> CompactionPlan:
     """The plan at a leaf, against the window of the model the branch uses; `keep_recent_tokens`
     is the form's text (blank: the default). ValueError says what is wrong with it."""
     text = keep_recent_tokens.strip()
@@ -209,7 +211,7 @@ def compaction_plan(tree: SessionTree, leaf: str | None, keep_recent_tokens: str
         raise ValueError(f"keep the most recent tokens: {text!r} is not a whole number")
     settings = settings_on(tree, tree.path(leaf))
     window = context_window(settings.provider, settings.model_id)
-    return plan_compaction(tree, leaf, keep_recent_tokens=keep, context_window=window)
+    return plan_compaction(tree, leaf, keep_recent_tokens=keep, context_window=window, first_kept=first_kept)
 
 
 def compaction_overlay(plan: CompactionPlan, layout: GraphLayout) -> dict:
