@@ -94,11 +94,12 @@ def cmd_show(args) -> int:
         _print_json(info)
         return 0
     header = tree.header or {}
-    print(f"session   {header.get('id', '(no header)')}  (format v{info['version']})")
+    version = f"format v{info['version']}" if info["version"] else "no session header"
+    print(f"session   {header.get('id', '-')}  ({version})")
     print(f"name      {tree.name or '-'}")
     print(f"cwd       {header.get('cwd', '-')}")
     print(f"created   {header.get('timestamp', '-')}")
-    print("entries   " + ", ".join(f"{k} {v}" for k, v in sorted(info["counts"].items())) or "none")
+    print("entries   " + (", ".join(f"{k} {v}" for k, v in sorted(info["counts"].items())) or "none"))
     print(f"roots     {', '.join(tree.roots) or '-'}")
     print(f"orphans   {', '.join(tree.orphans) or '-'}")
     print(f"leaves    {', '.join(info['leaves']) or '-'}")

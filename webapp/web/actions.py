@@ -18,8 +18,8 @@ from flask import Blueprint, Response, abort, current_app, redirect, render_temp
 from ..core.compaction import plan_branch_summary, write_branch_summary, write_compaction
 from ..core.context import build_context
 from ..core.entries import MODEL_CHANGE, THINKING_LEVEL_CHANGE, as_key, content_text
-from ..core.reader import first_kept_id
 from ..core.errors import InvalidWrite, SessionError
+from ..core.reader import first_kept_id
 from ..core.session import Session
 from ..llm import ModelConfig, ModelError, complete, model_identity
 from ..summarize import summarize_branch, summarize_compaction

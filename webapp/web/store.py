@@ -46,7 +46,7 @@ class SessionStore:
         self.root = Path(root).resolve()
         if not self.root.is_dir():
             raise SessionNotFound(f"{root}: not a folder")
-        self._sessions: dict[Path, Session] = {}
+        self._sessions = LRU(32)  # open sessions hold their parsed file: keep the recent ones
         self._lock = threading.Lock()
         self.summaries = LRU(512)
         self.views = LRU(64)  # rendered graphs and other costly views
@@ -76,7 +76,8 @@ class SessionStore:
         with self._lock:
             session = self._sessions.get(path)
             if session is None:
-                session = self._sessions[path] = Session.open(path)
+                session = Session.open(path)
+                self._sessions.put(path, session)
         return session
 
     def list(self) -> list[tuple[str, SessionSummary | None, str | None]]:
@@ -87,11 +88,11 @@ class SessionStore:
                 continue  # a symlink that leads out of the root
             rel = self.rel(path)
             try:
-                session = self.session(rel)
-                key = (rel, session.storage.version_key())
+                st = path.stat()
+                key = (rel, st.st_size, st.st_mtime_ns, st.st_ino)
                 summary = self.summaries.get(key)
-                if summary is None:
-                    summary = summarize_session(path, session)
+                if summary is None:  # a listing reads files without keeping them open
+                    summary = summarize_session(path)
                     self.summaries.put(key, summary)
                 out.append((rel, summary, None))
             except (OSError, SessionError) as exc:
