@@ -23,7 +23,8 @@
     svg.removeAttribute("height");
     svg.setAttribute("preserveAspectRatio", "xMidYMid meet");
     const selected = $("#graph .graph-svg").dataset.selected;
-    const focus = focusAfterDraw && document.getElementById(focusAfterDraw);
+    const focusId = focusAfterDraw && drawnId(focusAfterDraw);
+    const focus = focusId && document.getElementById(focusId);
     focusAfterDraw = null;
     if (focus) {
       markSelected(selected);
@@ -111,8 +112,23 @@
 
   // Select an entry: load its panel; if the graph folds it inside a segment, redraw the graph
   // with the entry pinned first, so the selected node is never hidden.
+  // The drawn node of an entry (not a folded segment that holds it), found by its link, which
+  // the server writes as `?node=<id>` percent-encoded like Python's quote(safe="").
+  function drawnId(entryId) {
+    const q = encodeURIComponent(entryId).replace(/[!'()*]/g, (c) => "%" + c.charCodeAt(0).toString(16).toUpperCase());
+    for (const a of document.querySelectorAll("#graph svg a")) {
+      const href = a.getAttribute("xlink:href") || a.getAttribute("href") || "";
+      if (href === "?node=" + q || href.startsWith("?node=" + q + "&")) {
+        const g = a.closest("g.node");
+        if (g && !g.classList.contains("segment")) return g.id;
+      }
+    }
+    return null;
+  }
+
   function select(entryId, domId, tab) {
     if (!entryId) return;
+    domId = domId || drawnId(entryId);
     tab = tab || (currentTab() === "context" ? "context" : "node");
     setState("node", entryId);
     const load = () => htmx.ajax("GET", panelUrl(tab, { node: entryId }), { target: "#panel", swap: "innerHTML" });
@@ -192,7 +208,7 @@
         const expand = new Set(state("expand").split(",").filter(Boolean));
         expand.add(entryId);
         setState("expand", Array.from(expand).join(","));
-        focusAfterDraw = "e-" + entryId;
+        focusAfterDraw = entryId;
         redrawGraph({ expand: Array.from(expand).join(",") });
       } else {
         select(entryId, g && g.id);

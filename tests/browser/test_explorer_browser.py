@@ -55,10 +55,13 @@ def test_keyboard_moves_to_the_parent_and_back(live_server, page):
     tree = Session.open(live_server.root / live_server.rel(RICH)[3:]).tree
     parent = tree.parent[GOOD_APPROACH]
     page.locator("#graph").focus()
+    redraws = []
+    page.on("request", lambda r: redraws.append(r.url) if "/-/graph" in r.url else None)
     page.keyboard.press("ArrowUp")
     expect(page.locator("#node-panel")).to_have_attribute("data-entry", parent)
     page.keyboard.press("ArrowDown")
     expect(page.locator("#node-panel")).to_have_attribute("data-entry", tree.conversation_children(parent)[0])
+    assert redraws == []  # moving between drawn nodes does not fetch the drawing again
     page.keyboard.press("?")
     expect(page.locator("#help")).to_be_visible()
     expect(page.locator("#help")).to_contain_text("next branch point")
