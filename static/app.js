@@ -414,7 +414,6 @@
     clearTimeout(toast.timer);
     toast.timer = setTimeout(() => { t.hidden = true; }, 8000);
   }
-  window.sessionTreeToast = toast;
   document.addEventListener("htmx:responseError", (evt) => {
     const xhr = evt.detail.xhr;
     toast((xhr.responseText || "").trim().slice(0, 400) || `Request failed (${xhr.status})`);

@@ -22,8 +22,6 @@ TABLE = "model_prices_and_context_window_backup.json"
 class ModelInfo:
     key: str
     context_window: int | None
-    input_cost: float | None  # per token
-    output_cost: float | None
 
 
 @functools.lru_cache(maxsize=1)
@@ -49,8 +47,7 @@ def model_info(provider: str | None, model_id: str | None) -> ModelInfo | None:
         row = table.get(key) if key else None
         if isinstance(row, dict) and key != "sample_spec":
             window = row.get("max_input_tokens") or row.get("max_tokens")
-            return ModelInfo(key, window if isinstance(window, int) else None,
-                             row.get("input_cost_per_token"), row.get("output_cost_per_token"))
+            return ModelInfo(key, window if isinstance(window, int) else None)
     return None
 
 

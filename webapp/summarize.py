@@ -101,11 +101,6 @@ def transcript(messages: list[dict]) -> str:
     return "\n\n".join(lines)
 
 
-def _messages_of(plan: CompactionPlan, entries: list[Entry]) -> list[dict]:
-    ids = {e.id for e in entries}
-    return [m for m, s in zip(plan.context.messages, plan.context.sources) if s.id in ids]
-
-
 def _llm_messages(prompt: str) -> list[dict]:
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}]
 
@@ -128,10 +123,10 @@ def _ask(config: ModelConfig, prompt: str) -> str:
 def compaction_prompt(plan: CompactionPlan, instructions: str | None = None) -> str:
     """The one prompt a model gets for a compaction: transcript, previous summary, split turn."""
     _check(plan)
-    parts = [f"<conversation>\n{transcript(_messages_of(plan, plan.summarize))}\n</conversation>"]
+    parts = [f"<conversation>\n{transcript(plan.messages_of(plan.summarize))}\n</conversation>"]
     if plan.turn_prefix:
         parts.append(
-            "<turn-prefix>\n" + transcript(_messages_of(plan, plan.turn_prefix)) + "\n</turn-prefix>\n"
+            "<turn-prefix>\n" + transcript(plan.messages_of(plan.turn_prefix)) + "\n</turn-prefix>\n"
             "The turn-prefix above is the EARLY PART of a turn too long to keep whole; its later part is kept "
             "verbatim after the summary. Cover the turn's original request and early progress so the kept part "
             "makes sense (under In Progress)."

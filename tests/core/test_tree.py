@@ -146,7 +146,7 @@ def test_path_follows_parents_from_the_root():
     assert tree.common_ancestor("e3", "e4") == "e2"
     assert tree.common_ancestor("e3", None) is None
     assert tree.is_ancestor("e1", "e4") and not tree.is_ancestor("e3", "e4")
-    assert tree.depth("e4") == 3
+    assert len(tree.path("e4")) == 3
     with pytest.raises(UnknownEntry):
         tree.path("nope")
 

@@ -117,9 +117,13 @@ class CompactionPlan:
     def entries_to_summarize(self) -> list[Entry]:
         return self.summarize + self.turn_prefix
 
-    def messages_to_summarize(self) -> list[dict]:
-        ids = {e.id for e in self.entries_to_summarize()}
+    def messages_of(self, entries: list[Entry]) -> list[dict]:
+        """The context messages that `entries` contribute, in context order."""
+        ids = {e.id for e in entries}
         return [m for m, s in zip(self.context.messages, self.context.sources) if s.id in ids]
+
+    def messages_to_summarize(self) -> list[dict]:
+        return self.messages_of(self.entries_to_summarize())
 
     def tokens_after(self, summary: str | None = None) -> int:
         text = summary if summary is not None else (self.previous_summary or "")

@@ -40,7 +40,6 @@ REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
     CUSTOM: ("customType",),
     LEAF: ("targetId",),
 }
-KNOWN_TYPES = frozenset(REQUIRED_FIELDS)
 _REQUIRED_KEYS = {t: frozenset(fields) for t, fields in REQUIRED_FIELDS.items()}
 
 # Types that only steer the session and never reach the model themselves.

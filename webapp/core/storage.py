@@ -62,9 +62,8 @@ class Storage(ABC):
 class MemoryStorage(Storage):
     """A session held in memory: for tests and short-lived sessions."""
 
-    def __init__(self, data: bytes = b"", name: str = "memory"):
+    def __init__(self, data: bytes = b""):
         self.data = bytearray(data)
-        self.name = name
         self._lock = threading.RLock()
         self._writes = 0
 
@@ -92,7 +91,6 @@ class JsonlStorage(Storage):
 
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
-        self.name = str(self.path)
         if not self.path.exists():
             raise SessionNotFound(f"{self.path}: no such session file")
         if not self.path.is_file():

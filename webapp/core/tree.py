@@ -31,7 +31,6 @@ def _instant(timestamp: str) -> tuple:
 
 class SessionTree:
     def __init__(self, log: SessionLog):
-        self.log = log
         self.header = log.header
         self.entries: list[Entry] = log.all_entries()
         self.bad_lines: list[BadLine] = log.all_bad_lines()
@@ -251,9 +250,6 @@ class SessionTree:
 
     def branch_points(self) -> list[str]:
         return [e.id for e in self.entries if len(self.conversation_children(e.id)) > 1]
-
-    def depth(self, entry_id: str) -> int:
-        return len(self.path(entry_id))
 
     def compactions(self) -> list[Entry]:
         return [e for e in self.entries if e.type == COMPACTION]
