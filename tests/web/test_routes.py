@@ -260,3 +260,23 @@ def test_the_host_check_compares_names_on_any_port(root):
     assert everywhere.get("/", headers={"Host": "rebound.example:8000"}).status_code == 400
     named = create_app(root, host="0.0.0.0", allow_hosts=("lan-box",)).test_client()
     assert named.get("/", headers={"Host": "lan-box:8000"}).status_code == 200
+
+
+def test_fields_of_the_wrong_type_do_not_break_any_page(tmp_path):
+    root = tmp_path / "odd"
+    root.mkdir()
+    lines = [
+        {"type": "session", "version": 3, "id": 12345, "timestamp": 99, "cwd": ["x"]},
+        {"type": "model_change", "id": "a", "parentId": None, "timestamp": "2026-01-01T00:00:00Z", "provider": ["p"], "modelId": 7},
+        {"type": "message", "id": "b", "parentId": "a", "timestamp": "2026-01-01T00:00:01Z",
+         "message": {"role": "assistant", "content": [{"type": "text", "text": "hi"}], "usage": {"cost": {"total": "lots"}}}},
+        {"type": "branch_summary", "id": "c", "parentId": "b", "timestamp": "2026-01-01T00:00:02Z", "fromId": [1], "summary": "s"},
+    ]
+    (root / "odd.jsonl").write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in lines))
+    (root / "empty.jsonl").write_bytes(b"")
+    client = create_app(root).test_client()
+    assert client.get("/").status_code == 200
+    for name in ("odd", "empty"):
+        for query in ("", "?tab=context", "?tab=branches", "?tab=summaries", "?tab=problems", "?tab=compact"):
+            assert client.get(f"/s/{name}.jsonl{query}").status_code == 200, (name, query)
+    assert client.get("/s/odd.jsonl?node=b").status_code == 200

@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .entries import COMPACTION, MESSAGE, content_text
+from .entries import COMPACTION, MESSAGE, as_key, content_text
 from .session import Session
 from .tree import SessionTree
 
@@ -55,11 +55,11 @@ def summarize_session(path: Path, session: Session | None = None) -> SessionSumm
     header = tree.header or {}
     return SessionSummary(
         path=str(path),
-        id=header.get("id"),
+        id=as_key(header.get("id")),
         name=tree.name,
         first_message=first_user_message(tree),
-        cwd=header.get("cwd"),
-        created=header.get("timestamp"),
+        cwd=as_key(header.get("cwd")),
+        created=as_key(header.get("timestamp")),
         modified=datetime.fromtimestamp(st.st_mtime, timezone.utc).isoformat(timespec="seconds"),
         size=st.st_size,
         entries=len(tree.entries),

@@ -191,8 +191,9 @@ def entry_title(entry: Entry) -> str:
     return kind or "entry"
 
 
-def short(text: str, n: int = 90) -> str:
-    text = " ".join(text.split())
+def short(text, n: int = 90) -> str:
+    """One line of at most `n` characters (a malformed file may hand over a number or a list)."""
+    text = " ".join(str(text).split())
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
