@@ -20,8 +20,7 @@ from .context import build_context
 from .entries import (
     BRANCH_SUMMARY,
     COMPACTION,
-    LABEL,
-    LEAF,
+    MARKER_TYPES,
     MESSAGE,
     MODEL_CHANGE,
     Entry,
@@ -33,7 +32,6 @@ from .entries import (
 from .tokens import context_tokens
 from .tree import SessionTree
 
-_MARKERS = frozenset({LEAF, LABEL})
 _WORDS = re.compile(r"\s+|\w+|[^\w\s]")
 MAX_DIFF_TOKENS = 20_000  # beyond this a word diff costs more than it tells
 
@@ -134,7 +132,7 @@ class Turn:
         return tuple(
             (e.type, e.role, entry_text(e), _calls_key(e))
             for e in self.entries
-            if e.type not in _MARKERS
+            if e.type not in MARKER_TYPES
         )
 
 

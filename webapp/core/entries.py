@@ -42,6 +42,10 @@ REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
 }
 _REQUIRED_KEYS = {t: frozenset(fields) for t, fields in REQUIRED_FIELDS.items()}
 
+# Entries that mark state rather than continue a conversation: a `leaf` moves the active leaf,
+# a `label` tags another entry. A node whose only children are these is still a branch tip.
+MARKER_TYPES = frozenset({LEAF, LABEL})
+
 # Types that only steer the session and never reach the model themselves.
 META_TYPES = frozenset(
     {MODEL_CHANGE, THINKING_LEVEL_CHANGE, ACTIVE_TOOLS_CHANGE, SESSION_INFO, LABEL, CUSTOM, LEAF}

@@ -8,14 +8,9 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from .entries import COMPACTION, LABEL, LEAF, SESSION_INFO, Entry
+from .entries import COMPACTION, LABEL, MARKER_TYPES, SESSION_INFO, Entry
 from .errors import AmbiguousEntry, UnknownEntry
 from .reader import BadLine, Problem, SessionLog, first_kept_id, gc_paused
-
-
-# Entries that mark state rather than continue a conversation; a node whose only children are
-# these is still the tip of its branch.
-_MARKER_TYPES = frozenset({LEAF, LABEL})
 
 
 def _instant(timestamp: str) -> tuple:
@@ -81,7 +76,7 @@ class SessionTree:
                 children[p].append(e.id)
             else:  # (not setdefault, which would make an empty list for every entry)
                 children[p] = [e.id]
-            if e.type in _MARKER_TYPES:
+            if e.type in MARKER_TYPES:
                 marker_parents.add(p)
         for kids in children.values():
             if len(kids) > 1:
@@ -221,7 +216,7 @@ class SessionTree:
         stack = list(reversed(self.children.get(entry_id, ())))
         while stack:
             c = stack.pop()
-            if self.by_id[c].type in _MARKER_TYPES:
+            if self.by_id[c].type in MARKER_TYPES:
                 stack.extend(reversed(self.children.get(c, ())))
             else:
                 out.append(c)
@@ -233,7 +228,7 @@ class SessionTree:
             tips = [
                 e.id
                 for e in self.entries
-                if e.type not in _MARKER_TYPES and not self.conversation_children(e.id)
+                if e.type not in MARKER_TYPES and not self.conversation_children(e.id)
             ]
             shown = self.conversation_leaf(self.active_leaf)
             if shown is not None and shown not in tips:
@@ -244,7 +239,7 @@ class SessionTree:
     def conversation_leaf(self, entry_id: str | None) -> str | None:
         """The nearest entry at or above `entry_id` that is not a marker: where a `label` entry
         that became the active leaf shows up in a conversation."""
-        while entry_id is not None and self.by_id[entry_id].type in _MARKER_TYPES:
+        while entry_id is not None and self.by_id[entry_id].type in MARKER_TYPES:
             entry_id = self.parent[entry_id]
         return entry_id
 

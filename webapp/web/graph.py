@@ -18,8 +18,7 @@ import graphviz
 from ..core.entries import (
     BRANCH_SUMMARY,
     COMPACTION,
-    LABEL,
-    LEAF,
+    MARKER_TYPES,
     MESSAGE,
     META_TYPES,
     Entry,
@@ -107,7 +106,7 @@ def _drawn(tree: SessionTree) -> tuple[dict[str, str | None], dict[str, list[str
     parent: dict[str, str | None] = {}
     children: dict[str, list[str]] = {}
     for e in tree.entries:
-        if e.type in (LEAF, LABEL):
+        if e.type in MARKER_TYPES:
             continue
         parent[e.id] = tree.conversation_leaf(tree.parent[e.id])
         kids = tree.conversation_children(e.id)
