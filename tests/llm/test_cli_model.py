@@ -7,7 +7,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tests.conftest import Builder, lines_of
+from tests.conftest import lines_of
 from tests.llm.conftest import MODEL, rich_session
 from tests.llm.test_summarize import work_session
 from webapp.cli import main

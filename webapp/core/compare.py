@@ -13,7 +13,6 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 
 from .compaction import FileOps
 from .context import build_context
@@ -26,6 +25,7 @@ from .entries import (
     Entry,
     as_key,
     content_text,
+    parse_time,
     entry_text,
     tool_calls,
 )
@@ -192,14 +192,6 @@ def word_diff(a: str, b: str) -> list[tuple[str, str]]:
 # -- figures ---------------------------------------------------------------------------------------
 
 
-def _when(timestamp: str) -> datetime | None:
-    try:
-        t = datetime.fromisoformat(timestamp)
-    except ValueError:
-        return None
-    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
-
-
 @dataclass
 class Figures:
     """What one branch amounts to, over its whole path from the root."""
@@ -233,7 +225,7 @@ def figures(tree: SessionTree, tip: str) -> Figures:
     ctx = build_context(tree, tip)
     if not models and ctx.settings.model_id:  # no answer yet: the model the path is set to
         models = [ctx.settings.model_id]
-    times = [t for t in (_when(e.timestamp) for e in path) if t]
+    times = [t for t in (parse_time(e.timestamp) for e in path) if t]
     read, modified = ops.lists()
     return Figures(
         turns=sum(1 for e in path if is_user(e)),

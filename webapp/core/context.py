@@ -21,7 +21,6 @@ from .entries import (
     Entry,
     as_key,
     content_blocks,
-    content_text,
 )
 from .reader import first_kept_id
 from .tree import SessionTree

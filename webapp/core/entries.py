@@ -71,6 +71,15 @@ def short_id(entry_id: str) -> str:
     return entry_id[:8]
 
 
+def parse_time(timestamp: str) -> datetime | None:
+    """An ISO-8601 timestamp as an aware datetime (UTC when it names no offset), or None."""
+    try:
+        t = datetime.fromisoformat(timestamp)
+    except (TypeError, ValueError):
+        return None
+    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+
+
 def now_iso() -> str:
     """The current time as pi writes it: ISO-8601 UTC with milliseconds and a `Z`."""
     now = datetime.now(timezone.utc)

@@ -15,6 +15,11 @@ from .entries import Entry
 IMAGE_TOKENS = 1200
 
 
+def format_tokens(n: float) -> str:
+    """A token count as people read it: `843`, `18.2k`."""
+    return f"{n / 1000:.1f}k" if n >= 1000 else str(int(n))
+
+
 def estimate_message_tokens(message: dict) -> int:
     chars = 0
     images = 0

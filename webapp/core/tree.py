@@ -6,9 +6,7 @@ in the tree only (an orphan or the entry that closes a loop becomes a root) and 
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-
-from .entries import COMPACTION, LABEL, MARKER_TYPES, SESSION_INFO, Entry
+from .entries import COMPACTION, LABEL, MARKER_TYPES, SESSION_INFO, Entry, parse_time
 from .errors import AmbiguousEntry, UnknownEntry
 from .reader import BadLine, Problem, SessionLog, first_kept_id, gc_paused
 
@@ -17,11 +15,8 @@ def _instant(timestamp: str) -> tuple:
     """Sort key of a timestamp: the instant it names, whatever its precision or UTC offset
     (`...:06Z` is before `...:06.500Z`, which a string comparison gets wrong); text that is not
     ISO-8601 sorts first."""
-    try:
-        t = datetime.fromisoformat(timestamp)
-    except ValueError:
-        return (False, timestamp)
-    return (True, (t if t.tzinfo else t.replace(tzinfo=timezone.utc)).timestamp())
+    t = parse_time(timestamp)
+    return (False, timestamp) if t is None else (True, t.timestamp())
 
 
 class SessionTree:

@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import timezone
 
 from flask import Flask
 
 from ..core.catalog import first_user_message
-from ..core.entries import short_id
+from ..core.entries import parse_time, short_id
+from ..core.tokens import format_tokens
 from . import render
 from .graph import dom_id
 from .views import context_meter, entry_summary, entry_title, short
 
 
 def tokens(n) -> str:
-    if not isinstance(n, (int, float)):
-        return "–"
-    return f"{n / 1000:.1f}k" if n >= 1000 else str(int(n))
+    return format_tokens(n) if isinstance(n, (int, float)) else "–"
 
 
 def cost(value) -> str:
@@ -37,13 +36,8 @@ def when(iso: str | None) -> str:
     """An ISO timestamp as `2026-11-30 14:03` UTC; anything unreadable as it is."""
     if not iso:
         return "–"
-    if not isinstance(iso, str):
-        return str(iso)
-    try:
-        dt = datetime.fromisoformat(iso.replace("Z", "+00:00"))
-    except ValueError:
-        return iso
-    return dt.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M")
+    dt = parse_time(iso) if isinstance(iso, str) else None
+    return str(iso) if dt is None else dt.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M")
 
 
 def register(app: Flask) -> None:

@@ -28,7 +28,7 @@ from ..core.entries import (
 )
 from ..core.context import entry_messages
 from ..core.reader import first_kept_id
-from ..core.tokens import estimate_message_tokens
+from ..core.tokens import estimate_message_tokens, format_tokens
 from ..core.tree import SessionTree
 
 COLLAPSE_THRESHOLD = 200  # draw everything below this many nodes, unless told otherwise
@@ -51,10 +51,6 @@ def _dot_text(text: str) -> str:
     if len(text) > LABEL_WIDTH:
         text = text[: LABEL_WIDTH - 1] + "…"
     return text.replace("\\", "\\\\")
-
-
-def _tokens(n: int) -> str:
-    return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
 
 
 @dataclass
@@ -210,9 +206,9 @@ def _node_style(tree: SessionTree, e: Entry) -> tuple[str, dict[str, str]]:
             label = text
     elif e.type == COMPACTION:
         before, after = e.get("tokensBefore"), e.get("tokensAfter")
-        tokens = _tokens(before) if isinstance(before, int) else "?"
+        tokens = format_tokens(before) if isinstance(before, int) else "?"
         if isinstance(after, int):
-            tokens += " → " + _tokens(after)
+            tokens += " → " + format_tokens(after)
         attrs.update(shape="folder", style="filled", fillcolor="#fde68a", color="#b45309", penwidth="2")
         label = f"compaction\n{tokens} tokens"
     elif e.type == BRANCH_SUMMARY:
@@ -259,7 +255,7 @@ def to_dot(tree: SessionTree, layout: GraphLayout, node_url) -> graphviz.Digraph
     for seg in layout.segments:
         on_active = any(x.id in active for x in seg.entries)
         first = _dot_text(seg.first_user_line())
-        label = f"⋯ {len(seg.entries)} entries · {_tokens(seg.tokens())} tokens ⋯" + (f"\n{first}" if first else "")
+        label = f"⋯ {len(seg.entries)} entries · {format_tokens(seg.tokens())} tokens ⋯" + (f"\n{first}" if first else "")
         g.node(
             seg.id,
             label=graphviz.nohtml(label),
