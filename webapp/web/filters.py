@@ -56,6 +56,7 @@ def register(app: Flask) -> None:
     app.add_template_global(render.render_entry_body)
     app.add_template_global(render.render_markdown)
     app.add_template_global(render.raw_json)
+    app.add_template_global(render.render_files)
 
     @app.get("/pygments.css")
     def pygments_css():

@@ -396,10 +396,11 @@ def _message(entry: Entry, tool_call: dict | None) -> Markup:
 # --- the other entry types ----------------------------------------------------------------------
 
 
-def _files(details: Any) -> Markup:
+def render_files(details: Any) -> Markup:
+    """The files a summary covers (`details.readFiles` / `modifiedFiles`), as two lists."""
     details = details if isinstance(details, dict) else {}
-    return _file_list("Read files", details.get("readFiles")) + _file_list(
-        "Modified files", details.get("modifiedFiles")
+    return _file_list("Files read", details.get("readFiles")) + _file_list(
+        "Files modified", details.get("modifiedFiles")
     )
 
 
@@ -412,7 +413,7 @@ def _compaction(entry: Entry) -> Markup:
     return (
         render_markdown(str(entry.get("summary") or ""))
         + _fields([("tokens", tokens), first])
-        + _files(entry.get("details"))
+        + render_files(entry.get("details"))
     )
 
 
@@ -420,7 +421,7 @@ def _branch_summary(entry: Entry) -> Markup:
     return (
         render_markdown(str(entry.get("summary") or ""))
         + _fields([("from", entry.get("fromId"))])
-        + _files(entry.get("details"))
+        + render_files(entry.get("details"))
     )
 
 
