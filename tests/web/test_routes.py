@@ -280,3 +280,14 @@ def test_fields_of_the_wrong_type_do_not_break_any_page(tmp_path):
         for query in ("", "?tab=context", "?tab=branches", "?tab=summaries", "?tab=problems", "?tab=compact"):
             assert client.get(f"/s/{name}.jsonl{query}").status_code == 200, (name, query)
     assert client.get("/s/odd.jsonl?node=b").status_code == 200
+
+
+def test_raw_json_is_a_fragment_for_htmx_and_a_page_otherwise(client, root):
+    rel = session_rel(root)
+    tree = Session.open(root / rel).tree
+    entry = tree.entries[-1]
+    fragment = client.get(f"/s/{rel}/-/raw?id={entry.id}", headers={"HX-Request": "true"}).get_data(as_text=True)
+    page = client.get(f"/s/{rel}/-/raw?id={entry.id}").get_data(as_text=True)
+    assert "<html" not in fragment and entry.id in fragment
+    assert "<html" in page and f"line {entry.line}" in page
+    assert client.get(f"/s/{rel}/-/raw?id=nope").status_code == 404

@@ -10,7 +10,6 @@ from urllib.parse import quote, urlencode
 
 from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
 
-from ..core.errors import SessionError
 from ..core.session import Session
 from .graph import build_layout, dom_id, render_svg
 from .store import SessionStore
@@ -203,13 +202,10 @@ def panel_fragment(rel: str, tab: str):
 
 @bp.get("/s/<path:rel>/-/raw")
 def raw_entry(rel: str):
-    session = store().session(rel)
-    entry_id = request.args.get("id", "")
-    try:
-        entry = session.entry(entry_id)
-    except SessionError as exc:
-        abort(404, description=str(exc))
-    return render_template("partials/_raw.html", entry=entry)
+    """An entry's JSON as read: a fragment for the node panel, a page of its own otherwise."""
+    entry = store().session(rel).entry(request.args.get("id", ""))
+    template = "partials/_raw.html" if is_fragment() else "raw.html"
+    return render_template(template, rel=rel, entry=entry)
 
 
 @bp.app_template_global()
