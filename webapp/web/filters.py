@@ -10,7 +10,6 @@ from ..core.catalog import first_user_message
 from ..core.entries import parse_time, short_id
 from ..core.tokens import format_tokens
 from . import render
-from .graph import dom_id
 from .views import context_meter, entry_summary, entry_title, short
 
 
@@ -46,7 +45,6 @@ def register(app: Flask) -> None:
     app.add_template_filter(filesize)
     app.add_template_filter(when)
     app.add_template_filter(short)
-    app.add_template_filter(dom_id, "dom")
     app.add_template_filter(short_id)
     app.add_template_global(context_meter)
     app.add_template_global(lambda: app.config["MODEL_CONFIG"].configured, "model_configured")

@@ -76,32 +76,34 @@ class GraphOptions:
             self.collapse = "auto"
         self.expand = frozenset(x for x in args.get("expand", "").split(",") if x)
 
-    def query(self, **extra) -> str:
+    def query(self) -> str:
         params = {"collapse": self.collapse} if self.collapse != "auto" else {}
         if self.expand:
             params["expand"] = ",".join(sorted(self.expand))
-        params.update({k: v for k, v in extra.items() if v})
         return urlencode(params)
 
 
-def _graph(rel: str, session: Session, options: GraphOptions, pinned: frozenset[str]):
-    """The layout and its SVG; the SVG is cached on the file version and the folded segments."""
-    tree = session.tree
-    version = session.storage.version_key()
-    layout_key = ("layout", rel, version, options.collapse, options.expand, pinned)
-    layout = store().views.get(layout_key)
+def _layout(rel: str, session: Session, options: GraphOptions, pinned: frozenset[str]):
+    """What the graph draws, cached on the file version and the folding options."""
+    key = ("layout", rel, session.storage.version_key(), options.collapse, options.expand, pinned)
+    layout = store().views.get(key)
     if layout is None:
-        layout = build_layout(tree, options.collapse, options.expand, pinned)
-        store().views.put(layout_key, layout)
-    svg_key = ("svg", rel, version, layout.signature(), options.query())  # the links carry the options
-    svg = store().views.get(svg_key)
+        layout = build_layout(session.tree, options.collapse, options.expand, pinned)
+        store().views.put(key, layout)
+    return layout
+
+
+def _svg(rel: str, session: Session, options: GraphOptions, layout) -> str:
+    """The drawing, cached on the file version, the folded segments and the options its links carry."""
+    extra = options.query()
+    key = ("svg", rel, session.storage.version_key(), layout.signature(), extra)
+    svg = store().views.get(key)
     if svg is None:
-        extra = options.query()
         suffix = "&" + extra if extra else ""
         # Relative links (`?node=...`): the drawing is only ever shown on this session's page.
-        svg = render_svg(tree, layout, lambda entry_id: f"?node={quote(entry_id, safe='')}{suffix}")
-        store().views.put(svg_key, svg)
-    return layout, svg
+        svg = render_svg(session.tree, layout, lambda entry_id: f"?node={quote(entry_id, safe='')}{suffix}")
+        store().views.put(key, svg)
+    return svg
 
 
 def _view_params() -> dict:
@@ -147,20 +149,21 @@ def _tab_context(rel: str, session: Session, tab: str, node: str | None, layout)
     return ctx
 
 
-def _page_context(rel: str, tab: str):
+def _page_context(rel: str, tab: str, drawing: bool = True):
+    """What the page or a fragment shows; `drawing=False` for a panel, which needs the layout
+    (to mark drawn nodes) but not the SVG, so a click never waits for `dot`."""
     session = store().session(rel)
     tree = session.tree
     node = _selected(session, request.args.get("node"))
     options = GraphOptions(request.args)
-    pinned = frozenset(x for x in (node,) if x)
-    layout, svg = _graph(rel, session, options, pinned)
+    layout = _layout(rel, session, options, frozenset(x for x in (node,) if x))
     return {
         "rel": rel,
         "session": session,
         "tree": tree,
         "options": options,
         "layout": layout,
-        "svg": svg,
+        "svg": _svg(rel, session, options, layout) if drawing else None,
         "selected_dom": layout.dom_for(node) if node else None,
         **_tab_context(rel, session, tab, node, layout),
     }
@@ -178,8 +181,7 @@ def session_page(rel: str):
 def graph_fragment(rel: str):
     if not is_fragment():
         return redirect(url_for("sessions.session_page", rel=rel, **_view_params()))
-    ctx = _page_context(rel, "none")
-    return render_template("partials/_graph.html", oob=True, **ctx)
+    return render_template("partials/_graph.html", oob=True, **_page_context(rel, "none"))
 
 
 @bp.get("/s/<path:rel>/-/panel/<tab>")
@@ -189,7 +191,7 @@ def panel_fragment(rel: str, tab: str):
         abort(404, description=f"no panel {tab!r}")
     if not is_fragment():
         return redirect(url_for("sessions.session_page", rel=rel, tab=tab, **_view_params()))
-    ctx = _page_context(rel, tab)
+    ctx = _page_context(rel, tab, drawing=False)
     response = current_app.make_response(render_template("partials/_panel.html", **ctx))
     params = _view_params()
     if params.get("collapse") == "auto":
