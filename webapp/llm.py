@@ -107,6 +107,12 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
+def user_entry(text: str) -> dict:
+    """A user message as pi writes one, ready to append."""
+    return {"type": "message", "message": {"role": "user", "content": [{"type": "text", "text": text}],
+                                           "timestamp": _now_ms()}}
+
+
 def _litellm():
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
@@ -386,8 +392,7 @@ def continue_branch(
         raise ModelError("no-model", NO_MODEL)
     if not text.strip():
         raise InvalidWrite("the message is empty")
-    message = {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": _now_ms()}
-    user = session.append({"type": "message", "message": message}, parent=ACTIVE if leaf is None else leaf)
+    user = session.append(user_entry(text), parent=ACTIVE if leaf is None else leaf)
     context = build_context(session.tree, user["id"])
     reply = complete(config, context.llm_messages(), stream=True, on_delta=on_delta)
     assistant = session.append({"type": "message", "message": reply.assistant_message()}, parent=user["id"])

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import queue
 import threading
-import time
 
 from flask import Blueprint, Response, abort, current_app, redirect, render_template, request, url_for
 
@@ -21,7 +20,7 @@ from ..core.entries import MODEL_CHANGE, THINKING_LEVEL_CHANGE, as_key, content_
 from ..core.errors import InvalidWrite, SessionError
 from ..core.reader import first_kept_id
 from ..core.session import Session
-from ..llm import ModelConfig, ModelError, complete, model_identity
+from ..llm import ModelConfig, ModelError, complete, model_identity, user_entry
 from ..summarize import summarize_branch, summarize_compaction
 from .sessions import store
 from .views import compaction_plan
@@ -73,7 +72,7 @@ def _sse(event: str, data: dict) -> str:
     return f"event: {event}\ndata: {json.dumps(data)}\n\n"
 
 
-def _failure(rel: str, exc: Exception, status: int):
+def _failure(exc: Exception, status: int):
     if wants_stream():
         return Response(_sse("error", {"message": str(exc), "kind": getattr(exc, "kind", "write")}),
                         mimetype="text/event-stream")
@@ -117,6 +116,11 @@ def branch_summary_preview(rel: str):
     return _summary_editor(summarize_branch, plan)
 
 
+def _summary_details() -> dict:
+    """Who made a summary that comes back from the editor (see _summary_editor.html)."""
+    return {"summarizer": request.form.get("summarizer", "edited"), "model": request.form.get("summary_model") or None}
+
+
 def _summary_editor(summarize, plan):
     """A summary to edit before it is written; a failed model call says why (502)."""
     try:
@@ -151,15 +155,15 @@ def fork(rel: str):
                 raise InvalidWrite("there is no branch to summarize: the fork does not leave one")
             if request.form.get("old_leaf", plan.old_leaf) != plan.old_leaf:
                 raise InvalidWrite("the session moved on since the summary was made: open the fork again")
-            details = {"summarizer": request.form.get("summarizer", "edited"), "model": request.form.get("summary_model") or None}
+            details = _summary_details()
             parent = write_branch_summary(session, plan, summary, details)["id"]
         elif not message and node is not None:
             session.fork(node, position)
         if not message:
             return _done(rel, parent, "forked")
-        user = session.append(_user_message(message), parent=parent)
+        user = session.append(user_entry(message), parent=parent)
     except SessionError as exc:
-        return _failure(rel, exc, 409)
+        return _failure(exc, 409)
     return _reply_or_done(rel, session, user["id"])
 
 
@@ -169,7 +173,7 @@ def reply(rel: str):
     session = store().session(rel)
     node = _form_node(session)
     if session.entry(node).role != "user":
-        return _failure(rel, InvalidWrite("a reply is asked for a user message"), 409)
+        return _failure(InvalidWrite("a reply is asked for a user message"), 409)
     return _reply_or_done(rel, session, node)
 
 
@@ -189,11 +193,6 @@ def _record_model_choice(session: Session, config: ModelConfig, user_id: str) ->
     return session.append({"type": MODEL_CHANGE, "provider": provider, "modelId": model_id}, parent=user_id)["id"]
 
 
-def _user_message(text: str) -> dict:
-    return {"type": "message", "message": {"role": "user", "content": [{"type": "text", "text": text}],
-                                           "timestamp": int(time.time() * 1000)}}
-
-
 def _model_for_request() -> ModelConfig:
     """The configured model, or the one picked in the composer (same server and key)."""
     config = model_config()
@@ -210,7 +209,7 @@ def _reply_or_done(rel: str, session: Session, user_id: str):
     try:
         at = _record_model_choice(session, config, user_id)
     except SessionError as exc:
-        return _failure(rel, exc, 409)
+        return _failure(exc, 409)
     if not wants_stream():
         try:
             _answer(session, config, at, None)
@@ -271,7 +270,7 @@ def settings(rel: str):
             written = session.append({"type": THINKING_LEVEL_CHANGE, "thinkingLevel": level}, parent=node)
             node = written["id"]
     except SessionError as exc:
-        return _failure(rel, exc, 409)
+        return _failure(exc, 409)
     return _done(rel, node, "settings recorded" if written else "nothing changed")
 
 
@@ -282,7 +281,7 @@ def label(rel: str):
     try:
         session.set_label(node, request.form.get("label", ""))
     except SessionError as exc:
-        return _failure(rel, exc, 409)
+        return _failure(exc, 409)
     return _done(rel, node, "label saved")
 
 
@@ -320,10 +319,10 @@ def compact(rel: str):
         moved = request.form.get("active_leaf") not in (None, session.tree.active_leaf)
         if moved or (expected and expected != plan.first_kept_entry_id):
             raise InvalidWrite("the session changed since the preview: open the compaction preview again")
-        details = {"summarizer": request.form.get("summarizer", "edited"), "model": request.form.get("summary_model") or None}
+        details = _summary_details()
         entry = write_compaction(session, plan, request.form.get("summary", ""), details)
     except SessionError as exc:
-        return _failure(rel, exc, 409)
+        return _failure(exc, 409)
     return _done(rel, entry["id"], "compacted")
 
 
@@ -354,7 +353,7 @@ def regenerate(rel: str):
         else:
             raise InvalidWrite("only a compaction or a branch summary can be regenerated")
     except SessionError as exc:
-        return _failure(rel, exc, 409)
+        return _failure(exc, 409)
     except ModelError as exc:
-        return _failure(rel, exc, 502)
+        return _failure(exc, 502)
     return _done(rel, entry["id"], "regenerated")
