@@ -155,10 +155,11 @@
   // -- overlays (context view) ---------------------------------------------------------------------
   const OVERLAY_CLASSES = ["ctx-in", "ctx-replaced", "ctx-path", "ctx-off", "cp-summarize", "cp-kept", "cp-cut", "cp-off"];
   // `fromPanel`: the panel just changed, so its node becomes the selected one.
+  // Returns the selected node's drawn id.
   function applyOverlay(fromPanel) {
     const data = $("#overlay");
     const svg = svgEl();
-    if (!data || !svg) return;
+    if (!data || !svg) return null;
     const o = JSON.parse(data.textContent);
     svg.querySelectorAll("g.node").forEach((g) => {
       g.classList.remove(...OVERLAY_CLASSES);
@@ -175,7 +176,7 @@
         g.classList.add(g.id === o.compact.cut ? "cp-cut" : summarize.has(g.id) ? "cp-summarize" : kept.has(g.id) ? "cp-kept" : "cp-off");
       });
     }
-    if (!o.context) return;
+    if (!o.context) return o.selected;
     svg.querySelectorAll("g.node").forEach((g) => {
       const s = o.context.nodes[g.id];
       if (!s) { g.classList.add("ctx-off"); return; }
@@ -191,6 +192,7 @@
         g.appendChild(t);
       }
     });
+    return o.selected;
   }
 
   // -- events --------------------------------------------------------------------------------------
@@ -300,15 +302,14 @@
     else if (evt.key === "Escape") { const h = $("#help"); if (h) h.hidden = true; }
   });
 
-  // Keyboard moves may land on a node the graph folds: select() redraws before loading.
-  // Resolve a moved-to entry's drawn node after the panel loads.
+  // After a swap: a new drawing gets its view, overlay and picks back; a new panel marks its
+  // node on the drawing and brings it into view.
   document.addEventListener("htmx:afterSwap", (evt) => {
     const target = evt.detail.target;
     if (target.id === "graph") { applyOverlay(); initSvg(); markPicked(); }
     if (target.id === "panel") {
-      applyOverlay(true);
-      const o = $("#overlay");
-      if (o) { const sel = JSON.parse(o.textContent).selected; if (sel) zoomTo(sel, true); }
+      const selected = applyOverlay(true);
+      if (selected) zoomTo(selected, true);
     }
   });
 
