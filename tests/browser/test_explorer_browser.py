@@ -108,3 +108,12 @@ def test_a_script_in_a_message_shows_as_text_and_never_runs(live_server, page):
     page.wait_for_timeout(300)
     assert page.errors == []
     assert page.evaluate("document.querySelectorAll('#panel script:not([type=\"application/json\"])').length") == 0
+
+
+def test_keys_move_through_the_tree_from_the_context_tab_too(live_server, page):
+    tree = Session.open(live_server.root / live_server.rel(RICH)[3:]).tree
+    leaf = tree.conversation_leaf(tree.active_leaf)
+    page.goto(live_server.url + live_server.rel(RICH) + "?tab=context")
+    expect(page.locator("#context-panel")).to_have_attribute("data-entry", leaf)
+    page.keyboard.press("ArrowUp")
+    expect(page.locator("#context-panel")).to_have_attribute("data-entry", tree.parent[leaf])

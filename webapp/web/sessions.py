@@ -123,10 +123,9 @@ def _selected(session: Session, node: str | None) -> str | None:
 def _tab_context(rel: str, session: Session, tab: str, node: str | None, layout) -> dict:
     """What the side panel needs for a tab."""
     tree = session.tree
-    ctx: dict = {"tab": tab, "node": node}
+    ctx: dict = {"tab": tab, "node": node, "nav": node_nav(tree, node) if node else None}
     if tab == "node" and node:
         ctx["entry"] = tree.by_id[node]
-        ctx["nav"] = node_nav(tree, node)
         ctx["tool_call"] = tool_call_for(tree, tree.by_id[node])
         ctx["unanswered"] = awaits_reply(tree, node) and current_app.config["MODEL_CONFIG"].configured
     elif tab == "context" and node:
