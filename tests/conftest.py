@@ -7,7 +7,6 @@ file or in memory, so one test body covers both storages.
 
 from __future__ import annotations
 
-import os
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -18,7 +17,7 @@ from tests.fake_llm import start_fake_llm
 from webapp.core.session import Session
 from webapp.core.storage import JsonlStorage, MemoryStorage
 
-FIXTURES = Path(os.environ.get("SESSION_TREE_FIXTURES", "/work/shared/fixtures"))
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 PI_FIXTURES = sorted((FIXTURES / "pi").glob("*.jsonl"))
 OTHER_FIXTURES = sorted((FIXTURES / "claude-code").glob("*.jsonl")) + sorted(
     (FIXTURES / "codex").glob("*.jsonl")

@@ -1,4 +1,4 @@
-"""Real session files written by real tools (/work/shared/fixtures, read-only, used in place)."""
+"""Real session files written by real tools (tests/fixtures, copied with their licence notes)."""
 
 import os
 
