@@ -244,6 +244,14 @@ class SessionLog:
         return v if isinstance(v, int) else 1
 
     @property
+    def format(self) -> str:
+        """Which writer's format the file is in: `pi-v3` (the one we write), `pi-v1`, `pi-v2`,
+        `empty` (nothing read yet), or `unknown` (lines without a session header)."""
+        if self.header is None:
+            return "unknown" if self.has_entries or self.bad_lines or self.tail_bad else "empty"
+        return f"pi-v{self.version}"
+
+    @property
     def session_id(self) -> str | None:
         return self.header.get("id") if self.header else None
 
