@@ -235,8 +235,11 @@
       if (g && compareMode() && !g.classList.contains("segment")) {
         pick(entryId, g);
       } else if (g && g.classList.contains("segment")) {
+        // A folded run opens at its first entry; a "more branches" node at the fork points it names.
+        const href = node.getAttribute("xlink:href") || node.getAttribute("href");
+        const open = new URL(href, location.href).searchParams.get("open");
         const expand = new Set(state("expand").split(",").filter(Boolean));
-        expand.add(entryId);
+        (open ? open.split(",") : [entryId]).forEach((x) => expand.add(x));
         setState("expand", Array.from(expand).join(","));
         focusAfterDraw = entryId;
         redrawGraph({ expand: Array.from(expand).join(",") });
