@@ -151,12 +151,32 @@ def _handler(fake: FakeLLM):
             if kind in ERRORS:
                 status, code, message = ERRORS[kind]
                 return self._json(status, {"error": {"message": message, "type": code, "code": code}})
+            if kind == "html":  # a wrong --api-base: some web server's page, with a 200
+                return self._raw(200, "text/html", b"<!doctype html><html><body><h1>Welcome</h1></body></html>")
+            if kind == "badjson":
+                return self._raw(200, "application/json", b'{"id": "chatcmpl-test", "choices": [')
+            if kind == "cut":  # the body stops short of its Content-Length
+                return self._raw(200, "application/json", b'{"id": "chatcmpl-test"', length=400)
+            if kind == "anthropic404":  # Anthropic's error shape
+                return self._json(404, {"type": "error", "error": {"type": "not_found_error",
+                                                                   "message": "model: test-model"}})
             if kind == "hang":
                 fake.stopped.wait(HANG_SECONDS)
                 return self._json(200, fake.reply_body())
             if body.get("stream"):
                 return self._stream(fake.stream_chunks(), broken=kind == "break")
             return self._json(200, fake.reply_body())
+
+        def _raw(self, status: int, ctype: str, data: bytes, length: int | None = None) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(length or len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            if length:
+                self.wfile.flush()
+                self.close_connection = True
+                self.connection.shutdown(2)
 
         def _json(self, status: int, obj: dict) -> None:
             data = json.dumps(obj).encode()

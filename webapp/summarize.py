@@ -22,7 +22,7 @@ from .core.compaction import (
 from .core.entries import BRANCH_SUMMARY, Entry, content_text
 from .core.errors import InvalidWrite
 from .core.session import ForkResult, Session
-from .llm import ModelConfig, ModelError, complete
+from .llm import ModelConfig, complete
 
 SECTIONS = """## Goal
 [What the user is trying to accomplish; several items if the conversation covers several tasks.]
@@ -111,10 +111,7 @@ def _focus(instructions: str | None) -> str:
 
 
 def _ask(config: ModelConfig, prompt: str) -> str:
-    text = complete(config, _llm_messages(prompt)).text.strip()
-    if not text:
-        raise ModelError("server", f"The model {config.model} returned an empty summary. Try again.")
-    return text
+    return complete(config, _llm_messages(prompt)).text.strip()  # an empty reply raises
 
 
 # -- model summaries -------------------------------------------------------------------------------

@@ -184,7 +184,7 @@ def test_model_branch_summary_and_its_failures(llm_server, config):
     assert summarize_branch(config, plan) == ("## Goal\nBranch.", {"summarizer": "model", "model": config.model})
     assert "BRANCH the user is leaving" in prompt_of(llm_server)
     llm_server.behave("reply", text="   ")
-    with pytest.raises(ModelError, match="empty summary"):
+    with pytest.raises(ModelError, match="neither text nor tool calls"):
         summarize_branch(config, plan)
     llm_server.behave("429")
     with pytest.raises(ModelError) as e:

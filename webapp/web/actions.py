@@ -20,7 +20,7 @@ from ..core.entries import MODEL_CHANGE, THINKING_LEVEL_CHANGE, as_key, content_
 from ..core.errors import InvalidWrite, SessionError
 from ..core.reader import first_kept_id
 from ..core.session import Session
-from ..llm import ModelConfig, ModelError, complete, model_identity, user_entry
+from ..llm import ModelConfig, ModelError, reply_to, user_entry
 from ..summarize import summarize_branch, summarize_compaction
 from .sessions import store
 from .views import compaction_plan
@@ -177,22 +177,6 @@ def reply(rel: str):
     return _reply_or_done(rel, session, node)
 
 
-def _record_model_choice(session: Session, config: ModelConfig, user_id: str) -> str:
-    """Where the reply goes. A model that differs from the branch's is first recorded after the
-    user message (a `model_change`), so the tree says which model answers from here on; a retry
-    reuses the one an earlier attempt wrote."""
-    tree = session.tree
-    settings = build_context(tree, user_id).settings
-    provider, model_id = model_identity(config)
-    if (settings.provider, settings.model_id) == (provider, model_id):
-        return user_id
-    for child in tree.children.get(user_id, ()):
-        e = tree.by_id[child]
-        if e.type == MODEL_CHANGE and (e.get("provider"), e.get("modelId")) == (provider, model_id):
-            return child
-    return session.append({"type": MODEL_CHANGE, "provider": provider, "modelId": model_id}, parent=user_id)["id"]
-
-
 def _model_for_request() -> ModelConfig:
     """The configured model, or the one picked in the composer (same server and key)."""
     config = model_config()
@@ -206,29 +190,19 @@ def _reply_or_done(rel: str, session: Session, user_id: str):
     config = _model_for_request()
     if not config.configured:
         return _done(rel, user_id, "message added; no model is configured, so no reply was asked for")
-    try:
-        at = _record_model_choice(session, config, user_id)
-    except SessionError as exc:
-        return _failure(exc, 409)
     if not wants_stream():
         try:
-            _answer(session, config, at, None)
+            reply_to(session, config, user_id)
+        except SessionError as exc:
+            return _failure(exc, 409)
         except ModelError as exc:
             abort(502, description=f"{exc} The message was kept: retry from its panel.")
         return _done(rel, user_id, "replied")
-    return Response(_stream(session, config, user_id, at), mimetype="text/event-stream",
+    return Response(_stream(session, config, user_id), mimetype="text/event-stream",
                     headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
 
-def _answer(session: Session, config: ModelConfig, at: str, on_delta) -> dict:
-    """Send the core's context at `at` (the user message, or a model_change just after it);
-    append the reply there only once it is whole."""
-    ctx = build_context(session.tree, at)
-    answer = complete(config, ctx.llm_messages(), stream=True, on_delta=on_delta)
-    return session.append({"type": "message", "message": answer.assistant_message()}, parent=at)
-
-
-def _stream(session: Session, config: ModelConfig, user_id: str, at: str):
+def _stream(session: Session, config: ModelConfig, user_id: str):
     """Server-sent events: the user entry, text deltas as they arrive, then done or error.
 
     The model call runs in a thread so deltas can be sent while it works; the reply is written
@@ -237,10 +211,13 @@ def _stream(session: Session, config: ModelConfig, user_id: str, at: str):
 
     def work() -> None:
         try:
-            entry = _answer(session, config, at, lambda kind, text: events.put(("delta", {"kind": kind, "text": text})))
+            entry = reply_to(session, config, user_id,
+                             lambda kind, text: events.put(("delta", {"kind": kind, "text": text})))
             events.put(("done", {"node": entry["id"], "user": user_id, "message": "replied"}))
         except (ModelError, SessionError) as exc:
-            events.put(("error", {"message": str(exc), "kind": getattr(exc, "kind", "write"), "user": user_id}))
+            debug = exc.debug_text() if isinstance(exc, ModelError) else None
+            events.put(("error", {"message": str(exc), "kind": getattr(exc, "kind", "write"), "user": user_id,
+                                  "details": debug}))
         finally:
             events.put(None)
 
