@@ -20,14 +20,16 @@ from .core.compaction import (
     write_compaction,
 )
 from .core.context import build_context, settings_on
+from .core.request import build_request
 from .core.errors import SessionError
 from .core.session import Session, create_session
 from .core.storage import discover
 from .core.texttree import render_text_tree
+from .core.tree import WARNING_KINDS
 from .core.tokens import context_tokens
-from .llm import ModelConfig, ModelError, continue_branch
+from .llm import ModelConfig, ModelError, continue_branch, regenerate_reply
 from .models import context_window
-from .summarize import fork_with_summary, summarize_compaction
+from .summarize import fork_with_summary, regenerate_summary, summarize_compaction
 
 
 def _print_json(obj) -> None:
@@ -123,6 +125,8 @@ def cmd_context(args) -> int:
     leaf = _leaf(session, args.leaf)
     ctx = build_context(session.tree, leaf)
     tokens = context_tokens(ctx)
+    if args.request:
+        return _print_request(args, leaf, ctx)
     if args.json:
         _print_json(
             {
@@ -153,13 +157,38 @@ def cmd_context(args) -> int:
     return 0
 
 
+def _print_request(args, leaf: str | None, ctx) -> int:
+    """The request a model would be sent at `leaf` (SPEC §5b), with what was added or skipped."""
+    request = build_request(ctx)
+    if args.json:
+        _print_json({"leafId": leaf, "model": ctx.settings.model, "messages": request.messages,
+                     "changes": [c.as_dict() for c in request.changes]})
+        return 0
+    print(f"leaf {leaf}  model {ctx.settings.model_name or '-'}  {len(request.messages)} messages "
+          f"({len(request.added)} added, {len(request.skipped)} skipped)")
+    for c in request.skipped:
+        print(f"- skipped [{c.entry_id}]: {c.reason}")
+    for m in request.messages:
+        content = m.get("content")
+        text = content if isinstance(content, str) else orjson.dumps(content).decode() if content else ""
+        calls = ", ".join(f"{c['function']['name']} ({c['id']})" for c in m.get("tool_calls", ()))
+        mark = "+ added " if m.get("added") else "--- "
+        extra = f" for {m['tool_call_id']}" if m.get("role") == "tool" else ""
+        print(f"{mark}{m['role']} [{m['entryId']}]{extra}" + (f" → {calls}" if calls else ""))
+        if text:
+            print(text)
+    return 0
+
+
 def cmd_validate(args) -> int:
+    """Every problem with its line; warnings (WARNING_KINDS) are listed but do not fail it."""
     problems = _open(args).tree.all_problems()
     for p in problems:
-        print(f"{args.file}:{p.line or '-'}: {p.kind}: {p.message}")
+        level = "warning: " if p.kind in WARNING_KINDS else ""
+        print(f"{args.file}:{p.line or '-'}: {level}{p.kind}: {p.message}")
     if not problems:
         print(f"{args.file}: no problems")
-    return 1 if problems else 0
+    return 1 if any(p.kind not in WARNING_KINDS for p in problems) else 0
 
 
 # -- writing commands ------------------------------------------------------------------------------
@@ -258,29 +287,62 @@ def _print_plan(d: dict) -> None:
     print(f"files modified     {', '.join(d['modifiedFiles']) or '-'}")
 
 
-def cmd_continue(args) -> int:
-    """Stream the reply's text to stdout as it arrives; tool calls are listed, not run."""
-    config = ModelConfig.from_env(args.model, args.api_base)
-    streamed = False
+def _show_reply(assistant: dict) -> None:
+    print()
+    for block in assistant["message"]["content"]:
+        if block["type"] == "toolCall":
+            print(f"→ {block['name']} {orjson.dumps(block['arguments']).decode()} (not run)")
+
+
+def _streaming():
+    """An on_delta that writes the reply's text to stdout, and whether anything was written."""
+    state = {"streamed": False}
 
     def show(kind: str, text: str) -> None:
-        nonlocal streamed
         if kind == "text":
             sys.stdout.write(text)
             sys.stdout.flush()
-            streamed = True
+            state["streamed"] = True
 
+    return show, state
+
+
+def cmd_continue(args) -> int:
+    """Stream the reply's text to stdout as it arrives; tool calls are listed, not run."""
+    if args.retry == (args.message is not None):
+        raise SessionError("give either --message TEXT, or --retry to ask again for the message waiting")
+    config = ModelConfig.from_env(args.model, args.api_base)
+    show, state = _streaming()
+    session = _open(args)
+    leaf = _leaf(session, args.leaf) if args.leaf else None
     try:
-        session = _open(args)
-        result = continue_branch(session, config, args.message, _leaf(session, args.leaf) if args.leaf else None, on_delta=show)
+        result = continue_branch(session, config, args.message, leaf, on_delta=show)
+    except ModelError as exc:
+        if state["streamed"]:  # end the partial reply's line; the error goes to stderr
+            print()
+        if exc.kept_user and args.message is not None:
+            exc.args = (f"{exc} Your message was kept as entry {exc.kept_user} with no reply; to ask again "
+                        f"without writing it twice: session-tree continue {args.file} --retry",)
+        raise
+    _show_reply(result["assistantEntry"])
+    return 0
+
+
+def cmd_regenerate(args) -> int:
+    """A new reply beside a message, or a new summary beside a compaction or branch summary."""
+    config = ModelConfig.from_env(args.model, args.api_base)
+    session = _open(args)
+    entry = session.tree.find(args.id)
+    if entry.type in ("compaction", "branch_summary"):
+        print(regenerate_summary(session, config, entry.id)["id"])
+        return 0
+    show, state = _streaming()
+    try:
+        _show_reply(regenerate_reply(session, config, entry.id, on_delta=show))
     except ModelError:
-        if streamed:  # end the partial reply's line; the error goes to stderr
+        if state["streamed"]:
             print()
         raise
-    print()
-    for block in result["assistantEntry"]["message"]["content"]:
-        if block["type"] == "toolCall":
-            print(f"→ {block['name']} {orjson.dumps(block['arguments']).decode()} (not run)")
     return 0
 
 
@@ -327,6 +389,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp = command("context", cmd_context, "what the model sees at the active leaf or at --leaf")
     sp.add_argument("--leaf", metavar="ID")
     sp.add_argument("--json", action="store_true")
+    sp.add_argument("--request", action="store_true",
+                    help="the request as it would be sent (SPEC 5b), with what was added or skipped and why")
 
     sp = command("fork", cmd_fork, "move the active leaf to an entry (at) or its parent (before)")
     sp.add_argument("--from", dest="from_id", metavar="ID", required=True)
@@ -360,10 +424,21 @@ def build_parser() -> argparse.ArgumentParser:
     _model_options(sp, source)
 
     sp = command("continue", cmd_continue, "send a user message and append the model's streamed reply")
-    sp.add_argument("--message", metavar="TEXT", required=True)
+    sp.add_argument("--message", metavar="TEXT")
+    sp.add_argument("--retry", action="store_true",
+                    help="ask again for the user message waiting at the active leaf (or --leaf); writes no new one")
     sp.add_argument("--leaf", metavar="ID", help="continue from this entry instead of the active leaf")
     sp.add_argument("--model", metavar="M", help="a litellm model string (default: $SESSION_TREE_MODEL)")
     sp.add_argument("--api-base", metavar="URL", help="an OpenAI-compatible server (default: $SESSION_TREE_API_BASE)")
+    sp.add_argument("--verbose", action="store_true", help="on a failure, print the request and the raw response")
+
+    sp = command("regenerate", cmd_regenerate,
+                 "a new reply beside a message, or a new summary beside a compaction or branch summary")
+    sp.add_argument("id", metavar="ID")
+    sp.add_argument("--model", metavar="M", help="a litellm model string (default: $SESSION_TREE_MODEL; "
+                    "for a summary, none: extractive)")
+    sp.add_argument("--api-base", metavar="URL", help="an OpenAI-compatible server (default: $SESSION_TREE_API_BASE)")
+    sp.add_argument("--verbose", action="store_true", help="on a failure, print the request and the raw response")
 
     command("validate", cmd_validate, "list every problem; exit 1 if there is any")
 
@@ -387,6 +462,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except (SessionError, ModelError, OSError) as exc:
         print(f"session-tree: error: {exc}", file=sys.stderr)
+        if isinstance(exc, ModelError) and getattr(args, "verbose", False):
+            print(exc.debug_text(), file=sys.stderr)
         return 2
 
 

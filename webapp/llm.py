@@ -17,7 +17,7 @@ from typing import Callable
 import orjson
 
 from .core.context import build_context
-from .core.entries import MODEL_CHANGE
+from .core.entries import MODEL_CHANGE, THINKING_LEVEL_CHANGE
 from .core.errors import InvalidWrite
 from .core.request import build_request
 from .core.session import ACTIVE, Session
@@ -350,8 +350,8 @@ def waiting_user(session: Session, entry_id: str | None) -> str:
     """The user message a reply at `entry_id` answers: the entry itself, or the user message a
     settings entry (model or thinking change) right after it follows. Anything else is refused."""
     tree = session.tree
-    node = entry_id
-    while node is not None and tree.by_id[node].type in (MODEL_CHANGE, "thinking_level_change"):
+    node = tree.conversation_leaf(entry_id)  # a label that moved the active leaf is not an answer
+    while node is not None and tree.by_id[node].type in (MODEL_CHANGE, THINKING_LEVEL_CHANGE):
         node = tree.parent[node]
     if node is None or tree.by_id[node].role != "user":
         what = "an empty conversation" if node is None else f"{tree.by_id[node].role or tree.by_id[node].type} {node}"

@@ -16,13 +16,18 @@ from .core.compaction import (
     BranchSummaryPlan,
     CompactionPlan,
     plan_branch_summary,
+    plan_compaction,
     with_file_lists,
     write_branch_summary,
+    write_compaction,
 )
-from .core.entries import BRANCH_SUMMARY, Entry, content_text
+from .core.context import settings_on
+from .core.entries import BRANCH_SUMMARY, COMPACTION, Entry, as_key, content_text
 from .core.errors import InvalidWrite
+from .core.reader import first_kept_id
 from .core.session import ForkResult, Session
 from .llm import ModelConfig, complete
+from .models import context_window
 
 SECTIONS = """## Goal
 [What the user is trying to accomplish; several items if the conversation covers several tasks.]
@@ -340,3 +345,27 @@ def fork_with_summary(
     if position == "before" and target.role == "user":
         edit = content_text(target.message.get("content"))
     return ForkResult(entry["id"], entry, edit)
+
+
+def regenerate_summary(session: Session, config: ModelConfig | None, entry_id: str) -> dict:
+    """A new summary beside an old one (same parent, and the same cut or the same branch left):
+    a new entry, which becomes the active leaf; the old line stays as it is. CLI and web share it."""
+    tree = session.tree
+    old = tree.entry(entry_id)
+    parent = tree.parent[entry_id]
+    if old.type == COMPACTION:
+        settings = settings_on(tree, tree.path(parent))
+        window = context_window(settings.provider, settings.model_id)
+        plan = plan_compaction(tree, parent, context_window=window, first_kept=first_kept_id(old))
+        if not plan.can_compact:
+            raise InvalidWrite(f"this compaction cannot be made again: {plan.reason}")
+        text, details = summarize_compaction(config, plan)
+        return write_compaction(session, plan, text, {**details, "regenerates": entry_id})
+    if old.type == BRANCH_SUMMARY:
+        from_id = as_key(old.get("fromId"))
+        if from_id not in tree.by_id:
+            raise InvalidWrite(f"the branch this summary left ({from_id!r}) is not in the session")
+        plan = plan_branch_summary(tree, from_id, parent)
+        text, details = summarize_branch(config, plan)
+        return write_branch_summary(session, plan, text, {**details, "regenerates": entry_id})
+    raise InvalidWrite("only a compaction or a branch summary can be regenerated")

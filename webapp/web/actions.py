@@ -16,12 +16,11 @@ from flask import Blueprint, Response, abort, current_app, redirect, render_temp
 
 from ..core.compaction import plan_branch_summary, write_branch_summary, write_compaction
 from ..core.context import build_context
-from ..core.entries import MODEL_CHANGE, THINKING_LEVEL_CHANGE, as_key, content_text
+from ..core.entries import MODEL_CHANGE, THINKING_LEVEL_CHANGE, content_text
 from ..core.errors import InvalidWrite, SessionError
-from ..core.reader import first_kept_id
 from ..core.session import Session
 from ..llm import ModelConfig, ModelError, reply_to, user_entry
-from ..summarize import summarize_branch, summarize_compaction
+from ..summarize import regenerate_summary, summarize_branch, summarize_compaction
 from .sessions import store
 from .views import compaction_plan
 
@@ -309,26 +308,8 @@ def regenerate(rel: str):
     entry, which becomes the active leaf; the old line stays as it is."""
     session = store().session(rel)
     node = _form_node(session)
-    tree = session.tree
-    old = tree.entry(node)
-    parent = tree.parent[node]
-    config = model_config()
     try:
-        if old.type == "compaction":
-            plan = compaction_plan(tree, parent, first_kept=first_kept_id(old))
-            if not plan.can_compact:
-                raise InvalidWrite(f"this compaction cannot be made again: {plan.reason}")
-            text, details = summarize_compaction(config, plan)
-            entry = write_compaction(session, plan, text, {**details, "regenerates": node})
-        elif old.type == "branch_summary":
-            from_id = as_key(old.get("fromId"))
-            if from_id not in tree.by_id:
-                raise InvalidWrite(f"the branch this summary left ({from_id!r}) is not in the session")
-            plan = plan_branch_summary(tree, from_id, parent)
-            text, details = summarize_branch(config, plan)
-            entry = write_branch_summary(session, plan, text, {**details, "regenerates": node})
-        else:
-            raise InvalidWrite("only a compaction or a branch summary can be regenerated")
+        entry = regenerate_summary(session, model_config(), node)
     except SessionError as exc:
         return _failure(exc, 409)
     except ModelError as exc:
