@@ -35,10 +35,20 @@ class Change:
         return {"action": self.action, "entryId": self.entry_id, "reason": self.reason, "index": self.index}
 
 
+@dataclass(frozen=True)
+class Row:
+    """One line of the request as a viewer shows it: a message sent, added, or skipped (why)."""
+
+    message: dict
+    status: str  # "sent" | "added" | "skipped"
+    reason: str | None = None
+
+
 @dataclass
 class Request:
     messages: list[dict]  # tagged with `entryId`; an added result also with `added: True`
     changes: list[Change] = field(default_factory=list)
+    rows: list[Row] = field(default_factory=list)  # the context's messages and the added ones, in order
 
     def llm_messages(self) -> list[dict]:
         """The messages as litellm takes them, without the viewer's tags."""
@@ -85,23 +95,32 @@ def build_request(ctx: Context) -> Request:
             req.changes.append(Change("added", entry_id, ADD_RESULT, len(req.messages)))
             req.messages.append({"role": "tool", "tool_call_id": call_id, "content": NO_RESULT,
                                  "entryId": entry_id, "added": True})
+            req.rows.append(Row(req.messages[-1], "added", ADD_RESULT))
         pending.clear()
+
+    def skip(i: int, message: dict, reason: str) -> None:
+        req.changes.append(Change("skipped", message["entryId"], reason, i))
+        req.rows.append(Row(message, "skipped", reason))
+
+    def send(message: dict) -> None:
+        req.messages.append(dict(message))
+        req.rows.append(Row(message, "sent"))
 
     for i, (message, source) in enumerate(zip(ctx.messages, ctx.sources)):
         if message.get("role") == "tool":
             call_id = message.get("tool_call_id")
             if call_id in pending:
                 del pending[call_id]
-                req.messages.append(dict(message))
+                send(message)
             else:
-                req.changes.append(Change("skipped", message["entryId"], SKIP_ORPHAN, i))
+                skip(i, message, SKIP_ORPHAN)
             continue
         answer_pending()
         reason = _skip_reason(message, source)
         if reason:
-            req.changes.append(Change("skipped", message["entryId"], reason, i))
+            skip(i, message, reason)
             continue
-        req.messages.append(dict(message))
+        send(message)
         for call in message.get("tool_calls") or ():
             pending[call.get("id", "")] = message["entryId"]
     answer_pending()

@@ -21,6 +21,7 @@ from ..core.entries import (
     tool_calls,
 )
 from ..core.reader import first_kept_id
+from ..core.request import Request, build_request
 from ..core.tokens import TokenCount, context_tokens
 from ..core.tree import SessionTree
 from ..models import context_window
@@ -109,6 +110,7 @@ class ContextView:
     tokens: TokenCount
     window: int | None
     overlay: dict  # drawn node dom id -> state, for the graph
+    request: Request  # what a model call at this node is sent (SPEC §5b)
 
     @property
     def percent(self) -> int | None:
@@ -137,7 +139,7 @@ def context_view(tree: SessionTree, node_id: str, layout: GraphLayout) -> Contex
         if drawn not in states or rank[state["state"]] > rank[states[drawn]["state"]]:
             states[drawn] = state
     overlay = {"nodes": states, "onPath": sorted({layout.dom_for(i) for i in on_path})}
-    return ContextView(ctx, tokens, window, overlay)
+    return ContextView(ctx, tokens, window, overlay, build_request(ctx))
 
 
 @dataclass
