@@ -26,7 +26,7 @@ from .core.session import Session, create_session
 from .core.storage import discover
 from .core.texttree import render_text_tree
 from .core.tree import WARNING_KINDS
-from .core.tokens import context_tokens
+from .core.tokens import context_tokens, format_tokens, token_text
 from .llm import ModelConfig, ModelError, continue_branch, regenerate_reply
 from .models import context_window
 from .summarize import fork_with_summary, regenerate_summary, summarize_compaction
@@ -143,8 +143,7 @@ def cmd_context(args) -> int:
         )
         return 0
     print(f"leaf {leaf}  model {ctx.settings.model_name or '-'}  "
-          f"thinking {ctx.settings.thinking_level or '-'}  tokens {tokens.context} "
-          f"({tokens.estimated} estimated)")
+          f"thinking {ctx.settings.thinking_level or '-'}  {token_text(tokens)}")
     for p in ctx.problems:
         print(f"! {p}")
     for m in ctx.messages:

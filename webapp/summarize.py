@@ -10,6 +10,7 @@ and the write appends them (`with_file_lists`).
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 from .core.compaction import (
@@ -26,7 +27,7 @@ from .core.entries import BRANCH_SUMMARY, COMPACTION, Entry, as_key, content_tex
 from .core.errors import InvalidWrite
 from .core.reader import first_kept_id
 from .core.session import ForkResult, Session
-from .llm import ModelConfig, complete
+from .llm import DeltaCallback, ModelConfig, Reply, complete
 from .models import context_window
 
 SECTIONS = """## Goal
@@ -67,6 +68,7 @@ RULES = (
 
 _MARK = re.compile(r"^(?:[-*]|\d+\.)\s*(?:\[[ x]\]\s*)?")  # "- ", "1. ", "- [x] " before a list item
 _FILE_NOTES = ("Files read:", "Files modified:")  # recomputed on every compaction, never carried over
+DRAFT_LABEL = "draft (no model)"  # what the extractive summarizer's text is, said wherever it shows
 _MAX_MESSAGE_CHARS = 4000  # per transcript message: a huge tool result must not crowd out the rest
 
 
@@ -115,8 +117,9 @@ def _focus(instructions: str | None) -> str:
     return f"\n\nAdditional focus from the user: {text}" if text else ""
 
 
-def _ask(config: ModelConfig, prompt: str) -> str:
-    return complete(config, _llm_messages(prompt)).text.strip()  # an empty reply raises
+def _ask(config: ModelConfig, prompt: str, on_delta: DeltaCallback | None = None) -> Reply:
+    """The model's summary (an empty reply raises); streamed to `on_delta` when one is given."""
+    return complete(config, _llm_messages(prompt), stream=on_delta is not None, on_delta=on_delta)
 
 
 # -- model summaries -------------------------------------------------------------------------------
@@ -156,13 +159,15 @@ def branch_prompt(plan: BranchSummaryPlan, instructions: str | None = None) -> s
     )
 
 
-def model_compaction_summary(config: ModelConfig, plan: CompactionPlan, instructions: str | None = None) -> str:
-    return _ask(config, compaction_prompt(plan, instructions))
+def model_compaction_summary(config: ModelConfig, plan: CompactionPlan, instructions: str | None = None,
+                             on_delta: DeltaCallback | None = None) -> Reply:
+    return _ask(config, compaction_prompt(plan, instructions), on_delta)
 
 
-def model_branch_summary(config: ModelConfig, plan: BranchSummaryPlan, instructions: str | None = None) -> str:
+def model_branch_summary(config: ModelConfig, plan: BranchSummaryPlan, instructions: str | None = None,
+                         on_delta: DeltaCallback | None = None) -> Reply:
     _check_branch(plan)
-    return _ask(config, branch_prompt(plan, instructions))
+    return _ask(config, branch_prompt(plan, instructions), on_delta)
 
 
 # -- extractive summaries --------------------------------------------------------------------------
@@ -295,30 +300,51 @@ def _check_branch(plan: BranchSummaryPlan) -> None:
 # -- choosing --------------------------------------------------------------------------------------
 
 
-def _details(config: ModelConfig | None) -> dict:
-    if config is not None and config.configured:
-        return {"summarizer": "model", "model": config.model}
-    return {"summarizer": "extractive", "model": None}
+def _made_by(config: ModelConfig | None, reply: Reply | None) -> dict:
+    """`details` of a summary as drafted: by the model (with its usage and cost), or extractive."""
+    if reply is None:
+        return {"summarizer": "extractive", "model": None, "label": DRAFT_LABEL}
+    return {"summarizer": "model", "model": config.model, "usage": reply.usage}
 
 
 def summarize_compaction(
-    config: ModelConfig | None, plan: CompactionPlan, instructions: str | None = None
+    config: ModelConfig | None, plan: CompactionPlan, instructions: str | None = None,
+    on_delta: DeltaCallback | None = None,
 ) -> tuple[str, dict]:
     """(summary, details): the model when one is configured, else extractive (which ignores
     `instructions`). A model failure is raised, never silently replaced by an extract."""
-    details = _details(config)
-    if details["summarizer"] == "model":
-        return model_compaction_summary(config, plan, instructions), details
-    return extractive_compaction_summary(plan), details
+    if config is not None and config.configured:
+        reply = model_compaction_summary(config, plan, instructions, on_delta)
+        return reply.text.strip(), _made_by(config, reply)
+    return extractive_compaction_summary(plan), _made_by(None, None)
 
 
 def summarize_branch(
-    config: ModelConfig | None, plan: BranchSummaryPlan, instructions: str | None = None
+    config: ModelConfig | None, plan: BranchSummaryPlan, instructions: str | None = None,
+    on_delta: DeltaCallback | None = None,
 ) -> tuple[str, dict]:
-    details = _details(config)
-    if details["summarizer"] == "model":
-        return model_branch_summary(config, plan, instructions), details
-    return extractive_branch_summary(plan), details
+    if config is not None and config.configured:
+        reply = model_branch_summary(config, plan, instructions, on_delta)
+        return reply.text.strip(), _made_by(config, reply)
+    return extractive_branch_summary(plan), _made_by(None, None)
+
+
+def draft_digest(text: str) -> str:
+    """A fingerprint of a drafted summary, to tell later whether a person changed it (line
+    endings and surrounding blanks, which a browser's textarea alters, do not count)."""
+    return hashlib.sha256(text.replace("\r\n", "\n").strip().encode()).hexdigest()[:16]
+
+
+def written_details(text: str, drafted: dict | None, digest: str | None) -> dict:
+    """`details` for a summary about to be written: as drafted when the text is the draft,
+    else `edited`, saying what drafted it (None: a person wrote it from nothing)."""
+    drafted = drafted or {}
+    if drafted.get("summarizer") and digest and draft_digest(text) == digest:
+        return drafted
+    out = {"summarizer": "edited", "draftedBy": drafted.get("summarizer"), "model": drafted.get("model")}
+    if drafted.get("usage"):
+        out["usage"] = drafted["usage"]  # the draft was paid for all the same
+    return out
 
 
 def fork_with_summary(

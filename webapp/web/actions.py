@@ -20,7 +20,14 @@ from ..core.entries import MODEL_CHANGE, THINKING_LEVEL_CHANGE, content_text
 from ..core.errors import InvalidWrite, SessionError
 from ..core.session import Session
 from ..llm import ModelConfig, ModelError, reply_to, user_entry
-from ..summarize import regenerate_summary, summarize_branch, summarize_compaction
+from ..summarize import (
+    DRAFT_LABEL,
+    draft_digest,
+    regenerate_summary,
+    summarize_branch,
+    summarize_compaction,
+    written_details,
+)
 from .sessions import store
 from .views import compaction_plan
 
@@ -116,8 +123,19 @@ def branch_summary_preview(rel: str):
 
 
 def _summary_details() -> dict:
-    """Who made a summary that comes back from the editor (see _summary_editor.html)."""
-    return {"summarizer": request.form.get("summarizer", "edited"), "model": request.form.get("summary_model") or None}
+    """What made a summary that comes back from the editor (see _summary_editor.html): as
+    drafted, or `edited` when a person changed the draft."""
+    form = request.form
+    try:
+        usage = json.loads(form.get("summary_usage") or "null")
+    except ValueError:
+        usage = None
+    drafted = {"summarizer": form.get("summarizer") or None, "model": form.get("summary_model") or None}
+    if drafted["summarizer"] == "extractive":
+        drafted["label"] = DRAFT_LABEL
+    if isinstance(usage, dict):
+        drafted["usage"] = usage
+    return written_details(form.get("summary", ""), drafted, form.get("draft_digest"))
 
 
 def _summary_editor(summarize, plan):
@@ -126,7 +144,7 @@ def _summary_editor(summarize, plan):
         text, details = summarize(model_config(), plan, request.form.get("instructions") or None)
     except ModelError as exc:
         abort(502, description=str(exc))
-    return render_template("partials/_summary_editor.html", text=text, details=details)
+    return render_template("partials/_summary_editor.html", text=text, details=details, digest=draft_digest(text))
 
 
 # -- writes ---------------------------------------------------------------------------------------------
