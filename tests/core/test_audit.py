@@ -17,7 +17,11 @@ SUMMARY = (
 
 
 def work_session(summary: str = SUMMARY) -> Session:
-    """u1 a2 t3 a4 t5 a6 t7 u8 a9 | u10 a11 kept | c12 compaction of u1..a9."""
+    return Session(MemoryStorage(work_data(summary)))
+
+
+def work_data(summary: str = SUMMARY) -> bytes:
+    """u1 a2 t3 a4 t5 a6 t7 u8 a9 | u10 a11 kept | c12 compaction of u1..a9, with `summary`."""
     b = Builder()
     b.user("Add a CSV export to `report.py`. Do not touch the database schema. "
            "See https://example.com/spec for the format; we use pandas 2.1.4.", id="u1")
@@ -35,7 +39,7 @@ def work_session(summary: str = SUMMARY) -> Session:
     b.user("Now the docs. Never use tabs in `docs_index`.", id="u10")
     b.assistant("ok", id="a11")
     b.add("compaction", id="c12", summary=summary, firstKeptEntryId="u10", tokensBefore=900)
-    return Session(MemoryStorage(b.data()))
+    return b.data()
 
 
 def texts(facts) -> set[tuple[str, str]]:
