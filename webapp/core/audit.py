@@ -16,7 +16,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .compaction import _READ_TOOLS, _WRITE_TOOLS, plan_branch_summary, plan_compaction
+from .compaction import (
+    _READ_TOOLS,
+    _WRITE_TOOLS,
+    CompactionPlan,
+    plan_branch_summary,
+    plan_compaction,
+    with_file_lists,
+)
 from .entries import BRANCH_SUMMARY, COMPACTION, CUSTOM_MESSAGE, MESSAGE, Entry, as_key, content_blocks, tool_calls
 from .reader import first_kept_id
 from .tree import SessionTree
@@ -413,9 +420,11 @@ def audit_entry(tree: SessionTree, entry_id: str) -> Audit:
     return audit
 
 
-def audit_plan(plan, summary: str) -> Audit:
-    """The audit of a summary being written for a compaction plan (nothing is written)."""
-    return audit_facts("preview", None, summary, plan.entries_to_summarize(), plan.context.compaction)
+def audit_plan(plan: CompactionPlan, summary: str) -> Audit:
+    """The audit of a summary being written for a compaction plan (nothing is written), with the
+    file lists the write will append to it."""
+    text = with_file_lists(summary, plan.read_files, plan.modified_files)
+    return audit_facts("preview", None, text, plan.entries_to_summarize(), plan.context.compaction)
 
 
 def summaries_on_path(tree: SessionTree, leaf_id: str | None) -> list[Entry]:
