@@ -145,15 +145,17 @@ def test_branch_summary_audit_lists_what_the_abandoned_branch_did():
     assert {f.text: f.details for f in audit.facts}["git push origin fix-login"] == ["exit 1"]
 
 
-def test_preview_audits_a_summary_not_written_yet():
+def test_preview_audits_a_summary_not_written_yet_with_the_file_lists_it_will_get():
     session = work_session()
-    plan = plan_compaction(session.tree, "c12", first_kept="u10")  # again, after the compaction
+    plan = plan_compaction(session.tree, "a11", first_kept="u10")  # what c12 was made from
+    assert plan.can_compact
     before = session.storage.read_from(0)
     audit = audit_plan(plan, "nothing useful")
     assert audit.kind == "preview" and audit.summary_id is None
-    assert audit.span[0] == "c12"  # the previous summary comes first
-    assert ("files", "src/report.py") in texts(audit.missing())
-    assert ("files", "src/report.py") in texts(audit_plan(plan, "see report.py").covered())
+    assert audit.span == ["u1", "a2", "t3", "a4", "t5", "a6", "t7", "u8", "a9"]
+    assert ("files", "src/report.py") in texts(audit.covered())  # in the appended <modified-files>
+    assert ("urls", "https://example.com/spec") in texts(audit.missing())
+    assert ("urls", "https://example.com/spec") in texts(audit_plan(plan, "see https://example.com/spec").covered())
     assert session.storage.read_from(0) == before
 
 
