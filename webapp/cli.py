@@ -326,7 +326,8 @@ def cmd_audit(args) -> int:
 def _print_audit(tree, audit, categories) -> None:
     entry = tree.by_id[audit.summary_id]
     kind = audit.kind.replace("_", " ")
-    print(f"{kind} {audit.summary_id} (line {entry.line}): {_pct(audit.score())} of {len(audit.facts)} facts carried")
+    carried = f"{_pct(audit.score())} of {len(audit.facts)} facts carried" if audit.facts else "no facts to carry"
+    print(f"{kind} {audit.summary_id} (line {entry.line}): {carried}")
     if audit.problem:
         print(f"  {audit.problem}")
     for c in categories:

@@ -128,6 +128,18 @@ def test_a_second_compaction_carries_the_previous_summary_and_what_it_kept():
     assert {f.text: f.sources for f in audit.facts}["lib/grammar.txt"] == ["c4"]
 
 
+def test_an_old_cut_at_a_tool_result_still_tells_its_span():
+    b = Builder()
+    b.user("Read `setup.cfg` please.", id="u1")
+    b.assistant("", id="a2", calls=[{"id": "r1", "name": "read", "arguments": {"path": "setup.cfg"}}])
+    b.tool_result("r1", "[metadata]", id="t3")
+    b.assistant("It holds metadata.", id="a4")
+    b.add("compaction", id="c5", summary="Read the config.", firstKeptEntryId="t3")  # pi refuses this cut today
+    audit = audit_entry(Session(MemoryStorage(b.data())).tree, "c5")
+    assert audit.problem is None and audit.span == ["u1", "a2"]
+    assert texts(audit.missing()) == {("files", "setup.cfg")}
+
+
 def test_branch_summary_audit_lists_what_the_abandoned_branch_did():
     b = Builder()
     b.user("Fix the login bug.", id="u1")

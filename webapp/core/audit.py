@@ -234,7 +234,7 @@ class _Collector:
         return found
 
 
-def tool_action(call: dict) -> tuple[str, str | None, str | None]:
+def _tool_action(call: dict) -> tuple[str, str | None, str | None]:
     """(kind, path, command) of a tool call: kind is read, edit, write, bash or other."""
     name = (as_key(call.get("name")) or "").lower()
     args = call.get("arguments")
@@ -272,7 +272,7 @@ def collect_facts(entries: list[Entry], previous: Entry | None = None) -> list[F
             elif role == "assistant":
                 out.text(_result_text(msg.get("content")), e.id)
                 for call in tool_calls(e):
-                    kind, path, command = tool_action(call)
+                    kind, path, command = _tool_action(call)
                     if path and kind in _ACTION_DETAIL:
                         out.add("files", path, e.id, _ACTION_DETAIL[kind])
                     if command:
@@ -388,10 +388,19 @@ def compaction_span(tree: SessionTree, compaction: Entry) -> tuple[list[Entry], 
     """(entries summarized, previous compaction, problem) of a compaction entry in the tree:
     the plan made again at its parent for its own cut point."""
     parent = tree.parent.get(compaction.id)
-    plan = plan_compaction(tree, parent, first_kept=first_kept_id(compaction))
-    if not plan.can_compact:
+    kept = first_kept_id(compaction)
+    plan = plan_compaction(tree, parent, first_kept=kept)
+    if plan.can_compact:
+        return plan.entries_to_summarize(), plan.context.compaction, None
+    # An old file may keep from a tool result or a settings entry, cuts a new plan refuses; what
+    # was summarized is still what the context held before that point of the path.
+    ctx = plan.context
+    position = {e.id: i for i, e in enumerate(ctx.path)}
+    if kept not in position:
         return [], None, f"cannot tell what compaction {compaction.id} summarized: {plan.reason}"
-    return plan.entries_to_summarize(), plan.context.compaction, None
+    entries = list({s.id: s for s in ctx.sources if s is not ctx.compaction}.values())
+    span = [e for e in entries if position[e.id] < position[kept]]
+    return span, ctx.compaction, None
 
 
 def branch_span(tree: SessionTree, summary: Entry) -> tuple[list[Entry], Entry | None, str | None]:
