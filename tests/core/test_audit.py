@@ -58,8 +58,7 @@ def test_known_facts_split_into_covered_and_missing_exactly():
         ("instructions", "Keep the column order stable."),
     }
     assert texts(audit.covered()) == {
-        ("files", "src/report.py"),
-        ("files", "report.py"),
+        ("files", "src/report.py"),  # `report.py` of u1 is the same file
         ("commands", "pytest -q tests/test_report.py"),
         ("identifiers", "export_csv"),
         ("instructions", "Do not touch the database schema."),
@@ -69,7 +68,7 @@ def test_known_facts_split_into_covered_and_missing_exactly():
 def test_each_fact_names_the_entries_it_came_from_and_how_it_ended():
     audit = audit_entry(work_session().tree, "c12")
     by_text = {f.text: f for f in audit.facts}
-    assert by_text["src/report.py"].sources == ["a2", "a6"]
+    assert by_text["src/report.py"].sources == ["u1", "a2", "a6"]
     assert by_text["src/report.py"].details == ["read", "mentioned", "edited"]
     assert by_text["pytest -q tests/test_report.py"].sources == ["a4", "t5"]
     assert by_text["pytest -q tests/test_report.py"].details == ["exit 1"]
@@ -86,7 +85,7 @@ def test_scores_per_category_and_overall():
     audit = audit_entry(work_session().tree, "c12")
     assert audit.scores() == {"files": 100, "commands": 100, "errors": 0, "identifiers": 100,
                               "urls": 0, "versions": 0, "instructions": 50}
-    assert audit.score() == 50  # 5 of 10
+    assert audit.score() == 44  # 4 of 9
     full = audit_entry(work_session(SUMMARY + " Keep column order stable; spec at https://example.com/spec "
                                     "(pandas 2.1.4). FAILED test_export with AssertionError. Could not find "
                                     "the exact text to edit.").tree, "c12")
@@ -102,6 +101,21 @@ def test_scores_per_category_and_overall():
 def test_paths_match_by_their_last_components(summary, covered):
     audit = audit_entry(work_session(summary).tree, "c12")
     assert ("files", "src/report.py") in texts(audit.covered() if covered else audit.missing())
+
+
+def test_a_short_path_joins_the_one_longer_path_it_ends_with():
+    b = Builder()
+    b.user("Look at index.ts and at `util.py`.", id="u1")
+    b.assistant("", id="a2", calls=[{"id": "r1", "name": "read", "arguments": {"path": "web/src/index.ts"}},
+                                    {"id": "r2", "name": "read", "arguments": {"path": "api/src/index.ts"}},
+                                    {"id": "r3", "name": "edit", "arguments": {"path": "lib/util.py"}}])
+    b.user("next", id="u3")
+    b.add("compaction", id="c4", summary="-", firstKeptEntryId="u3")
+    audit = audit_entry(Session(MemoryStorage(b.data())).tree, "c4")
+    files = {f.text: (f.sources, f.details) for f in audit.of("files")}
+    assert files == {"index.ts": (["u1"], ["mentioned"]),  # two files end so: it stays apart
+                     "web/src/index.ts": (["a2"], ["read"]), "api/src/index.ts": (["a2"], ["read"]),
+                     "lib/util.py": (["u1", "a2"], ["edited", "mentioned"])}
 
 
 def test_identifiers_match_case_sensitively():
@@ -186,7 +200,7 @@ def test_judge_opinion_is_a_separate_column():
     assert opinions["https://example.com/spec"] == "implied"
     assert opinions["2.1.4"] == "not implied"
     assert opinions["src/report.py"] is None  # covered facts are not asked about
-    assert audit.score() == 50 and audit.judged_by == "test-model"
+    assert audit.score() == 44 and audit.judged_by == "test-model"
     assert audit.as_dict()["facts"]["urls"][0]["modelOpinion"] == {"verdict": "implied", "reason": "It says the spec is elsewhere."}
 
 

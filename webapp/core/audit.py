@@ -291,7 +291,28 @@ def collect_facts(entries: list[Entry], previous: Entry | None = None) -> list[F
             out.text(_result_text(e.get("content")), e.id)
         elif e.type in (BRANCH_SUMMARY, COMPACTION):
             _summary_facts(out, e)
-    return list(out.facts.values())
+    order = {e.id: i for i, e in enumerate(([previous] if previous is not None else []) + entries)}
+    facts = _merge_short_paths(list(out.facts.values()))
+    for f in facts:
+        f.sources.sort(key=lambda i: order.get(i, -1))
+    return facts
+
+
+def _merge_short_paths(facts: list[Fact]) -> list[Fact]:
+    """A path named by its last components (`report.py`) is the same fact as the one longer path
+    of the span that ends with them (`src/report.py`); with two such paths it stays apart."""
+    files = sorted((f for f in facts if f.category == "files"), key=lambda f: -len(f.text))
+    merged: set[int] = set()
+    for short in files:
+        longer = [f for f in files if id(f) not in merged and f is not short and f.text.endswith("/" + short.text)]
+        if not longer:
+            continue
+        target = max(longer, key=lambda f: len(f.text))
+        if all(target.text.endswith("/" + f.text) for f in longer if f is not target):
+            target.sources += [i for i in short.sources if i not in target.sources]
+            target.details += [d for d in short.details if d not in target.details]
+            merged.add(id(short))
+    return [f for f in facts if id(f) not in merged]
 
 
 def _status(fact: Fact, status: str) -> None:
