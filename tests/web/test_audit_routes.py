@@ -125,3 +125,19 @@ def test_session_text_is_escaped(tmp_path):
     (tmp_path / "s.jsonl").write_bytes(b.data())
     html = create_app(tmp_path).test_client().get("/s/s.jsonl?tab=audit&node=c4").get_data(as_text=True)
     assert "<script>alert" not in html and "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in html
+
+
+def test_a_branch_summary_has_its_audit_too(tmp_path):
+    b = Builder()
+    b.user("Fix the login bug.", id="u1")
+    b.assistant("Looking.", id="a2")
+    b.user("Never push to main.", id="u3")
+    b.assistant("Pushed.", id="a4")
+    b.add("branch_summary", id="b5", parent="a2", fromId="a4", summary="Looked at the login bug.")
+    (tmp_path / "s.jsonl").write_bytes(b.data())
+    client = create_app(tmp_path).test_client()
+    html = client.get("/s/s.jsonl?tab=audit&node=b5").get_data(as_text=True)
+    assert facts(html, "missing") == {"Never push to main."}
+    assert overlay(html)["audit"]["missing"] == [dom_id("u3")]
+    assert re.findall(r'/-/panel/audit\?node=(\w+)', html) == ["b5"]  # the summaries of the active path
+    assert "0%</strong> of 1 facts" in client.get("/s/s.jsonl?node=b5").get_data(as_text=True)
