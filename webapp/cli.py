@@ -352,6 +352,73 @@ def cmd_serve(args) -> int:
                  model=args.model, api_base=args.api_base, allow_hosts=tuple(args.allow_host))
 
 
+# -- audit: what each summary lost ----------------------------------------------------------------
+
+
+def cmd_audit(args) -> int:
+    """The facts each compaction's span held and whether its summary carries them."""
+    from .core.audit import CATEGORIES, audit_entry, judge, summaries_on_path
+
+    tree = _open(args).tree
+    if args.compaction:
+        entries = [tree.find(args.compaction)]
+        if entries[0].type not in ("compaction", "branch_summary"):
+            raise SessionError(f"{entries[0].id} is a {entries[0].type}, not a compaction or a branch summary")
+    else:
+        entries = [e for e in summaries_on_path(tree, tree.active_leaf) if e.type == "compaction"]
+    audits = [audit_entry(tree, e.id) for e in entries]
+    if args.model:
+        from .llm import complete
+
+        config = ModelConfig.from_env(args.model, args.api_base)
+        for audit in audits:
+            judge(audit, lambda prompt: complete(config, [{"role": "user", "content": prompt}]).text, config.model)
+    if args.json:
+        _print_json([a.as_dict() for a in audits])
+    else:
+        if not audits:
+            print("no compaction on the active path")
+        for audit in audits:
+            _print_audit(tree, audit, CATEGORIES)
+    scores = [s for a in audits for s in (a.score(), *a.scores().values()) if s is not None]
+    return 1 if args.fail_under is not None and any(s < args.fail_under for s in scores) else 0
+
+
+def _print_audit(tree, audit, categories) -> None:
+    entry = tree.by_id[audit.summary_id]
+    kind = audit.kind.replace("_", " ")
+    carried = f"{_pct(audit.score())} of {len(audit.facts)} facts carried" if audit.facts else "no facts to carry"
+    print(f"{kind} {audit.summary_id} (line {entry.line}): {carried}")
+    if audit.problem:
+        print(f"  {audit.problem}")
+    for c in categories:
+        facts = audit.of(c)
+        if facts:
+            print(f"  {c:<13} {_pct(audit.score(c)):>4}  ({len(audit.covered(c))}/{len(facts)})")
+    for c in categories:
+        for f in audit.missing(c):
+            extra = f" [{', '.join(f.details)}]" if f.details else ""
+            print(f"  missing {c}: {f.text}{extra}  <- {', '.join(f.sources[:5])}{' …' if len(f.sources) > 5 else ''}")
+            if f.judge is not None:
+                print(f"      model's opinion ({audit.judged_by}): {f.judge} — {f.judge_reason}")
+    print()
+
+
+def _pct(score: int | None) -> str:
+    return "–" if score is None else f"{score}%"
+
+
+def _audit_command(command) -> None:
+    sp = command("audit", cmd_audit, "what each compaction of the active path (or --compaction ID) lost: "
+                 "the facts of what it summarized that its summary does not carry")
+    sp.add_argument("--compaction", metavar="ID", help="this compaction or branch summary only")
+    sp.add_argument("--json", action="store_true")
+    sp.add_argument("--fail-under", type=float, metavar="PERCENT",
+                    help="exit 1 when any score (a category's or the overall one) is lower")
+    sp.add_argument("--model", metavar="M", help="ask this litellm model, per missing fact, whether the summary implies it")
+    sp.add_argument("--api-base", metavar="URL", help="an OpenAI-compatible server (default: $SESSION_TREE_API_BASE)")
+
+
 # -- parser ----------------------------------------------------------------------------------------
 
 
@@ -440,6 +507,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--verbose", action="store_true", help="on a failure, print the request and the raw response")
 
     command("validate", cmd_validate, "list every problem; exit 1 if there is any")
+    _audit_command(command)
 
     sp = command("serve", cmd_serve, "start the web app", file=False)
     sp.add_argument("root", metavar="ROOT", nargs="?", type=Path)
