@@ -10,7 +10,9 @@ from urllib.parse import quote, urlencode
 
 from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
 
+from ..core.context import build_context
 from ..core.session import Session
+from . import budget, render
 from .graph import build_layout, dom_id, render_svg
 from .store import SessionStore
 from .views import (
@@ -143,8 +145,13 @@ def _tab_context(rel: str, session: Session, tab: str, node: str | None, layout)
         ctx["plan"] = plan
         ctx["compact_overlay"] = compaction_overlay(plan, layout)
     elif tab == "problems":
-        ctx["problems"] = tree.all_problems()
-        ctx["bad_lines"] = tree.bad_lines
+        problems = tree.all_problems()
+        ctx["problem_count"] = len(problems)
+        ctx["problems"] = problems[: budget.PROBLEMS_PAGE]
+        ctx["rest"] = len(problems) - len(ctx["problems"])
+        ctx["next_url"] = budget.more_url(rel, "problems", budget.PROBLEMS_PAGE) if ctx["rest"] else None
+        ctx["bad_lines"] = tree.bad_lines[: budget.BAD_LINES_SHOWN]
+        ctx["more_bad_lines"] = len(tree.bad_lines) - len(ctx["bad_lines"])
     return ctx
 
 
@@ -207,6 +214,77 @@ def raw_entry(rel: str):
     entry = store().session(rel).entry(request.args.get("id", ""))
     template = "partials/_raw.html" if is_fragment() else "raw.html"
     return render_template(template, rel=rel, entry=entry)
+
+
+def _context_text(tree, node: str, i: int, j: int | None) -> str:
+    """The text of message `i` (part `j` when its content is in parts) of the context at `node`."""
+    messages = build_context(tree, node).messages
+    if not 0 <= i < len(messages):
+        abort(404, description=f"no message {i} in the context at {node!r}")
+    content = messages[i].get("content")
+    if j is None:
+        return content if isinstance(content, str) else ""
+    parts = content if isinstance(content, list) else []
+    if not 0 <= j < len(parts):
+        abort(404, description=f"no part {j} in message {i}")
+    return str(parts[j].get("text", ""))
+
+
+def _int_arg(name: str, default: int | None = None) -> int | None:
+    text = request.args.get(name, "")
+    if not text:
+        return default
+    if not (text.isascii() and text.isdigit()) or len(text) > 18:
+        abort(400, description=f"{name} must be a whole number, not {text[:40]!r}")
+    return int(text)
+
+
+@bp.get("/s/<path:rel>/-/more/<kind>")
+def more(rel: str, kind: str):
+    """The next page of a text or list a panel cut at its budget (see budget.py)."""
+    session = store().session(rel)
+    tree = session.tree
+    offset = _int_arg("offset", 0)
+    if kind == "problems":
+        problems = tree.all_problems()
+        shown = problems[offset:offset + budget.PROBLEMS_PAGE]
+        rest = len(problems) - offset - len(shown)
+        next_url = budget.more_url(rel, "problems", offset + len(shown)) if rest > 0 else None
+        template = "partials/_problem_items.html" if is_fragment() else "more.html"
+        return render_template(template, rel=rel, tree=tree, problems=shown, rest=rest, next_url=next_url,
+                               kind=kind, offset=offset)
+    if kind == "messages":
+        node = _selected(session, request.args.get("node") or None)
+        if not is_fragment():
+            return redirect(url_for("sessions.session_page", rel=rel, node=node, tab="context"))
+        ctx = build_context(tree, node)
+        return render_template("partials/_context_messages.html", rel=rel, ctx=ctx, messages=ctx.messages,
+                               node=node, start=offset, stop=budget.context_messages_shown(ctx.messages, offset))
+    args: dict = {}
+    if kind == "raw":
+        entry = session.entry(request.args.get("id", ""))
+        args["id"] = entry.id
+        text = render.json_text(entry.raw)
+        title = f"raw JSON of {entry.id}"
+    elif kind == "line":
+        line = _int_arg("line")
+        found = [b for b in tree.bad_lines if b.line == line]
+        if not found:
+            abort(404, description=f"no bad line {line}")
+        args["line"] = line
+        text, title = found[0].raw, f"line {line}"
+    elif kind == "context":
+        node = _selected(session, request.args.get("node") or None)
+        i, j = _int_arg("i", 0), _int_arg("j")
+        args.update(node=node, i=i, j=j)
+        text = _context_text(tree, node, i, j)
+        title = f"message {i} of the context at {node}"
+    else:
+        abort(404, description=f"nothing to page through called {kind!r}")
+    page = budget.page_of(text, offset)
+    next_url = budget.more_url(rel, kind, page.next_offset, **args) if page.next_offset is not None else None
+    template = "partials/_more_text.html" if is_fragment() else "more.html"
+    return render_template(template, rel=rel, page=page, next_url=next_url, title=title, kind=kind, offset=offset)
 
 
 @bp.app_template_global()
