@@ -229,11 +229,15 @@ def create_session(root: str | os.PathLike, cwd: str, parent_session: str | None
     header = {"type": "session", "version": SESSION_VERSION, "id": session_id, "timestamp": timestamp, "cwd": cwd}
     if parent_session:
         header["parentSession"] = parent_session
+    try:  # before anything is made on disk: a refused header leaves no folder and no empty file
+        line = orjson.dumps(header) + b"\n"
+    except TypeError:  # a str that is not UTF-8 (a non-UTF-8 argument keeps its bytes as surrogates)
+        raise InvalidWrite("the working directory and parent session must be UTF-8 text") from None
     folder = Path(root) / cwd_folder_name(cwd)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / session_file_name(timestamp, session_id)
     with open(path, "xb") as f:
-        f.write(orjson.dumps(header) + b"\n")
+        f.write(line)
         f.flush()
         os.fsync(f.fileno())
     return path
