@@ -45,6 +45,7 @@ class Session:
         self._log = SessionLog()
         self._key: tuple | None = None
         self._tree: SessionTree | None = None
+        self._stale = True  # the log read more than the tree holds
         self._fingerprint: tuple[bytes, bytes] | None = None  # hashes of the first and last bytes read
         self.rewrites = 0  # how many times the file was found rewritten in place and read again
         # One session serves many request threads: reading and building happen one at a time.
@@ -81,7 +82,7 @@ class Session:
             self._log.feed_chunks(recent.watch(self.storage.read_chunks(start)))
             self._fingerprint = recent.fingerprint(self._log.offset, self.storage)
             self._key = key
-            self._tree = None
+            self._stale = True
             return self._log
 
     def _rewritten(self) -> bool:
@@ -103,8 +104,10 @@ class Session:
     def tree(self) -> SessionTree:
         with self._lock:
             self.refresh()
-            if self._tree is None:
-                self._tree = SessionTree(self._log)
+            if self._stale:  # after an append, the tree grows; otherwise it is built anew
+                grown = self._tree.extended(self._log) if self._tree is not None else None
+                self._tree = grown or SessionTree(self._log)
+                self._stale = False
             return self._tree
 
     # -- writing -------------------------------------------------------------------------------
