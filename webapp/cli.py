@@ -246,7 +246,7 @@ def cmd_append(args) -> int:
             raise SessionError(f"stdin is not a JSON object or JSON Lines: {exc}") from None
     if not objs:
         raise SessionError("nothing on stdin: give one entry as a JSON object")
-    session = _open(args)
+    session = Session.open_for_append(args.file)  # reads the end of the file, not all of it
     for obj in objs:
         entry = session.append(obj)
         sys.stdout.write(entry["id"] + "\n")

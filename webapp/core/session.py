@@ -47,6 +47,7 @@ class Session:
         self._tree: SessionTree | None = None
         self._stale = True  # the log read more than the tree holds
         self._fingerprint: tuple[bytes, bytes] | None = None  # hashes of the first and last bytes read
+        self._tail_first = False  # see open_for_append
         self.rewrites = 0  # how many times the file was found rewritten in place and read again
         # One session serves many request threads: reading and building happen one at a time.
         self._lock = threading.RLock()
@@ -58,6 +59,16 @@ class Session:
     @classmethod
     def in_memory(cls, data: bytes = b"") -> "Session":
         return cls(MemoryStorage(data))
+
+    @classmethod
+    def open_for_append(cls, path: str | os.PathLike) -> "Session":
+        """A session that only appends (`session-tree append`): its first read takes the header
+        line and the last line, which name the active leaf whenever the last entry is not a
+        `leaf` entry and the file ends whole; it reads everything only otherwise (#13.3: an
+        append costs the same on any size). What it reads after that is read as usual."""
+        session = cls(JsonlStorage(path))
+        session._tail_first = True
+        return session
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -77,6 +88,12 @@ class Session:
                 self.rewrites += 1  # rewritten in place, cut short, or replaced: read again
                 self._log = SessionLog()
                 self._fingerprint = None
+            if self._tail_first and self._key is None:
+                self._tail_first = False
+                log = _tail_log(self.storage, key[0])
+                if log is not None:
+                    self._log, self._key, self._stale = log, key, True
+                    return log
             start = self._log.offset
             recent = _Recent(start, self._fingerprint)
             self._log.feed_chunks(recent.watch(self.storage.read_chunks(start)))
@@ -167,6 +184,54 @@ class Session:
 
     def entry(self, entry_id: str) -> Entry:
         return self.tree.entry(entry_id)
+
+
+TAIL_STEP = 64 * 1024
+
+
+def _tail_log(storage: Storage, size: int) -> SessionLog | None:
+    """A log of the header line and the last line only, enough to append after the active leaf;
+    None when the end of the file cannot tell it (a torn or bad last line, a `leaf` entry, an
+    entry without an id or parent id as pi v1 writes them, no session header)."""
+    if not size or storage.read_at(size - 1, 1) != b"\n":
+        return None
+    first = _line_at(storage, 0, size)
+    start = size - 1  # the newline that ends the last line: find the one before it
+    while True:
+        step = min(TAIL_STEP, start)
+        chunk = storage.read_at(start - step, step)
+        cut = chunk.rfind(b"\n")
+        if cut >= 0 or step == start:
+            last_start = start - step + cut + 1
+            break
+        start -= step
+    last = storage.read_at(last_start, size - 1 - last_start)
+    log = SessionLog()
+    log._read_line(first, 1)
+    if log.header is None or log.bad_lines:
+        return None
+    if last_start:
+        try:
+            obj = orjson.loads(last)
+        except orjson.JSONDecodeError:
+            return None
+        if not (isinstance(obj, dict) and isinstance(obj.get("id"), str) and obj["id"]
+                and "parentId" in obj and obj.get("type") != LEAF):
+            return None
+        log._read_line(last, 2)  # (its line number is not known: not needed to append after it)
+    log.offset, log.lines = size, 2 if last_start else 1
+    return log
+
+
+def _line_at(storage: Storage, offset: int, size: int) -> bytes:
+    """The line that starts at `offset` (without its newline)."""
+    data = b""
+    while offset + len(data) < size:
+        data += storage.read_at(offset + len(data), TAIL_STEP)
+        end = data.find(b"\n")
+        if end >= 0:
+            return data[:end]
+    return data
 
 
 def _digest(data: bytes) -> bytes:
