@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from urllib.parse import quote, urlencode
 
+import orjson
 from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
 
 from ..core.context import build_context
@@ -206,6 +207,19 @@ def panel_fragment(rel: str, tab: str):
         params["tab"] = tab
     response.headers["HX-Push-Url"] = url_for("sessions.session_page", rel=rel, **params)
     return response
+
+
+@bp.get("/s/<path:rel>/-/version")
+def version(rel: str):
+    """What the page polls to follow a file being written (static/follow.js): a string that
+    changes whenever the file does, and the active leaf. Costs a stat, plus reading what was
+    appended (the tree grows by it, and the redraw that follows needs it anyway)."""
+    session = store().session(rel)
+    tree = session.tree
+    key = "-".join(map(str, (*session.storage.version_key(), session.rewrites)))
+    body = {"version": key, "activeLeaf": tree.conversation_leaf(tree.active_leaf), "entries": len(tree.entries)}
+    return current_app.response_class(orjson.dumps(body), mimetype="application/json",
+                                      headers={"Cache-Control": "no-store"})
 
 
 @bp.get("/s/<path:rel>/-/raw")
