@@ -44,8 +44,8 @@ COLLAPSE_THRESHOLD = 200  # draw everything below this many nodes, unless told o
 MIN_SEGMENT = 4  # shorter runs are not worth folding
 LABEL_WIDTH = 34
 # The most nodes one drawing sends to `dot`, whatever the tree's shape (see BENCHMARKS.md,
-# "graph": dot's time grows faster than the node count, and 1,200 boxes stay under a second).
-MAX_DRAWN = 1200
+# "graph": the SVG of 1,000 nodes stays under 1 MB and dot lays it out in under a second).
+MAX_DRAWN = 1000
 MAX_EXPAND = 256  # unfolded segments and opened branch groups one URL may name
 MORE_OPEN = 50  # branch points one "more branches" node opens at once
 
@@ -109,6 +109,29 @@ class Segment:
         for e in self.entries:
             if e.role == "user":
                 return content_text(e.message.get("content"), " ")
+        return ""
+
+    def user_turns(self) -> int:
+        return sum(1 for e in self.entries if e.role == "user")
+
+    def tool_chips(self, most: int = 4) -> str:
+        """The tools the folded work called, most used first: "bash ×3 · read ×2 · edit"."""
+        counts: dict[str, int] = {}
+        for e in self.entries:
+            for call in tool_calls(e):
+                name = dot_text(call.get("name") or "tool", 16)
+                counts[name] = counts.get(name, 0) + 1
+        top = sorted(counts.items(), key=lambda kv: -kv[1])
+        chips = [name if n == 1 else f"{name} ×{n}" for name, n in top[:most]]
+        return " · ".join(chips) + (" · …" if len(top) > most else "")
+
+    def first_text(self) -> str:
+        """The first thing the assistant says in the folded work."""
+        for e in self.entries:
+            if e.role == "assistant":
+                text = content_text(e.message.get("content"), " ")
+                if text.strip():
+                    return text
         return ""
 
     def tokens(self, tree: SessionTree) -> int:
@@ -180,6 +203,8 @@ class _Drawn:
     leaves: dict[str, int]
     last: dict[str, int]
     labelled: set[str]
+    unfoldable: set[str]  # compactions and branch summaries: never folded
+    users: set[str]  # user messages: folded only when a path is too long to draw turn by turn
 
 
 _drawn_cache: "weakref.WeakKeyDictionary[SessionTree, _Drawn]" = weakref.WeakKeyDictionary()
@@ -228,7 +253,9 @@ def _drawn(tree: SessionTree) -> _Drawn:
             last[p] = last[x]
         if x in labelled:
             labelled.add(p)
-    result = _drawn_cache[tree] = _Drawn(parent, children, size, leaves, last, labelled)
+    unfoldable = {e.id for e in drawn if e.type in (COMPACTION, BRANCH_SUMMARY)}
+    users = {e.id for e in drawn if e.type == MESSAGE and e.role == "user"}
+    result = _drawn_cache[tree] = _Drawn(parent, children, size, leaves, last, labelled, unfoldable, users)
     return result
 
 
@@ -250,21 +277,22 @@ def build_layout(
     # Where a compaction's kept part starts stays drawn: a fold never straddles what the model
     # sees and what a summary replaced.
     keep.update(first_kept_id(e) for e in tree.compactions())
-    layout = _fold(tree, d, fold, keep, expand)
+    layout = _fold(tree, d, "turns" if fold else "", keep, expand)
     if layout.size() <= cap:
         return layout
-    if not fold:  # "expand all" of a tree too big to draw: fold its runs after all
-        fold = True
-        layout = _fold(tree, d, fold, keep, expand)
+    if not fold:  # "expand all" of a tree too big to draw: fold it by turns after all
+        layout = _fold(tree, d, "turns", keep, expand)
         if layout.size() <= cap:
             return layout
-    return _bounded(tree, d, keep, expand, pinned, active_leaf, cap, layout)
+    return _bounded(tree, d, keep, expand, pinned, active_leaf, cap, layout, "turns")
 
 
-def _fold(tree, d: _Drawn, fold: bool, keep: set[str], expand: frozenset[str],
+def _fold(tree, d: _Drawn, fold: str, keep: set[str], expand: frozenset[str],
           gone: set[str] | frozenset[str] = frozenset()) -> GraphLayout:
-    """Draw the drawn tree less the `gone` entries, runs of single-child entries folded into
-    segments when `fold`."""
+    """Draw the drawn tree less the `gone` entries. `fold` "turns": the assistant's work between
+    two user messages folds into one node (the user's words stay drawn); "runs": any run of
+    single-child entries folds, user messages too (for paths too long to draw turn by turn);
+    "": nothing folds."""
     parent = d.parent
     children = d.children
     if gone:
@@ -276,17 +304,16 @@ def _fold(tree, d: _Drawn, fold: bool, keep: set[str], expand: frozenset[str],
                 children[p] = kids
             else:
                 del children[p]
-    layout = GraphLayout(collapsed=fold)
+    layout = GraphLayout(collapsed=bool(fold))
+    turns = fold == "turns"
+    shortest = 2 if turns else MIN_SEGMENT
     by_id = tree.by_id
+    never = keep | d.unfoldable | (d.users if turns else set())
     foldable = {
         entry_id
-        for entry_id, p in parent.items()
-        if entry_id not in keep
-        and p is not None
-        and len(children.get(entry_id, ())) == 1
-        and entry_id not in gone
-        and by_id[entry_id].type not in (COMPACTION, BRANCH_SUMMARY)
-    } if fold else set()
+        for entry_id, kids in children.items()
+        if len(kids) == 1 and parent[entry_id] is not None
+    } - never - gone if fold else set()
 
     # A run is a maximal chain of foldable entries: it starts where the parent is not foldable.
     for e in tree.entries:
@@ -302,7 +329,7 @@ def _fold(tree, d: _Drawn, fold: bool, keep: set[str], expand: frozenset[str],
         while nxt in foldable:
             run.append(by_id[nxt])
             nxt = children[nxt][0]
-        if len(run) >= MIN_SEGMENT and run[0].id not in expand:
+        if len(run) >= shortest and run[0].id not in expand:
             seg = Segment(run)
             seg_id = seg.id
             layout.segments.append(seg)
@@ -323,8 +350,9 @@ def _fold(tree, d: _Drawn, fold: bool, keep: set[str], expand: frozenset[str],
     return layout
 
 
-def _bounded(tree, d: _Drawn, keep, expand, pinned, active_leaf, cap, full: GraphLayout) -> GraphLayout:
-    """The drawing with side branches left out until it holds at most `cap` nodes."""
+def _bounded(tree, d: _Drawn, keep, expand, pinned, active_leaf, cap, full: GraphLayout, fold: str) -> GraphLayout:
+    """The drawing with side branches left out until it holds at most `cap` nodes. When even
+    the paths that must stay take more than three quarters of it turn by turn, they fold by runs."""
     parent, children = d.parent, d.children
     # The spine: paths from the roots to what must stay (the active leaf, pinned entries, and
     # what the user opened). Every other child of a spine entry starts a side branch, drawn or
@@ -365,7 +393,9 @@ def _bounded(tree, d: _Drawn, keep, expand, pinned, active_leaf, cap, full: Grap
         return (p not in opened, r not in d.labelled, -d.last[r], -d.size[r], r)
 
     gone_all = _gone(children, [r for r, _ in sides])
-    spine_only = _fold(tree, d, True, keep, expand, gone_all)
+    spine_only = _fold(tree, d, fold, keep, expand, gone_all)
+    if fold == "turns" and spine_only.size() > cap * 3 // 4:
+        return _bounded(tree, d, keep, expand, pinned, active_leaf, cap, _fold(tree, d, "runs", keep, expand), "runs")
     used = spine_only.size() + len({p for _, p in sides})  # the spine, a "more" node per fork point
     split: set[str] = set()
 
@@ -376,21 +406,25 @@ def _bounded(tree, d: _Drawn, keep, expand, pinned, active_leaf, cap, full: Grap
     heapq.heapify(heap)
     shown: list[str] = []
     paths: set[str] = set()  # side branches too big to draw whole: the path to their latest leaf
-    while heap:
+    while heap and used < cap - 1:
         _, r, p = heapq.heappop(heap)
-        whole = cost(full.dom_for(r)) + split_cost(p)
-        if used + whole <= cap:
-            used += whole
+        room = cap - used - split_cost(p)
+        whole = cost(full.dom_for(r))
+        if whole <= room:
+            used += whole + split_cost(p)
             split.add(p)
             shown.append(r)
             continue
-        path = [r]
-        while path[-1] in children:
+        # Too big to draw whole: draw the path to its latest leaf, if that fits, and rank the
+        # branches off that path with the others.
+        path, units = [r], {full.dom_for(r)}
+        while path[-1] in children and len(units) < room:
             path.append(max(children[path[-1]], key=d.last.__getitem__))
+            units.add(full.dom_for(path[-1]))
         on_path = set(path)
         forks = [(k, x) for x in path for k in children.get(x, ()) if k not in on_path]
-        extra = len({full.dom_for(x) for x in path}) + split_cost(p) + len({x for _, x in forks})
-        if used + extra > cap:
+        extra = len(units) + split_cost(p) + len({x for _, x in forks})
+        if path[-1] in children or used + extra > cap:
             continue
         used += extra
         split.add(p)
@@ -400,7 +434,7 @@ def _bounded(tree, d: _Drawn, keep, expand, pinned, active_leaf, cap, full: Grap
             heapq.heappush(heap, (rank(k, x), k, x))
     while True:
         hidden = {r for r, _ in sides if r not in paths} - set(shown)
-        layout = _fold(tree, d, True, keep, expand, _gone(children, hidden))
+        layout = _fold(tree, d, fold, keep, expand, _gone(children, hidden))
         _add_more(layout, d, sides, hidden, rank)
         if layout.size() <= cap or not shown:
             break
@@ -516,7 +550,7 @@ def _node_style(tree: SessionTree, e: Entry) -> tuple[str, dict[str, str]]:
 def _tooltip(tree: SessionTree, e: Entry) -> str:
     """What hovering a node says: its whole first line and what it costs in tokens."""
     text = entry_text(e) or str(e.type)
-    return f"{dot_text(text, 300)} · {format_tokens(entry_tokens(tree, e))} tokens"
+    return f"{dot_text(text, 160)} · {format_tokens(entry_tokens(tree, e))} tokens"
 
 
 MAX_DOT_URL = 4000  # dot reads no quoted string longer than 16,384 characters
@@ -557,20 +591,28 @@ def to_dot(tree: SessionTree, layout: GraphLayout, node_url, long_urls: dict[str
                tooltip=graphviz.nohtml(_tooltip(tree, e)), **attrs)
     for seg in layout.segments:
         on_active = any(x.id in active for x in seg.entries)
-        first = dot_text(seg.first_user_line())
-        label = f"⋯ {len(seg.entries)} entries · {format_tokens(seg.tokens(tree))} tokens ⋯" + (f"\n{first}" if first else "")
+        tokens = format_tokens(seg.tokens(tree))
+        turns = seg.user_turns()
+        if turns:  # a chain of turns, folded because the path is too long to draw turn by turn
+            first = seg.first_user_line()
+            lines = [f"⋯ {turns} turn{'s' if turns > 1 else ''} · {len(seg.entries)} entries · {tokens} tokens ⋯", dot_text(first)]
+            kind, fill = "segment turns", "#ffffff"
+        else:  # the assistant's work in one turn: its steps, the tools it called, what it cost
+            first = seg.first_text()
+            lines = [f"⚙ assistant · {len(seg.entries)} entries · {tokens} tokens", seg.tool_chips(), dot_text(first)]
+            kind, fill = "segment turn-work", "#f3f4f6"
         g.node(
             seg.id,
-            label=graphviz.nohtml(label),
+            label=graphviz.nohtml("\n".join(x for x in lines if x)),
             shape="box",
             style="dashed,filled",
-            fillcolor="#ffffff",
+            fillcolor=fill,
             color="#6b7280",
             fontsize="9",
             id=seg.id,
             URL=link(seg.first_id),
-            tooltip=graphviz.nohtml(f"{len(seg.entries)} entries folded: click to expand · " + dot_text(seg.first_user_line(), 300)),
-            **{"class": "segment" + (" on-active" if on_active else "")},
+            tooltip=graphviz.nohtml(f"{len(seg.entries)} entries folded: click to expand · " + dot_text(first, 160)),
+            **{"class": kind + (" on-active" if on_active else "")},
         )
     for more in layout.more:
         s = "" if more.branches == 1 else "es"
