@@ -165,6 +165,8 @@
       g.classList.remove(...OVERLAY_CLASSES);
       g.querySelectorAll(".replaced-by").forEach((x) => x.remove());
     });
+    svg.querySelectorAll("g.sel-path").forEach((g) => g.classList.remove("sel-path"));
+    for (const id of o.path || []) { const g = document.getElementById(id); if (g) g.classList.add("sel-path"); }
     svg.classList.toggle("context-mode", !!o.context);
     svg.classList.toggle("compact-mode", !!o.compact);
     if (o.selected) markSelected(o.selected);
@@ -342,12 +344,21 @@
   document.addEventListener("htmx:afterSwap", (evt) => {
     const target = evt.detail.target || evt.target; // a history restore swaps the body, no target
     if (!target) return;
-    if (target.id === "graph") { applyOverlay(); initSvg(); markPicked(); }
+    if (target.id === "graph") { applyOverlay(); initSvg(); markPicked(); keepFoldsInUrl(); }
     if (target.id === "panel") {
       const selected = applyOverlay(true);
       if (selected) zoomTo(selected, true);
     }
   });
+  // What is unfolded is part of the address: a reload or a shared link draws the same.
+  function keepFoldsInUrl() {
+    const url = new URL(location.href);
+    for (const k of ["expand", "collapse"]) {
+      const v = state(k);
+      if (v && !(k === "collapse" && v === "auto")) url.searchParams.set(k, v); else url.searchParams.delete(k);
+    }
+    if (url.href !== location.href) history.replaceState(history.state, "", url.href);
+  }
   // Back/Forward: htmx puts the whole page back (historyCacheSize 0); draw it as a fresh load.
   document.addEventListener("htmx:historyRestore", () => {
     if (!layoutEl()) return;
