@@ -115,6 +115,8 @@
   // The drawn node of an entry (not a folded segment that holds it), found by its link, which
   // the server writes as `?node=<id>` percent-encoded like Python's quote(safe="").
   function drawnId(entryId) {
+    const tame = document.getElementById("e-" + entryId); // graph.dom_id of a tame id: no search
+    if (tame && tame.matches("#graph g.node:not(.segment)")) return tame.id;
     const q = encodeURIComponent(entryId).replace(/[!'()*]/g, (c) => "%" + c.charCodeAt(0).toString(16).toUpperCase());
     for (const a of document.querySelectorAll("#graph svg a")) {
       const href = a.getAttribute("xlink:href") || a.getAttribute("href") || "";
@@ -161,12 +163,13 @@
     const svg = svgEl();
     if (!data || !svg) return null;
     const o = JSON.parse(data.textContent);
-    svg.querySelectorAll("g.node").forEach((g) => {
-      g.classList.remove(...OVERLAY_CLASSES);
-      g.querySelectorAll(".replaced-by").forEach((x) => x.remove());
-    });
-    svg.querySelectorAll("g.sel-path").forEach((g) => g.classList.remove("sel-path"));
-    for (const id of o.path || []) { const g = document.getElementById(id); if (g) g.classList.add("sel-path"); }
+    // Only the nodes that carry a mark are touched: a selection change restyles its path, not
+    // the whole drawing.
+    svg.querySelectorAll(OVERLAY_CLASSES.map((c) => "g." + c).join(",")).forEach((g) => g.classList.remove(...OVERLAY_CLASSES));
+    svg.querySelectorAll(".replaced-by").forEach((x) => x.remove());
+    const path = new Set(o.path || []);
+    svg.querySelectorAll("g.sel-path").forEach((g) => { if (!path.has(g.id)) g.classList.remove("sel-path"); });
+    for (const id of path) { const g = document.getElementById(id); if (g && !g.classList.contains("sel-path")) g.classList.add("sel-path"); }
     svg.classList.toggle("context-mode", !!o.context);
     svg.classList.toggle("compact-mode", !!o.compact);
     if (o.selected) markSelected(o.selected);

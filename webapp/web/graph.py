@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import atexit
 import ctypes
+import functools
 import hashlib
 import html
 import heapq
@@ -54,6 +55,7 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 _CLASS_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 
+@functools.lru_cache(maxsize=1 << 17)  # every drawing asks again for the same ids
 def dom_id(entry_id: str) -> str:
     """An id safe for HTML/SVG and for dot: the entry id itself when it is tame, else a hash."""
     if _SAFE_ID.match(entry_id):
@@ -277,47 +279,57 @@ def build_layout(
     # Where a compaction's kept part starts stays drawn: a fold never straddles what the model
     # sees and what a summary replaced.
     keep.update(first_kept_id(e) for e in tree.compactions())
-    layout = _fold(tree, d, "turns" if fold else "", keep, expand)
-    if layout.size() <= cap:
-        return layout
-    if not fold:  # "expand all" of a tree too big to draw: fold it by turns after all
-        layout = _fold(tree, d, "turns", keep, expand)
-        if layout.size() <= cap:
-            return layout
-    return _bounded(tree, d, keep, expand, pinned, active_leaf, cap, layout, "turns")
+    for mode in ("turns",) if fold else ("", "turns"):  # "expand all" too big to draw folds by turns
+        # Unfolding only adds nodes: when the drawing without it is over the cap, so is this one.
+        plain = _plain_fold(tree, d, mode, keep)
+        if plain.size() <= cap:
+            layout = _fold(tree, d, mode, keep, expand) if expand else plain
+            if layout.size() <= cap:
+                return layout
+    return _bounded(tree, d, keep, expand, pinned, active_leaf, cap, plain, "turns")
+
+
+_plain_cache: "weakref.WeakKeyDictionary[SessionTree, dict]" = weakref.WeakKeyDictionary()
+
+
+def _plain_fold(tree, d: _Drawn, fold: str, keep: set[str]) -> GraphLayout:
+    """The whole tree folded with nothing unfolded, found once per tree and fold (what the
+    bounded drawing weighs side branches with, and whether a drawing can fit at all)."""
+    known = _plain_cache.setdefault(tree, {})
+    key = (fold, frozenset(keep))
+    if key not in known:
+        known.clear()  # one set of kept entries at a time: the pinned ones change rarely
+        known[key] = _fold(tree, d, fold, keep, frozenset())
+    return known[key]
 
 
 def _fold(tree, d: _Drawn, fold: str, keep: set[str], expand: frozenset[str],
-          gone: set[str] | frozenset[str] = frozenset()) -> GraphLayout:
-    """Draw the drawn tree less the `gone` entries. `fold` "turns": the assistant's work between
+          only: set[str] | None = None) -> GraphLayout:
+    """Draw the drawn tree, or only the entries in `only` (a set that holds the parent of each
+    of its entries). `fold` "turns": the assistant's work between
     two user messages folds into one node (the user's words stay drawn); "runs": any run of
     single-child entries folds, user messages too (for paths too long to draw turn by turn);
     "": nothing folds."""
-    parent = d.parent
-    children = d.children
-    if gone:
-        forks = {parent[x] for x in gone if parent[x] is not None and parent[x] not in gone}
-        children = dict(children)
-        for p in forks:
-            kids = [k for k in children[p] if k not in gone]
-            if kids:
-                children[p] = kids
-            else:
-                del children[p]
+    by_id = tree.by_id
+    parent, children = d.parent, d.children
+    entries = tree.entries
+    if only is not None:
+        parent = {x: parent[x] for x in only}
+        children = {x: kept for x in only if x in children and (kept := [k for k in children[x] if k in only])}
+        entries = sorted((by_id[x] for x in only), key=lambda e: e.line or 0)
     layout = GraphLayout(collapsed=bool(fold))
     turns = fold == "turns"
     shortest = 2 if turns else MIN_SEGMENT
-    by_id = tree.by_id
     never = keep | d.unfoldable | (d.users if turns else set())
     foldable = {
         entry_id
         for entry_id, kids in children.items()
         if len(kids) == 1 and parent[entry_id] is not None
-    } - never - gone if fold else set()
+    } - never if fold else set()
 
     # A run is a maximal chain of foldable entries: it starts where the parent is not foldable.
-    for e in tree.entries:
-        if e.id not in parent or e.id in gone:
+    for e in entries:
+        if e.id not in parent:
             continue
         if e.id not in foldable:
             layout.nodes.append(e)
@@ -339,7 +351,7 @@ def _fold(tree, d: _Drawn, fold: str, keep: set[str], expand: frozenset[str],
             layout.nodes.extend(run)
     member_of = layout.member_of
     for child, p in parent.items():
-        if p is None or child in gone:
+        if p is None:
             continue
         folded_in = member_of.get(child)
         if folded_in is not None and folded_in == member_of.get(p):
@@ -392,10 +404,9 @@ def _bounded(tree, d: _Drawn, keep, expand, pinned, active_leaf, cap, full: Grap
     def rank(r: str, p: str) -> tuple:
         return (p not in opened, r not in d.labelled, -d.last[r], -d.size[r], r)
 
-    gone_all = _gone(children, [r for r, _ in sides])
-    spine_only = _fold(tree, d, fold, keep, expand, gone_all)
+    spine_only = _fold(tree, d, fold, keep, expand, spine)
     if fold == "turns" and spine_only.size() > cap * 3 // 4:
-        return _bounded(tree, d, keep, expand, pinned, active_leaf, cap, _fold(tree, d, "runs", keep, expand), "runs")
+        return _bounded(tree, d, keep, expand, pinned, active_leaf, cap, _plain_fold(tree, d, "runs", keep), "runs")
     used = spine_only.size() + len({p for _, p in sides})  # the spine, a "more" node per fork point
     split: set[str] = set()
 
@@ -434,7 +445,7 @@ def _bounded(tree, d: _Drawn, keep, expand, pinned, active_leaf, cap, full: Grap
             heapq.heappush(heap, (rank(k, x), k, x))
     while True:
         hidden = {r for r, _ in sides if r not in paths} - set(shown)
-        layout = _fold(tree, d, fold, keep, expand, _gone(children, hidden))
+        layout = _fold(tree, d, fold, keep, expand, spine | paths | _subtrees(children, shown))
         _add_more(layout, d, sides, hidden, rank)
         if layout.size() <= cap or not shown:
             break
@@ -443,15 +454,15 @@ def _bounded(tree, d: _Drawn, keep, expand, pinned, active_leaf, cap, full: Grap
     return layout
 
 
-def _gone(children, roots) -> set[str]:
-    """The entries in the subtrees under `roots`."""
-    gone: set[str] = set()
+def _subtrees(children, roots) -> set[str]:
+    """The entries in the subtrees under `roots` (themselves included)."""
+    out: set[str] = set()
     stack = list(roots)
     while stack:
         x = stack.pop()
-        gone.add(x)
+        out.add(x)
         stack.extend(children.get(x, ()))
-    return gone
+    return out
 
 
 def _add_more(layout: GraphLayout, d: _Drawn, sides, hidden: set[str], rank) -> None:
