@@ -77,6 +77,7 @@ def cmd_show(args) -> int:
         "path": str(args.file),
         "header": tree.header,
         "version": session.log.version,
+        "format": tree.format,
         "name": tree.name,
         "counts": tree.counts_by_type(),
         "roots": tree.roots,
@@ -94,7 +95,7 @@ def cmd_show(args) -> int:
         _print_json(info)
         return 0
     header = tree.header or {}
-    version = f"format v{info['version']}" if info["version"] else "no session header"
+    version = f"format {tree.format}" if tree.format != "unknown" else "no session header"
     print(f"session   {header.get('id', '-')}  ({version})")
     print(f"name      {tree.name or '-'}")
     print(f"cwd       {header.get('cwd', '-')}")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .entries import COMPACTION, LABEL, MARKER_TYPES, SESSION_INFO, Entry, parse_time
 from .errors import AmbiguousEntry, UnknownEntry
+from .formats import READ_ONLY_FORMATS
 from .reader import BadLine, Problem, SessionLog, first_kept_id, gc_paused
 
 
@@ -22,6 +23,8 @@ def _instant(timestamp: str) -> tuple:
 class SessionTree:
     def __init__(self, log: SessionLog):
         self.header = log.header
+        self.format = log.format
+        self.metadata = log.metadata  # lines that are not nodes (another agent's titles, events)
         self.entries: list[Entry] = log.all_entries()
         self.bad_lines: list[BadLine] = log.all_bad_lines()
         self.by_id: dict[str, Entry] = dict(log.ids)  # every entry by its id, in file order
@@ -41,6 +44,8 @@ class SessionTree:
             self._link()
             self.active_leaf: str | None = log.active_leaf
             self.labels, self.name = self._labels_and_name()
+            title = (self.header or {}).get("title")  # another format's title, from the seam
+            self.name = self.name or (title if isinstance(title, str) and title.strip() else None)
             self._check_references()
 
     # -- building ------------------------------------------------------------------------------
@@ -137,6 +142,8 @@ class SessionTree:
     def first_kept_problem(self, compaction: Entry) -> str | None:
         """Why a compaction's `firstKeptEntryId` cannot be honoured, or None when it can."""
         kept = first_kept_id(compaction)
+        if kept is None and self.format in READ_ONLY_FORMATS:
+            return None  # these agents' compactions keep nothing before them, by design
         if kept is None:
             return "compaction has no firstKeptEntryId; nothing before it is kept"
         if kept not in self.by_id:
