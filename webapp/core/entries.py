@@ -125,6 +125,11 @@ class Entry:
     def __repr__(self) -> str:
         return f"Entry({self.type!r}, id={self.id!r}, parent={self.parent_id!r}, line={self.line})"
 
+    @property
+    def original(self) -> dict | list:
+        """What the file holds for this entry, for the raw view: its line's dict (or lines')."""
+        return self.raw if self.source is None else self.source
+
     def get(self, key: str, default: Any = None) -> Any:
         return self.raw.get(key, default)
 
