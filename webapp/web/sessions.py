@@ -11,6 +11,7 @@ from urllib.parse import quote, urlencode
 import orjson
 from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
 
+from ..core.catalog import group_sessions
 from ..core.context import build_context
 from ..core.request import build_request
 from ..core.session import Session
@@ -53,10 +54,7 @@ def index():
     if query:
         needle = query.lower()
         rows = [r for r in rows if needle in _haystack(r)]
-    groups: dict[str, list] = {}
-    for rel, summary, error in rows:
-        cwd = summary.cwd if summary and summary.cwd else rel.rsplit("/", 1)[0] if "/" in rel else "(no folder)"
-        groups.setdefault(cwd, []).append((rel, summary, error))
+    groups = group_sessions(rows)
     template = "partials/_session_list.html" if is_fragment() else "index.html"
     return render_template(template, groups=groups, query=query, total=len(rows), root=store().root)
 
@@ -294,7 +292,7 @@ def more(rel: str, kind: str):
     if kind == "raw":
         entry = session.entry(request.args.get("id", ""))
         args["id"] = entry.id
-        text = render.json_text(entry.raw)
+        text = render.json_text(entry.original)
         title = f"raw JSON of {entry.id}"
     elif kind == "line":
         line = _int_arg("line")
