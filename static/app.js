@@ -257,6 +257,7 @@
     const url = new URL(location.href);
     if (tray.length) url.searchParams.set("pick", tray.map((t) => t.id).join(","));
     else url.searchParams.delete("pick");
+    url.search = url.search.replace(/%2C/g, ","); // ids joined by plain commas, as people read them
     if (url.href !== location.href) history.replaceState(history.state, "", url.href);
   }
   function restoreTray() {
