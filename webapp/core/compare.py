@@ -53,12 +53,16 @@ def assistant_text(entry: Entry) -> str:
     return content_text(entry.message.get("content")) if entry.role == "assistant" else ""
 
 
-def entry_cost(entry: Entry) -> float:
+def message_cost(message: dict) -> float:
     """The cost an assistant message reports (`usage.cost.total`), else 0."""
-    usage = entry.message.get("usage") if entry.role == "assistant" else None
+    usage = message.get("usage")
     cost = usage.get("cost") if isinstance(usage, dict) else None
     total = cost.get("total") if isinstance(cost, dict) else None
     return float(total) if isinstance(total, (int, float)) else 0.0
+
+
+def entry_cost(entry: Entry) -> float:
+    return message_cost(entry.message) if entry.role == "assistant" else 0.0
 
 
 def is_tool_error(entry: Entry) -> bool:
@@ -405,13 +409,16 @@ class Comparison:
         return None if i is None else "prompt" if self.rows[i].prompts_differ else "answer"
 
 
-def existing_summary(tree: SessionTree, own: list[Entry], tip: str) -> Entry | None:
+def existing_summary(tree: SessionTree, own: list[Entry], tip: str, found: list[Entry] | None = None) -> Entry | None:
     """The latest branch_summary left from this branch: its `fromId` is the tip or on the branch
-    after the common ancestor (deepest first)."""
+    after the common ancestor (deepest first). `found`: the session's branch summaries, when the
+    caller has them already."""
     depth = {e.id: i for i, e in enumerate(own)}
     depth.setdefault(tip, len(own))
-    found = [e for e in tree.entries if e.type == BRANCH_SUMMARY and as_key(e.get("fromId")) in depth]
-    return max(found, key=lambda e: (depth[as_key(e.get("fromId"))], e.line), default=None)
+    if found is None:
+        found = [e for e in tree.entries if e.type == BRANCH_SUMMARY]
+    mine = [e for e in found if as_key(e.get("fromId")) in depth]
+    return max(mine, key=lambda e: (depth[as_key(e.get("fromId"))], e.line), default=None)
 
 
 def _row(cells: list[Turn | None], base: int) -> Row:
@@ -446,6 +453,7 @@ def compare(tree: SessionTree, ids: list[str], baseline: int = 0, alignment: str
     shared = common_prefix(tree, ids)
     shared_tokens = context_tokens(build_context(tree, shared[-1].id)).context if shared else 0
     before = sum(1 for e in shared if is_user(e))
+    summaries = [e for e in tree.entries if e.type == BRANCH_SUMMARY]
     branches = []
     for tip in ids:
         path = tree.path(tip)
@@ -455,7 +463,7 @@ def compare(tree: SessionTree, ids: list[str], baseline: int = 0, alignment: str
             tip=tip, path=path, own=own, turns=split_turns(own, before),
             whole=figures_of(tree, path), mine=figures_of(tree, own),
             context_tokens=tokens, context_growth=tokens - shared_tokens,
-            outcome=outcome(path), summary=existing_summary(tree, own, tip),
+            outcome=outcome(path), summary=existing_summary(tree, own, tip, summaries),
         ))
     _mark_what_is_only_theirs(tree, branches)
     aligner = align_by_content if alignment == "content" else align_by_number
@@ -486,13 +494,14 @@ class FigureRow:
     kind: str
     mine: Callable[[Branch], Any]
     whole: Callable[[Branch], Any] | None = None
+    whole_kind: str | None = None  # when the whole-path value reads differently (default: `kind`)
 
 
 # The rows the page, the export and the CLI print, in order. Another figure is one more
 # FigureRow here (its `kind` must be one the renderers know).
 FIGURE_ROWS: list[FigureRow] = [
     FigureRow("turns", "Turns", "count", lambda b: b.mine.turns, lambda b: b.whole.turns),
-    FigureRow("context", "Context tokens", "delta", lambda b: b.context_growth, lambda b: b.context_tokens),
+    FigureRow("context", "Context tokens", "delta", lambda b: b.context_growth, lambda b: b.context_tokens, "tokens"),
     FigureRow("cost", "Cost", "cost", lambda b: b.mine.cost, lambda b: b.whole.cost),
     FigureRow("wall", "Wall time", "seconds", lambda b: b.mine.wall_seconds, lambda b: b.whole.wall_seconds),
     FigureRow("tool_calls", "Tool calls", "calls", lambda b: b.mine.tool_calls, lambda b: b.whole.tool_calls),

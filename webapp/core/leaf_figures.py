@@ -10,11 +10,10 @@ what follows it; estimates are made only for the entries after such an anchor (m
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 
-from .compare import STATUSES, entry_cost, is_tool_error, outcome, user_text
+from .compare import STATUSES, message_cost, outcome, user_text
 from .context import entry_messages, summary_message
-from .entries import COMPACTION, MESSAGE, Entry, parse_time, tool_calls
+from .entries import COMPACTION, MESSAGE, Entry, parse_time
 from .reader import first_kept_id
 from .tokens import estimate_message_tokens, usage_tokens
 from .tree import SessionTree
@@ -46,29 +45,19 @@ class LeafFigures:
         return STATUSES[self.status]
 
 
-@dataclass
-class _State:
-    """The running figures of the path from the root to one node."""
-
-    depth: int = 0
-    turns: int = 0
-    cost: float = 0.0
-    calls: int = 0
-    errors: int = 0
-    first: datetime | None = None
-    last: datetime | None = None
-    last_user: Entry | None = None
-    last_message: Entry | None = None
-    label: str | None = None
-    anchor: int | None = None  # usage tokens reported after the latest compaction
-    anchor_depth: int = -1  # where that usage (or, without one, the counted part) ends
-    base: int = 0  # tokens of the compaction summary and its kept part, before `anchor_depth`
+# The running figures of the path from the root to a node, as one tuple (a walk of 100k entries
+# makes 100k of them): depth, turns, cost, tool calls, tool errors, first and last time, last
+# user message, last message, own label, the usage anchor after the latest compaction, the depth
+# where the counted part ends (the anchor, or the compaction), and the tokens of the compaction
+# summary and its kept part.
+_ROOT = (0, 0, 0.0, 0, 0, None, None, None, None, None, None, -1, 0)
 
 
 def leaf_figures(tree: SessionTree) -> list[LeafFigures]:
     """Every leaf of `tree` (in `tree.leaves()` order) with the figures of its whole path."""
     leaves = set(tree.leaves())
     active = tree.conversation_leaf(tree.active_leaf)
+    by_id, children, labels = tree.by_id, tree.children, tree.labels
     estimates: dict[str, int] = {}
 
     def estimate(e: Entry) -> int:
@@ -79,70 +68,75 @@ def leaf_figures(tree: SessionTree) -> list[LeafFigures]:
 
     found: dict[str, LeafFigures] = {}
     path: list[Entry] = []  # the current path of the walk
-    stack: list[tuple[str, _State | None]] = [(r, None) for r in reversed(tree.roots)]
+    stack: list[tuple[str, tuple]] = [(r, _ROOT) for r in reversed(tree.roots)]
     while stack:
-        node, parent_state = stack.pop()
-        entry = tree.by_id[node]
-        depth = parent_state.depth if parent_state else 0
+        node, state = stack.pop()
+        depth, turns, cost, calls, errors, first, last, last_user, last_msg, label, anchor, upto, base = state
         del path[depth:]
-        path.append(entry)
-        state = _step(tree, parent_state, entry, path, estimate)
-        if node in leaves:
-            found[node] = _figures(state, entry, path, estimate, node == active)
-        for child in reversed(tree.children.get(node, ())):
+        while True:  # down a linear run in place: the state is packed again only where it splits
+            e = by_id[node]
+            path.append(e)
+            depth += 1
+            if e.type == MESSAGE:
+                msg = e.raw.get("message")
+                role = msg.get("role") if isinstance(msg, dict) else None
+                last_msg = e
+                if role == "user":
+                    turns += 1
+                    last_user = e
+                elif role == "assistant":
+                    cost += message_cost(msg)
+                    calls += _call_count(msg)
+                    used = usage_tokens(e)
+                    if used is not None:
+                        anchor, upto, base = used, depth - 1, 0
+                elif role == "toolResult" and msg.get("isError"):
+                    errors += 1
+            elif e.type == COMPACTION:
+                kept = first_kept_id(e)
+                start = next((i for i, x in enumerate(path[:-1]) if x.id == kept), len(path))
+                anchor, upto = None, depth - 1
+                base = estimate_message_tokens(summary_message(e)) + sum(estimate(x) for x in path[start:-1])
+            t = parse_time(e.timestamp)
+            if t is not None:
+                if first is None or t < first:
+                    first = t
+                if last is None or t > last:
+                    last = t
+            kids = children.get(node, ())
+            if node in labels:
+                label = labels[node]
+            elif len(kids) > 1 and len(tree.conversation_children(node)) > 1:
+                label = None  # a split: what is above it is shared with another branch
+            if node in leaves:
+                found[node] = LeafFigures(
+                    leaf=e,
+                    last_user=user_text(last_user) if last_user else "",
+                    label=label,
+                    depth=depth,
+                    turns=turns,
+                    tokens=(anchor or 0) + base + sum(estimate(x) for x in path[upto + 1:]),
+                    cost=cost,
+                    calls=calls,
+                    errors=errors,
+                    wall_seconds=(last - first).total_seconds() if first is not None else None,
+                    status=outcome([last_msg] if last_msg else []).status,
+                    active=node == active,
+                )
+            if len(kids) != 1:
+                break
+            node = kids[0]
+        state = (depth, turns, cost, calls, errors, first, last, last_user, last_msg, label, anchor, upto, base)
+        for child in reversed(kids):
             stack.append((child, state))
     return [found[leaf] for leaf in tree.leaves() if leaf in found]
 
 
-def _step(tree: SessionTree, parent: _State | None, e: Entry, path: list[Entry], estimate) -> _State:
-    s = _State() if parent is None else _State(**parent.__dict__)
-    s.depth += 1
-    if e.type == MESSAGE:
-        s.last_message = e
-        role = e.role
-        if role == "user":
-            s.turns += 1
-            s.last_user = e
-        elif role == "assistant":
-            s.cost += entry_cost(e)
-            s.calls += len(tool_calls(e))
-            used = usage_tokens(e)
-            if used is not None:
-                s.anchor, s.anchor_depth, s.base = used, s.depth - 1, 0
-        elif is_tool_error(e):
-            s.errors += 1
-    elif e.type == COMPACTION:
-        kept = first_kept_id(e)
-        start = next((i for i, x in enumerate(path[:-1]) if x.id == kept), len(path))
-        s.anchor, s.anchor_depth = None, len(path) - 1
-        s.base = estimate_message_tokens(summary_message(e)) + sum(estimate(x) for x in path[start:-1])
-    t = parse_time(e.timestamp)
-    if t is not None:
-        s.first = t if s.first is None else min(s.first, t)
-        s.last = t if s.last is None else max(s.last, t)
-    if e.id in tree.labels:
-        s.label = tree.labels[e.id]
-    elif len(tree.conversation_children(e.id)) > 1:
-        s.label = None  # a split: what is above it is shared with another branch
-    return s
-
-
-def _figures(s: _State, leaf: Entry, path: list[Entry], estimate, active: bool) -> LeafFigures:
-    after = sum(estimate(x) for x in path[s.anchor_depth + 1:])
-    return LeafFigures(
-        leaf=leaf,
-        last_user=user_text(s.last_user) if s.last_user else "",
-        label=s.label,
-        depth=s.depth,
-        turns=s.turns,
-        tokens=(s.anchor or 0) + s.base + after,
-        cost=s.cost,
-        calls=s.calls,
-        errors=s.errors,
-        wall_seconds=(s.last - s.first).total_seconds() if s.first is not None else None,
-        status=outcome([s.last_message] if s.last_message else []).status,
-        active=active,
-    )
+def _call_count(msg: dict) -> int:
+    content = msg.get("content")
+    if not isinstance(content, list):
+        return 0
+    return sum(1 for b in content if isinstance(b, dict) and b.get("type") == "toolCall")
 
 
 def sort_leaves(rows: list[LeafFigures], key: str, descending: bool = True) -> list[LeafFigures]:

@@ -124,6 +124,8 @@ def figure_text(kind: str, value) -> str:
         return duration(value)
     if kind == "calls":
         return str(sum(value.values()))
+    if kind == "names":
+        return ", ".join(value) or "–"
     return str(len(value)) if value else "–"
 
 
