@@ -33,7 +33,7 @@ from .entries import (
     parse_time,
     tool_calls,
 )
-from .tokens import context_tokens
+from .tokens import context_tokens, entry_cost  # entry_cost: summaries' calls count too
 from .tree import SessionTree
 
 _WORDS = re.compile(r"\s+|\w+|[^\w\s]")
@@ -51,18 +51,6 @@ def user_text(entry: Entry) -> str:
 
 def assistant_text(entry: Entry) -> str:
     return content_text(entry.message.get("content")) if entry.role == "assistant" else ""
-
-
-def message_cost(message: dict) -> float:
-    """The cost an assistant message reports (`usage.cost.total`), else 0."""
-    usage = message.get("usage")
-    cost = usage.get("cost") if isinstance(usage, dict) else None
-    total = cost.get("total") if isinstance(cost, dict) else None
-    return float(total) if isinstance(total, (int, float)) else 0.0
-
-
-def entry_cost(entry: Entry) -> float:
-    return message_cost(entry.message) if entry.role == "assistant" else 0.0
 
 
 def is_tool_error(entry: Entry) -> bool:

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .compare import STATUSES, message_cost, outcome, user_text
+from .compare import STATUSES, outcome, user_text
 from .context import entry_messages, summary_message
-from .entries import COMPACTION, MESSAGE, Entry, parse_time
+from .entries import BRANCH_SUMMARY, COMPACTION, MESSAGE, Entry, parse_time
 from .reader import first_kept_id
-from .tokens import estimate_message_tokens, usage_tokens
+from .tokens import entry_cost, estimate_message_tokens, usage_tokens
 from .tree import SessionTree
 
 SORT_KEYS = ("cost", "tokens", "errors", "turns", "calls", "depth", "wall")
@@ -85,14 +85,17 @@ def leaf_figures(tree: SessionTree) -> list[LeafFigures]:
                     turns += 1
                     last_user = e
                 elif role == "assistant":
-                    cost += message_cost(msg)
+                    cost += entry_cost(e)
                     calls += _call_count(msg)
                     used = usage_tokens(e)
                     if used is not None:
                         anchor, upto, base = used, depth - 1, 0
                 elif role == "toolResult" and msg.get("isError"):
                     errors += 1
+            elif e.type == BRANCH_SUMMARY:
+                cost += entry_cost(e)  # the summary call, when one was recorded
             elif e.type == COMPACTION:
+                cost += entry_cost(e)
                 kept = first_kept_id(e)
                 start = next((i for i, x in enumerate(path[:-1]) if x.id == kept), len(path))
                 anchor, upto = None, depth - 1

@@ -20,6 +20,7 @@ from ..core.entries import (
     tool_calls,
 )
 from ..core.reader import first_kept_id
+from ..core.request import Request, build_request
 from ..core.tokens import TokenCount, context_tokens
 from ..core.tree import SessionTree
 from ..models import context_window
@@ -69,6 +70,7 @@ class ContextView:
     tokens: TokenCount
     window: int | None
     overlay: dict  # drawn node dom id -> state, for the graph
+    request: Request  # what a model call at this node is sent (SPEC §5b)
 
     @property
     def percent(self) -> int | None:
@@ -97,7 +99,7 @@ def context_view(tree: SessionTree, node_id: str, layout: GraphLayout) -> Contex
         if drawn not in states or rank[state["state"]] > rank[states[drawn]["state"]]:
             states[drawn] = state
     overlay = {"nodes": states, "onPath": sorted({layout.dom_for(i) for i in on_path})}
-    return ContextView(ctx, tokens, window, overlay)
+    return ContextView(ctx, tokens, window, overlay, build_request(ctx))
 
 
 @dataclass
@@ -191,6 +193,7 @@ class Meter:
     tokens: int
     window: int | None
     over_threshold: bool  # SPEC §6: fewer than the reserve tokens left in the window
+    count: TokenCount  # what of `tokens` is reported and what estimated (token_text)
 
     @property
     def percent(self) -> int | None:
@@ -200,9 +203,9 @@ class Meter:
 def context_meter(tree: SessionTree) -> Meter:
     """How full the context of the active leaf is."""
     ctx = build_context(tree, tree.active_leaf)
-    tokens = context_tokens(ctx).context
+    count = context_tokens(ctx)
     window = context_window(ctx.settings.provider, ctx.settings.model_id)
-    return Meter(tokens, window, bool(window) and tokens > window - DEFAULT_RESERVE_TOKENS)
+    return Meter(count.context, window, bool(window) and count.context > window - DEFAULT_RESERVE_TOKENS, count)
 
 
 def awaits_reply(tree: SessionTree, entry_id: str) -> bool:
