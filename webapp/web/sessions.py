@@ -18,10 +18,10 @@ from ..core.session import Session
 from .audit import audit_tab, cached_audit, is_summary
 from . import budget, render
 from .graph import build_layout, dom_id, render_svg
+from .leaves import cached_leaf_figures
 from .store import SessionStore
 from .views import (
     awaits_reply,
-    branch_rows,
     compaction_overlay,
     compaction_plan,
     context_view,
@@ -136,7 +136,7 @@ def _tab_context(rel: str, session: Session, tab: str, node: str | None, layout)
         ctx["entry"] = tree.by_id[node]
         ctx["cv"] = context_view(tree, node, layout)
     elif tab == "branches":
-        ctx["branches"] = branch_rows(tree)
+        ctx["branches"] = cached_leaf_figures(rel, session)
     elif tab == "summaries":
         ctx["summaries"] = summary_rows(tree)
     elif tab == "compact":
