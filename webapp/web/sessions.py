@@ -12,6 +12,7 @@ from flask import Blueprint, abort, current_app, redirect, render_template, requ
 
 from ..core.session import Session
 from .graph import build_layout, dom_id, render_svg
+from . import transcript
 from .store import SessionStore
 from .views import (
     awaits_reply,
@@ -26,7 +27,7 @@ from .views import (
 
 bp = Blueprint("sessions", __name__)
 
-TABS = ("node", "context", "branches", "summaries", "problems", "compact")
+TABS = ("node", "transcript", "context", "branches", "summaries", "problems", "compact")
 
 
 def store() -> SessionStore:
@@ -108,7 +109,8 @@ def _svg(rel: str, session: Session, options: GraphOptions, layout) -> str:
 
 def _view_params() -> dict:
     """The query parameters a session view carries from one URL to the next."""
-    return {k: v for k, v in request.args.items() if k in ("node", "collapse", "expand") and v}
+    keys = ("node", "collapse", "expand", *transcript.TRANSCRIPT_PARAMS)
+    return {k: v for k, v in request.args.items() if k in keys and v}
 
 
 def _selected(session: Session, node: str | None) -> str | None:
@@ -131,6 +133,8 @@ def _tab_context(rel: str, session: Session, tab: str, node: str | None, layout)
     elif tab == "context" and node:
         ctx["entry"] = tree.by_id[node]
         ctx["cv"] = context_view(tree, node, layout)
+    elif tab == "transcript":
+        ctx.update(transcript.transcript_context(tree, node, request.args))
     elif tab == "branches":
         ctx["branches"] = branch_rows(tree)
     elif tab == "summaries":

@@ -1,0 +1,118 @@
+"""Routes and HTML pieces of the transcript: a window of a path read as a conversation, loaded a
+page at a time into the side panel's Transcript tab.
+
+Entries are rendered by `render` (the same escaping and sanitizing as the Node tab); this module
+only adds what a conversation needs on top: a tool result folded under the call it answers.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, abort, redirect, render_template, request, url_for
+from markupsafe import Markup
+
+from ..core.entries import Entry, content_blocks
+from ..core.transcript import FILTER_NAMES, FILTERS, WINDOW, Item, Options, Transcript, build_transcript, other_branches
+from ..core.tree import SessionTree
+from . import render
+from . import sessions
+
+bp = Blueprint("transcript", __name__)
+
+# Query parameters that say which transcript is shown; the panel's deep link carries them.
+TRANSCRIPT_PARAMS = ("leaf", "filter", "thinking", "output")
+
+
+def _result(result: Entry, call: dict) -> Markup:
+    """A tool result folded under its call: the summary says its size and whether it failed."""
+    text = "\n".join(str(b.get("text", "")) for b in content_blocks(result.message.get("content")) if b.get("type") == "text")
+    lines = text.count("\n") + 1 if text else 0
+    error = bool(result.message.get("isError"))
+    return Markup('<details class="t-result{}" data-entry="{}"><summary>{} · {} line{}</summary>{}</details>').format(
+        " is-error" if error else "", result.id, "error" if error else "result",
+        lines, "" if lines == 1 else "s", render.render_entry_body(result, call),
+    )
+
+
+def assistant_body(item: Item, options: Options) -> Markup:
+    """An assistant message block by block, each tool call followed by its folded result."""
+    msg = item.entry.message
+    out = []
+    run: list[dict] = []  # consecutive blocks that are not tool calls, rendered together
+    for block in content_blocks(msg.get("content")):
+        if block.get("type") == "thinking" and not options.thinking:
+            continue
+        if block.get("type") != "toolCall":
+            run.append(block)
+            continue
+        out.append(render._content(run))
+        run = []
+        if options.filter == "no-tools":
+            continue
+        out.append(render._tool_call(block))
+        result = item.results.get(block.get("id"))
+        if result is not None and options.output:
+            out.append(_result(result, block))
+    out.append(render._content(run))
+    stop = msg.get("stopReason")
+    if stop in ("aborted", "error"):
+        out.append(render._note(f"stopped: {stop}", f"flag stop-{stop}"))
+    if msg.get("errorMessage"):
+        out.append(render._note(str(msg["errorMessage"]), "error"))
+    return Markup("").join(out)
+
+
+def item_body(item: Item, options: Options) -> Markup:
+    if item.kind == "assistant":
+        return assistant_body(item, options)
+    return render.render_entry_body(item.entry)
+
+
+def transcript_context(tree: SessionTree, node: str | None, args) -> dict:
+    """What the Transcript tab shows for the selected node: the window around it."""
+    options = Options.from_args(args)
+    if node is None:
+        return {"transcript": None, "options": options}
+    t = build_transcript(tree, node, args.get("leaf"), options)
+    focus = t.index_of(node)
+    start = max(0, focus - 10) if focus >= WINDOW - 10 else 0
+    return window_context(tree, t, start) | {"focus_id": node}
+
+
+def window_context(tree: SessionTree, t: Transcript, start: int, size: int = WINDOW) -> dict:
+    items = t.window(start, size)
+    return {
+        "transcript": t,
+        "options": t.options,
+        "items": items,
+        "start": start,
+        "end": start + len(items),
+        "branches_at": {i.entry.id: other_branches(tree, t.path, i.at) for i in items},
+        "item_body": item_body,
+        "labels": tree.labels,
+        "window": WINDOW,
+        "filters": FILTERS,
+        "filter_names": FILTER_NAMES,
+        "transcript_params": transcript_params,
+    }
+
+
+def transcript_params(t: Transcript, **extra) -> dict:
+    """The URL parameters naming this transcript (its path and its reading options)."""
+    return {"node": t.node, "leaf": t.leaf, **t.options.params(), **extra}
+
+
+@bp.get("/s/<path:rel>/-/transcript")
+def window(rel: str):
+    """More of a transcript: the window starting at `start`, appended when scrolled to."""
+    tree = sessions.store().session(rel).tree
+    node = request.args.get("node", "")
+    if not sessions.is_fragment():
+        return redirect(url_for("sessions.session_page", rel=rel, tab="transcript", **request.args))
+    if node not in tree.by_id:
+        abort(404, description=f"no entry {node!r} in this session")
+    t = build_transcript(tree, node, request.args.get("leaf"), Options.from_args(request.args))
+    start, size = request.args.get("start", "0"), request.args.get("size", str(WINDOW))
+    if not (start.isdigit() and size.isdigit()):
+        abort(400, description="start and size must be whole numbers")
+    ctx = window_context(tree, t, int(start), min(int(size), WINDOW))
+    return render_template("partials/_transcript_window.html", rel=rel, tree=tree, focus_id=None, **ctx)
