@@ -222,7 +222,7 @@
     const link = evt.target.closest("a[data-select]");
     if (link && layoutEl() && !evt.ctrlKey && !evt.metaKey) {
       evt.preventDefault();
-      select(link.dataset.select, link.dataset.dom);
+      select(link.dataset.select, link.dataset.dom, link.dataset.tab);
     }
   });
 

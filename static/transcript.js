@@ -28,4 +28,13 @@
   }
   document.addEventListener("htmx:afterSwap", (evt) => { if (evt.detail.target.id === "panel") showFocus(); });
   document.addEventListener("DOMContentLoaded", showFocus);
+
+  // "/" focuses the session's search box (unless one is typing already).
+  document.addEventListener("keydown", (evt) => {
+    if (evt.key !== "/" || evt.ctrlKey || evt.metaKey || evt.altKey) return;
+    const tag = (evt.target.tagName || "").toLowerCase();
+    if (tag === "input" || tag === "textarea" || tag === "select" || evt.target.isContentEditable) return;
+    const box = document.getElementById("session-search");
+    if (box) { evt.preventDefault(); box.focus(); box.select(); }
+  });
 })();

@@ -123,16 +123,19 @@ def _keep(item: Item, kind: str, options: Options, labels: dict[str, str]) -> bo
 def path_to_leaf(tree: SessionTree, node: str, leaf: str | None = None) -> list[Entry]:
     """The path through `node`: root → node, then on to `leaf` when `node` lies on its path, else
     down to a tip, following the active branch where it goes on and the newest child elsewhere."""
-    if leaf and leaf in tree.by_id and tree.is_ancestor(node, leaf):
-        return tree.path(leaf)
-    active = tree.path_ids(tree.active_leaf) if tree.active_leaf else set()
-    path = tree.path(node)
+    if not (leaf and leaf in tree.by_id and tree.is_ancestor(node, leaf)):
+        leaf = descend(tree, node, tree.path_ids(tree.active_leaf) if tree.active_leaf else set())
+    return tree.path(leaf)
+
+
+def descend(tree: SessionTree, node: str, active: set[str]) -> str:
+    """The tip below `node` a reader goes on to: along the active path (`active`, its ids) where
+    it continues, else by the newest child."""
     kids = tree.conversation_children(node)
     while kids:
-        nxt = next((k for k in kids if k in active), kids[-1])
-        path.append(tree.by_id[nxt])
-        kids = tree.conversation_children(nxt)
-    return path
+        node = next((k for k in kids if k in active), kids[-1])
+        kids = tree.conversation_children(node)
+    return node
 
 
 @dataclass

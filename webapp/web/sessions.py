@@ -12,7 +12,7 @@ from flask import Blueprint, abort, current_app, redirect, render_template, requ
 
 from ..core.session import Session
 from .graph import build_layout, dom_id, render_svg
-from . import transcript
+from . import search, transcript
 from .store import SessionStore
 from .views import (
     awaits_reply,
@@ -27,7 +27,7 @@ from .views import (
 
 bp = Blueprint("sessions", __name__)
 
-TABS = ("node", "transcript", "context", "branches", "summaries", "problems", "compact")
+TABS = ("node", "transcript", "search", "context", "branches", "summaries", "problems", "compact")
 
 
 def store() -> SessionStore:
@@ -48,7 +48,7 @@ def index():
     rows = store().list()
     if query:
         needle = query.lower()
-        rows = [r for r in rows if needle in _haystack(r)]
+        rows = [r for r in rows if needle in _haystack(r) or search.file_matches(store().resolve(r[0]), query)]
     groups: dict[str, list] = {}
     for rel, summary, error in rows:
         cwd = summary.cwd if summary and summary.cwd else rel.rsplit("/", 1)[0] if "/" in rel else "(no folder)"
@@ -109,7 +109,7 @@ def _svg(rel: str, session: Session, options: GraphOptions, layout) -> str:
 
 def _view_params() -> dict:
     """The query parameters a session view carries from one URL to the next."""
-    keys = ("node", "collapse", "expand", *transcript.TRANSCRIPT_PARAMS)
+    keys = ("node", "collapse", "expand", "q", *transcript.TRANSCRIPT_PARAMS)
     return {k: v for k, v in request.args.items() if k in keys and v}
 
 
@@ -135,6 +135,8 @@ def _tab_context(rel: str, session: Session, tab: str, node: str | None, layout)
         ctx["cv"] = context_view(tree, node, layout)
     elif tab == "transcript":
         ctx.update(transcript.transcript_context(tree, node, request.args))
+    elif tab == "search":
+        ctx.update(search.search_context(store().resolve(rel), tree, request.args.get("q", "")))
     elif tab == "branches":
         ctx["branches"] = branch_rows(tree)
     elif tab == "summaries":
