@@ -291,6 +291,16 @@ def cmd_serve(args) -> int:
                  model=args.model, api_base=args.api_base, allow_hosts=tuple(args.allow_host))
 
 
+def cmd_export(args) -> int:
+    from .web.export import export_session  # Flask (its templates) only when exporting
+
+    html = export_session(args.file, args.leaf)
+    out = args.output or args.file.with_suffix(".html")
+    out.write_text(html, encoding="utf-8")
+    print(f"session-tree: wrote {out} ({len(html.encode()):,} bytes)")
+    return 0
+
+
 # -- parser ----------------------------------------------------------------------------------------
 
 
@@ -376,6 +386,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="another host name the app may be reached by (for --host 0.0.0.0); repeatable")
     sp.add_argument("--model", help="litellm model for replies and summaries (else $SESSION_TREE_MODEL)")
     sp.add_argument("--api-base", help="an OpenAI-compatible server for that model (else $SESSION_TREE_API_BASE)")
+    sp = command("export", cmd_export, "write the session as one self-contained HTML file (every branch, or --leaf's)")
+    sp.add_argument("-o", "--output", metavar="OUT.html", type=Path, help="default: FILE with .html")
+    sp.add_argument("--leaf", metavar="ID", help="only the path from the root to this entry")
     return p
 
 

@@ -100,7 +100,7 @@ def kind_of(entry: Entry) -> str:
     return "meta"
 
 
-def _only_tool_calls(entry: Entry) -> bool:
+def only_tool_calls(entry: Entry) -> bool:
     """An assistant turn with nothing to read but tool calls (no text)."""
     return bool(tool_calls(entry)) and not content_text(entry.message.get("content")).strip()
 
@@ -116,7 +116,7 @@ def _keep(item: Item, kind: str, options: Options, labels: dict[str, str]) -> bo
     if kind == "meta":
         return False
     if f == "no-tools":
-        return kind != "tool" and not (kind == "assistant" and _only_tool_calls(item.entry))
+        return kind != "tool" and not (kind == "assistant" and only_tool_calls(item.entry))
     return True
 
 
@@ -174,10 +174,14 @@ def build_transcript(tree: SessionTree, node: str, leaf: str | None = None,
                      options: Options = Options()) -> Transcript:
     """The transcript of the path through `node` (see `path_to_leaf`), filtered by `options`."""
     path = path_to_leaf(tree, node, leaf)
+    return Transcript(path, items_of(path, options, tree.labels), node, options)
+
+
+def items_of(entries: list[Entry], options: Options, labels: dict[str, str]) -> list[Item]:
+    """The items that show `entries` (consecutive entries of a path) under `options`."""
     items: list[Item] = []
     open_calls: dict[str, Item] = {}  # toolCallId -> the assistant item that made the call
-    labels = tree.labels
-    for at, e in enumerate(path):
+    for at, e in enumerate(entries):
         kind = kind_of(e)
         if kind == "tool":
             call_id = e.message.get("toolCallId")
@@ -193,7 +197,7 @@ def build_transcript(tree: SessionTree, node: str, leaf: str | None = None,
             open_calls = {}
         if _keep(item, kind, options, labels):
             items.append(item)
-    return Transcript(path, items, node, options)
+    return items
 
 
 def other_branches(tree: SessionTree, path: list[Entry], index: int) -> list[str]:
@@ -213,3 +217,33 @@ def turns(path: list[Entry]) -> list[int]:
     if path and (not starts or starts[0] != 0):
         starts.insert(0, 0)
     return starts
+
+
+@dataclass
+class Section:
+    """A branch's own part: the entries no branch listed before it holds. Read after the section
+    it continues (`parent`), from the entry `fork`, it is the whole path to `leaf`."""
+
+    leaf: str
+    entries: list[Entry]
+    parent: int | None  # index of the section it continues; None when it starts at a root
+    fork: str | None  # the last entry before its own part
+
+
+def branch_sections(tree: SessionTree, leaves: list[str]) -> list[Section]:
+    """Every entry on the paths to `leaves` exactly once, cut into one section per branch, in
+    the order of `leaves`: an export holds each entry once however many branches share it."""
+    owner: dict[str, int] = {}
+    sections: list[Section] = []
+    for leaf in leaves:
+        path = tree.path(leaf)
+        k = len(path)
+        while k and path[k - 1].id not in owner:
+            k -= 1
+        if k == len(path):
+            continue  # already shown whole by an earlier branch
+        fork = path[k - 1].id if k else None
+        for e in path[k:]:
+            owner[e.id] = len(sections)
+        sections.append(Section(leaf, path[k:], owner[fork] if fork else None, fork))
+    return sections

@@ -103,7 +103,7 @@ def create_app(
     def http_error(exc):
         return error_page(exc.code, exc.description)
 
-    from . import actions, compare, csrf, filters, sessions, transcript
+    from . import actions, compare, csrf, export, filters, sessions, transcript
 
     csrf.protect(app)
     filters.register(app)
@@ -111,6 +111,7 @@ def create_app(
     app.register_blueprint(compare.bp)
     app.register_blueprint(actions.bp)
     app.register_blueprint(transcript.bp)
+    app.register_blueprint(export.bp)
     return app
 
 

@@ -13,8 +13,8 @@ from markupsafe import Markup
 from ..core.entries import Entry, content_blocks
 from ..core.transcript import FILTER_NAMES, FILTERS, WINDOW, Item, Options, Transcript, build_transcript, other_branches
 from ..core.tree import SessionTree
-from . import render
-from . import sessions
+from . import render, sessions
+from .graph import dom_id
 
 bp = Blueprint("transcript", __name__)
 
@@ -27,8 +27,8 @@ def _result(result: Entry, call: dict) -> Markup:
     text = "\n".join(str(b.get("text", "")) for b in content_blocks(result.message.get("content")) if b.get("type") == "text")
     lines = text.count("\n") + 1 if text else 0
     error = bool(result.message.get("isError"))
-    return Markup('<details class="t-result{}" data-entry="{}"><summary>{} · {} line{}</summary>{}</details>').format(
-        " is-error" if error else "", result.id, "error" if error else "result",
+    return Markup('<details class="t-result{}" id="t-{}" data-entry="{}"><summary>{} · {} line{}</summary>{}</details>').format(
+        " is-error" if error else "", dom_id(result.id), result.id, "error" if error else "result",
         lines, "" if lines == 1 else "s", render.render_entry_body(result, call),
     )
 
