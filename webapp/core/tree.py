@@ -6,7 +6,7 @@ in the tree only (an orphan or the entry that closes a loop becomes a root) and 
 
 from __future__ import annotations
 
-from .entries import COMPACTION, LABEL, MARKER_TYPES, SESSION_INFO, Entry, parse_time
+from .entries import COMPACTION, LABEL, MARKER_TYPES, SESSION_INFO, Entry, parse_time, tool_calls
 from .errors import AmbiguousEntry, UnknownEntry
 from .reader import BadLine, Problem, SessionLog, first_kept_id, gc_paused
 
@@ -17,6 +17,10 @@ def _instant(timestamp: str) -> tuple:
     ISO-8601 sorts first."""
     t = parse_time(timestamp)
     return (False, timestamp) if t is None else (True, t.timestamp())
+
+
+# Problems the file can live with: a model request is repaired for them (SPEC §5b).
+WARNING_KINDS = frozenset({"first-kept-tool-result", "unanswered-tool-call"})
 
 
 class SessionTree:
@@ -133,6 +137,35 @@ class SessionTree:
                 problem = self.first_kept_problem(e)
                 if problem:
                     self.problems.append(Problem("dangling-first-kept", problem, e.line, e.id))
+                elif self.by_id[first_kept_id(e)].role == "toolResult":
+                    self.problems.append(Problem(
+                        "first-kept-tool-result",
+                        f"the first entry kept, {first_kept_id(e)!r}, is a tool result without its call: "
+                        "it is left out of model requests", e.line, e.id))
+            elif e.role == "assistant":
+                self._check_tool_results(e)
+
+    def _check_tool_results(self, e: Entry) -> None:
+        """Warn of tool calls with no result among the tool results that follow the call."""
+        calls = [str(c.get("id", "")) for c in tool_calls(e)]
+        if not calls:
+            return
+        answered: set = set()
+        stack = list(self.children.get(e.id, ()))
+        while stack:
+            child = self.by_id[stack.pop()]
+            if child.role == "toolResult" or child.type in MARKER_TYPES:
+                answered.add(child.message.get("toolCallId"))
+                stack.extend(self.children.get(child.id, ()))
+        missing = [c for c in calls if c not in answered]
+        if missing:
+            stop = e.message.get("stopReason")
+            then = (f"the turn {'was aborted' if stop == 'aborted' else 'ended with an error'}, so it is not sent"
+                    if stop in ("aborted", "error") else "model requests send \"No result provided\" for them")
+            self.problems.append(Problem(
+                "unanswered-tool-call",
+                f"{len(missing)} of {len(calls)} tool calls have no result ({', '.join(missing)}): {then}",
+                e.line, e.id))
 
     def first_kept_problem(self, compaction: Entry) -> str | None:
         """Why a compaction's `firstKeptEntryId` cannot be honoured, or None when it can."""

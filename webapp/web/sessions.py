@@ -11,6 +11,7 @@ from urllib.parse import quote, urlencode
 from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
 
 from ..core.session import Session
+from .audit import audit_tab, cached_audit, is_summary
 from .graph import build_layout, dom_id, render_svg
 from . import search, transcript
 from .store import SessionStore
@@ -27,7 +28,7 @@ from .views import (
 
 bp = Blueprint("sessions", __name__)
 
-TABS = ("node", "transcript", "search", "context", "branches", "summaries", "problems", "compact")
+TABS = ("node", "transcript", "search", "context", "branches", "summaries", "problems", "audit", "compact")
 
 
 def store() -> SessionStore:
@@ -130,6 +131,7 @@ def _tab_context(rel: str, session: Session, tab: str, node: str | None, layout)
         ctx["entry"] = tree.by_id[node]
         ctx["tool_call"] = tool_call_for(tree, tree.by_id[node])
         ctx["unanswered"] = awaits_reply(tree, node) and current_app.config["MODEL_CONFIG"].configured
+        ctx["audit"] = cached_audit(rel, session, node) if is_summary(tree.by_id[node]) else None
     elif tab == "context" and node:
         ctx["entry"] = tree.by_id[node]
         ctx["cv"] = context_view(tree, node, layout)
@@ -148,6 +150,8 @@ def _tab_context(rel: str, session: Session, tab: str, node: str | None, layout)
             abort(400, description=str(exc))
         ctx["plan"] = plan
         ctx["compact_overlay"] = compaction_overlay(plan, layout)
+    elif tab == "audit":
+        ctx.update(audit_tab(rel, session, node, layout))
     elif tab == "problems":
         ctx["problems"] = tree.all_problems()
         ctx["bad_lines"] = tree.bad_lines
