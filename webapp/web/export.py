@@ -20,7 +20,7 @@ from ..core.transcript import FILTER_NAMES, FILTERS, Options, branch_sections, i
 from ..core.tree import SessionTree
 from . import render, sessions
 from .graph import build_layout, dom_id, render_svg
-from .transcript import item_body
+from .transcript import plain_item_body
 from .views import last_user_text, short
 
 bp = Blueprint("export", __name__)
@@ -59,7 +59,7 @@ def export_html(app: Flask, tree: SessionTree, title: str, leaf: str | None = No
         template = app.jinja_env.get_template("session_export.html")
         return template.render(
             tree=tree, title=title, sections=blocks, svg=svg, css=css, script=(STATIC / "export.js").read_text(),
-            options=options, labels=tree.labels, item_body=item_body, export=True, filters=FILTERS,
+            options=options, labels=tree.labels, item_body=plain_item_body, export=True, filters=FILTERS,
             filter_names=FILTER_NAMES, focus_id=None, compactions=sum(1 for e in tree.entries if e.type == COMPACTION),
             leaf=leaf, dom=dom_id,
         )

@@ -22,19 +22,38 @@ bp = Blueprint("transcript", __name__)
 TRANSCRIPT_PARAMS = ("leaf", "filter", "thinking", "output")
 
 
-def _result(result: Entry, call: dict) -> Markup:
+def _result_text(result: Entry) -> str:
+    return "\n".join(str(b.get("text", "")) for b in content_blocks(result.message.get("content")) if b.get("type") == "text")
+
+
+def _plain_output(result: Entry) -> Markup:
+    """A result's text escaped but not highlighted, folded after `render.FOLD_LINES` lines: what an
+    export holds for each of its thousands of results (highlighting them all costs seconds)."""
+    lines = Markup.escape(_result_text(result)).split("\n")
+    pre = lambda part: Markup('<pre class="code"><code>{}</code></pre>').format(Markup("\n").join(part))  # noqa: E731
+    body = pre(lines[: render.FOLD_LINES])
+    if len(lines) > render.FOLD_LINES:
+        body += Markup('<details class="more"><summary>show all {} lines</summary>{}</details>').format(
+            len(lines), pre(lines[render.FOLD_LINES:]))
+    images = [render._image(b) for b in content_blocks(result.message.get("content")) if b.get("type") == "image"]
+    return body + Markup("").join(images)
+
+
+def _result(result: Entry, call: dict, plain: bool) -> Markup:
     """A tool result folded under its call: the summary says its size and whether it failed."""
-    text = "\n".join(str(b.get("text", "")) for b in content_blocks(result.message.get("content")) if b.get("type") == "text")
+    text = _result_text(result)
     lines = text.count("\n") + 1 if text else 0
     error = bool(result.message.get("isError"))
+    body = _plain_output(result) if plain else render.render_entry_body(result, call)
     return Markup('<details class="t-result{}" id="t-{}" data-entry="{}"><summary>{} · {} line{}</summary>{}</details>').format(
         " is-error" if error else "", dom_id(result.id), result.id, "error" if error else "result",
-        lines, "" if lines == 1 else "s", render.render_entry_body(result, call),
+        lines, "" if lines == 1 else "s", body,
     )
 
 
-def assistant_body(item: Item, options: Options) -> Markup:
-    """An assistant message block by block, each tool call followed by its folded result."""
+def assistant_body(item: Item, options: Options, plain: bool = False) -> Markup:
+    """An assistant message block by block, each tool call followed by its folded result
+    (`plain`: results not highlighted, see `_plain_output`)."""
     msg = item.entry.message
     out = []
     run: list[dict] = []  # consecutive blocks that are not tool calls, rendered together
@@ -51,7 +70,7 @@ def assistant_body(item: Item, options: Options) -> Markup:
         out.append(render._tool_call(block))
         result = item.results.get(block.get("id"))
         if result is not None and options.output:
-            out.append(_result(result, block))
+            out.append(_result(result, block, plain))
     out.append(render._content(run))
     stop = msg.get("stopReason")
     if stop in ("aborted", "error"):
@@ -61,10 +80,14 @@ def assistant_body(item: Item, options: Options) -> Markup:
     return Markup("").join(out)
 
 
-def item_body(item: Item, options: Options) -> Markup:
+def item_body(item: Item, options: Options, plain: bool = False) -> Markup:
     if item.kind == "assistant":
-        return assistant_body(item, options)
+        return assistant_body(item, options, plain)
     return render.render_entry_body(item.entry)
+
+
+def plain_item_body(item: Item, options: Options) -> Markup:
+    return item_body(item, options, plain=True)
 
 
 def transcript_context(tree: SessionTree, node: str | None, args) -> dict:
