@@ -47,6 +47,16 @@ def test_clicking_a_leaf_on_the_graph_switches_the_transcript_to_its_path(live_s
     assert console == []
 
 
+def test_a_leaf_in_the_branch_list_switches_the_transcript(live_server, page, console):
+    open_transcript(live_server, page)
+    page.click("text=Read another branch…")
+    page.locator(f'.t-branches-list a[data-select="{SIDE_LEAF}"]').click()
+    expect(page.locator(".transcript-panel")).to_have_attribute("data-leaf", SIDE_LEAF)
+    expect(page.locator(".t-item.t-focus")).to_have_attribute("data-entry", SIDE_LEAF)
+    expect(page.locator(f'#graph g.node[id="e-{SIDE_LEAF}"]')).to_have_class(re.compile("selected"))
+    assert console == []
+
+
 def test_a_branch_link_in_the_transcript_opens_that_branch(live_server, page, console):
     open_transcript(live_server, page, node=ACTIVE_LEAF)
     link = page.locator(".t-branches a").first
