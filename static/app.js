@@ -129,7 +129,7 @@
   function select(entryId, domId, tab) {
     if (!entryId) return;
     domId = domId || drawnId(entryId);
-    tab = tab || (currentTab() === "context" ? "context" : "node");
+    tab = tab || (["context", "transcript"].includes(currentTab()) ? currentTab() : "node");
     setState("node", entryId);
     const load = () => htmx.ajax("GET", panelUrl(tab, { node: entryId }), { target: "#panel", swap: "innerHTML" });
     if (domId && document.getElementById(domId)) {
@@ -253,7 +253,7 @@
     const link = evt.target.closest("a[data-select]");
     if (link && layoutEl() && !evt.ctrlKey && !evt.metaKey) {
       evt.preventDefault();
-      select(link.dataset.select, link.dataset.dom);
+      select(link.dataset.select, link.dataset.dom, link.dataset.tab);
     }
   });
 

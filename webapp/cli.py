@@ -483,6 +483,25 @@ def _compare_command(command) -> None:
     out.add_argument("--html", metavar="OUT", help="write the comparison as one self-contained HTML file")
 
 
+# -- export: the session as one HTML file ---------------------------------------------------------
+
+
+def cmd_export(args) -> int:
+    from .web.export import export_session  # Flask (its templates) only when exporting
+
+    html = export_session(args.file, args.leaf)
+    out = args.output or args.file.with_suffix(".html")
+    out.write_text(html, encoding="utf-8")
+    print(f"session-tree: wrote {out} ({len(html.encode()):,} bytes)")
+    return 0
+
+
+def _export_command(command) -> None:
+    sp = command("export", cmd_export, "write the session as one self-contained HTML file (every branch, or --leaf's)")
+    sp.add_argument("-o", "--output", metavar="OUT.html", type=Path, help="default: FILE with .html")
+    sp.add_argument("--leaf", metavar="ID", help="only the path from the root to this entry")
+
+
 # -- audit: what each summary lost ----------------------------------------------------------------
 
 
@@ -669,6 +688,7 @@ def build_parser() -> argparse.ArgumentParser:
     command("validate", cmd_validate, "list every problem; exit 1 if there is any")
     _compare_command(command)
     _audit_command(command)
+    _export_command(command)
 
     sp = command("serve", cmd_serve, "start the web app", file=False)
     sp.add_argument("root", metavar="ROOT", nargs="?", type=Path)
