@@ -131,7 +131,7 @@
   function select(entryId, domId, tab) {
     if (!entryId) return;
     domId = domId || drawnId(entryId);
-    tab = tab || (currentTab() === "context" ? "context" : "node");
+    tab = tab || (["context", "transcript"].includes(currentTab()) ? currentTab() : "node");
     setState("node", entryId);
     const load = () => htmx.ajax("GET", panelUrl(tab, { node: entryId }), { target: "#panel", swap: "innerHTML" });
     if (domId && document.getElementById(domId)) {
@@ -258,18 +258,19 @@
     const link = evt.target.closest("a[data-select]");
     if (link && layoutEl() && !evt.ctrlKey && !evt.metaKey) {
       evt.preventDefault();
-      select(link.dataset.select, link.dataset.dom);
+      select(link.dataset.select, link.dataset.dom, link.dataset.tab);
     }
   });
 
   // -- compare mode: a click adds the node (the path to it) to the tray instead of selecting it ----
   const tray = [];
   function compareMode() { const b = $('[data-action="compare-mode"]'); return !!b && b.getAttribute("aria-pressed") === "true"; }
-  function pick(entryId, g) {
+  // `g`: the drawn node, or null for an entry not drawn (folded) or picked from a list.
+  function pick(entryId, g, quiet) {
     if (!entryId || tray.some((t) => t.id === entryId)) return;
-    const text = g.querySelector("text");
-    tray.push({ id: entryId, dom: g.id, label: (text ? text.textContent : entryId).slice(0, 28) });
-    renderTray();
+    const text = g && g.querySelector("text");
+    tray.push({ id: entryId, dom: g ? g.id : "", label: (text ? text.textContent : entryId.slice(-8)).slice(0, 28) });
+    if (!quiet) renderTray();
   }
   function unpick(entryId) {
     const i = tray.findIndex((t) => t.id === entryId);
@@ -284,8 +285,34 @@
     }));
     const q = tray.map((t) => "id=" + encodeURIComponent(t.id)).join("&");
     $("#compare-go").href = $("#compare-tray").dataset.compareUrl + "?" + q;
+    keepPicksInUrl();
     markPicked();
   }
+  // The picks live in the URL (`pick=A,B`), so a reload or a link brings the tray back.
+  function keepPicksInUrl() {
+    const url = new URL(location.href);
+    if (tray.length) url.searchParams.set("pick", tray.map((t) => t.id).join(","));
+    else url.searchParams.delete("pick");
+    url.search = url.search.replace(/%2C/g, ","); // ids joined by plain commas, as people read them
+    if (url.href !== location.href) history.replaceState(history.state, "", url.href);
+  }
+  function restoreTray() {
+    const picks = (new URLSearchParams(location.search).get("pick") || "").split(",").filter(Boolean);
+    picks.forEach((id) => { const dom = drawnId(id); pick(id, dom && document.getElementById(dom), true); });
+    if (!tray.length || !$("#compare-tray")) return;
+    $('[data-action="compare-mode"]').setAttribute("aria-pressed", "true");
+    $("#compare-tray").hidden = false;
+    renderTray();
+  }
+  document.addEventListener("DOMContentLoaded", () => { if (layoutEl()) restoreTray(); });
+  document.addEventListener("htmx:pushedIntoHistory", () => { if (tray.length) keepPicksInUrl(); });
+  // A branch ticked in the Branches tab is a pick too (compare.js sends it).
+  document.addEventListener("compare:pick", (evt) => {
+    const { id, on } = evt.detail;
+    if (!on) { unpick(id); return; }
+    const dom = drawnId(id);
+    pick(id, dom && document.getElementById(dom));
+  });
   // The picked nodes stay marked on the graph, also after it is redrawn.
   function markPicked() {
     document.querySelectorAll("#graph g.picked").forEach((g) => g.classList.remove("picked"));

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import orjson
 
+from .core.formats.pi import as_v1
+
 DEFAULT_OUT = Path(__file__).resolve().parent.parent / "sample_sessions"
 DEEP_PATH_ENTRIES = 10_000
 SYSTEM_TOKENS = 4_200  # system prompt + tool schemas: the context size before the first message
@@ -1490,15 +1492,7 @@ def pi_v1_session() -> tuple[dict, list[dict]]:
     header, entries = synthetic_session(30, seed=1118, branches=0, compactions=1,
                                         project="legacy-cli",
                                         start_ms=_ms("2025-11-18T10:05:33.910+00:00"))
-    index = {e["id"]: i for i, e in enumerate(entries, start=1)}  # the header is line 0
-    v1 = []
-    for e in entries:
-        e = {k: v for k, v in e.items() if k not in ("id", "parentId")}
-        if e["type"] == "compaction":
-            e = {"type": "compaction", "timestamp": e["timestamp"], "summary": e["summary"],
-                 "firstKeptEntryIndex": index[e["firstKeptEntryId"]],
-                 "tokensBefore": e["tokensBefore"]}
-        v1.append(e)
+    _, v1 = as_v1(header, entries)
     header = {"type": "session", "id": header["id"], "timestamp": header["timestamp"],
               "cwd": header["cwd"], "provider": "anthropic", "modelId": DEFAULT_MODEL,
               "thinkingLevel": "medium"}

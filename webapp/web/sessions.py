@@ -12,16 +12,17 @@ from urllib.parse import quote, urlencode
 import orjson
 from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
 
+from ..core.catalog import group_sessions
 from ..core.context import build_context
 from ..core.request import build_request
 from ..core.session import Session
 from .audit import audit_tab, cached_audit, is_summary
-from . import budget, render
+from . import budget, render, search, transcript
 from .graph import MAX_EXPAND, DotTimeout, build_layout, dom_id, render_svg
+from .leaves import cached_leaf_figures
 from .store import SessionStore
 from .views import (
     awaits_reply,
-    branch_rows,
     compaction_overlay,
     compaction_plan,
     context_view,
@@ -32,7 +33,7 @@ from .views import (
 
 bp = Blueprint("sessions", __name__)
 
-TABS = ("node", "context", "branches", "summaries", "problems", "audit", "compact")
+TABS = ("node", "transcript", "search", "context", "branches", "summaries", "problems", "audit", "compact")
 
 
 def store() -> SessionStore:
@@ -53,11 +54,8 @@ def index():
     rows = store().list()
     if query:
         needle = query.lower()
-        rows = [r for r in rows if needle in _haystack(r)]
-    groups: dict[str, list] = {}
-    for rel, summary, error in rows:
-        cwd = summary.cwd if summary and summary.cwd else rel.rsplit("/", 1)[0] if "/" in rel else "(no folder)"
-        groups.setdefault(cwd, []).append((rel, summary, error))
+        rows = [r for r in rows if needle in _haystack(r) or search.file_matches(store().resolve(r[0]), query)]
+    groups = group_sessions(rows)
     template = "partials/_session_list.html" if is_fragment() else "index.html"
     return render_template(template, groups=groups, query=query, total=len(rows), root=store().root)
 
@@ -185,7 +183,8 @@ def _svg(rel: str, session: Session, options: GraphOptions, layout) -> tuple[str
 
 def _view_params() -> dict:
     """The query parameters a session view carries from one URL to the next."""
-    return {k: v for k, v in request.args.items() if k in ("node", "collapse", "expand") and v}
+    keys = ("node", "collapse", "expand", "q", *transcript.TRANSCRIPT_PARAMS)
+    return {k: v for k, v in request.args.items() if k in keys and v}
 
 
 def _selected(session: Session, node: str | None) -> str | None:
@@ -209,8 +208,12 @@ def _tab_context(rel: str, session: Session, tab: str, node: str | None, layout)
     elif tab == "context" and node:
         ctx["entry"] = tree.by_id[node]
         ctx["cv"] = context_view(tree, node, layout)
+    elif tab == "transcript":
+        ctx.update(transcript.transcript_context(tree, node, request.args))
+    elif tab == "search":
+        ctx.update(search.search_context(store().resolve(rel), tree, request.args.get("q", "")))
     elif tab == "branches":
-        ctx["branches"] = branch_rows(tree)
+        ctx["branches"] = cached_leaf_figures(rel, session)
     elif tab == "summaries":
         ctx["summaries"] = summary_rows(tree)
     elif tab == "compact":
@@ -370,7 +373,7 @@ def more(rel: str, kind: str):
     if kind == "raw":
         entry = session.entry(request.args.get("id", ""))
         args["id"] = entry.id
-        text = render.json_text(entry.raw)
+        text = render.json_text(entry.original)
         title = f"raw JSON of {entry.id}"
     elif kind == "line":
         line = _int_arg("line")

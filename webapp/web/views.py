@@ -24,7 +24,7 @@ from ..core.entries import (
 )
 from ..core.reader import first_kept_id
 from ..core.request import Request, build_request
-from ..core.tokens import TokenCount, context_tokens, entry_cost
+from ..core.tokens import TokenCount, context_tokens
 from ..core.tree import SessionTree
 from ..models import context_window
 from .graph import GraphLayout, dom_id
@@ -35,45 +35,6 @@ def last_user_text(path: list[Entry]) -> str:
         if e.type == MESSAGE and e.role == "user":
             return content_text(e.message.get("content"), " ")
     return ""
-
-
-@dataclass
-class BranchRow:
-    leaf: Entry
-    last_user: str
-    label: str | None
-    depth: int
-    tokens: int
-    cost: float
-    active: bool
-
-
-def branch_rows(tree: SessionTree) -> list[BranchRow]:
-    rows = []
-    for leaf_id in tree.leaves():
-        path = tree.path(leaf_id)
-        rows.append(
-            BranchRow(
-                leaf=tree.by_id[leaf_id],
-                last_user=last_user_text(path),
-                label=_own_label(tree, path),
-                depth=len(path),
-                tokens=context_tokens(build_context(tree, leaf_id)).context,
-                cost=sum(entry_cost(e) for e in path),
-                active=leaf_id == tree.conversation_leaf(tree.active_leaf),
-            )
-        )
-    return rows
-
-
-def _own_label(tree: SessionTree, path: list[Entry]) -> str | None:
-    """The latest label on the branch's own part: below the last point where it split off."""
-    for e in reversed(path):
-        if e.id in tree.labels:
-            return tree.labels[e.id]
-        if len(tree.conversation_children(e.id)) > 1:
-            return None
-    return None
 
 
 @dataclass
