@@ -234,3 +234,23 @@ def test_a_path_too_long_to_draw_turn_by_turn_folds_chains_of_turns_under_the_ca
     assert [s for s in layout.segments if s.user_turns() > 1]
     source = graph.to_dot(tree, layout, lambda i, *_: "?node=" + i).source
     assert re.search(r"⋯ \d+ turns · \d+ entries · [\d.]+k? tokens ⋯", source)
+
+
+def test_claude_code_sub_agents_are_drawn_boxed_off_the_main_path(root):
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "claude-code" / "d-kimuson_fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl"
+    folder = root / PROJECT
+    folder.mkdir(parents=True)
+    (folder / fixture.name).write_bytes(fixture.read_bytes())
+    r = create_app(root).test_client().get(f"/s/{PROJECT}/{fixture.name}")
+    assert r.status_code == 200
+    html = unescape(r.get_data(as_text=True))
+    svg = html[html.index("<svg"):html.index("</svg>")]
+    clusters = re.findall(r'<g id="clust\d+" class="cluster">(.*?)</g>', svg, re.S)
+    assert clusters and all("sub-agent" in c for c in clusters)
+    tree = Session.open(fixture).tree
+    main_path = [e for e in tree.path(tree.active_leaf) if not e.sidechain]
+    # The main path is outside every box; sub-agent entries are inside one.
+    layout = graph.build_layout(tree)
+    boxed = graph._subagent_clusters(tree, layout)
+    assert all(layout.dom_for(e.id) not in boxed for e in main_path)
+    assert any(e.sidechain for e in tree.entries) and boxed

@@ -588,6 +588,17 @@ def to_dot(tree: SessionTree, layout: GraphLayout, node_url, long_urls: dict[str
     g.attr("edge", color="#9ca3af", arrowhead="none")  # a tree drawn top-down needs no arrows
     active = tree.path_ids(tree.active_leaf) if tree.active_leaf else set()
     active_leaf = tree.conversation_leaf(tree.active_leaf)
+    clusters = _subagent_clusters(tree, layout)
+    sub = {root: graphviz.Digraph(name=f"cluster_{i}") for i, root in enumerate(dict.fromkeys(clusters.values()))}
+    for root, c in sub.items():
+        c.attr(label=f"sub-agent · {dot_text(_first_line(tree, root), 40)}", style="rounded,dashed", color="#8b5cf6",
+               fontcolor="#6d28d9", fontsize="9", labeljust="l")
+
+    def into(drawn_id: str):
+        """The graph a node goes in: its sub-agent's cluster, or the main drawing."""
+        root = clusters.get(drawn_id)
+        return sub[root] if root is not None else g
+
     for e in layout.nodes:
         label, attrs = _node_style(tree, e)
         if e.id in active:
@@ -598,7 +609,7 @@ def to_dot(tree: SessionTree, layout: GraphLayout, node_url, long_urls: dict[str
             attrs.update(penwidth="3", color="#16a34a")
             label += "\n● active leaf"
         # nohtml: a label such as "<b>hi</b>" is text to show, not one of dot's HTML labels.
-        g.node(dom_id(e.id), label=graphviz.nohtml(label), URL=link(e.id), id=dom_id(e.id),
+        into(dom_id(e.id)).node(dom_id(e.id), label=graphviz.nohtml(label), URL=link(e.id), id=dom_id(e.id),
                tooltip=graphviz.nohtml(_tooltip(tree, e)), **attrs)
     for seg in layout.segments:
         on_active = any(x.id in active for x in seg.entries)
@@ -612,7 +623,7 @@ def to_dot(tree: SessionTree, layout: GraphLayout, node_url, long_urls: dict[str
             first = seg.first_text()
             lines = [f"⚙ assistant · {len(seg.entries)} entries · {tokens} tokens", seg.tool_chips(), dot_text(first)]
             kind, fill = "segment turn-work", "#f3f4f6"
-        g.node(
+        into(seg.id).node(
             seg.id,
             label=graphviz.nohtml("\n".join(x for x in lines if x)),
             shape="box",
@@ -640,9 +651,44 @@ def to_dot(tree: SessionTree, layout: GraphLayout, node_url, long_urls: dict[str
             tooltip=f"{more.branches} side branch{s} left out of this drawing: click to draw them",
             **{"class": "segment more"},
         )
+    for c in sub.values():
+        g.subgraph(c)
     for a, b in layout.edges:
         g.edge(a, b)
     return g
+
+
+def _first_line(tree: SessionTree, entry_id: str) -> str:
+    return entry_text(tree.by_id[entry_id]) or str(tree.by_id[entry_id].type)
+
+
+def _subagent_clusters(tree: SessionTree, layout: GraphLayout) -> dict[str, str]:
+    """Drawn node -> the first entry of the sub-agent run it belongs to (Claude Code sidechain
+    entries, `Entry.sidechain`): each run is drawn boxed, off the main path."""
+    roots: dict[str, str] = {}
+
+    def root_of(entry_id: str) -> str:
+        seen = []
+        node = entry_id
+        while node not in roots:
+            parent = tree.parent.get(node)
+            if parent is None or not getattr(tree.by_id[parent], "sidechain", False):
+                roots[node] = node
+                break
+            seen.append(node)
+            node = parent
+        for x in seen:
+            roots[x] = roots[node]
+        return roots[node]
+
+    out: dict[str, str] = {}
+    for e in layout.nodes:
+        if getattr(e, "sidechain", False):
+            out[dom_id(e.id)] = root_of(e.id)
+    for seg in layout.segments:
+        if all(getattr(x, "sidechain", False) for x in seg.entries):
+            out[seg.id] = root_of(seg.first_id)
+    return out
 
 
 class DotTimeout(RuntimeError):
