@@ -182,3 +182,22 @@ def test_an_unfolded_turn_stays_unfolded_after_a_reload(live_server, page, conso
     page.reload()
     expect(page.locator("#graph svg")).to_be_visible()
     expect(work).to_have_count(count - 1)
+
+
+def test_a_minimap_shows_a_big_drawing_whole_and_moves_the_view(live_server, page, console):
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(live_server.url + live_server.rel(LARGE))
+    minimap = page.locator("#minimap")
+    expect(minimap).to_be_visible()
+    assert page.locator("#minimap use").get_attribute("href") == "#graph0"
+    before = page.locator("#graph svg").get_attribute("viewBox")
+    frame = page.locator("#minimap .mm-view")
+    frame_before = frame.get_attribute("y")
+    box = minimap.bounding_box()
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + 8)  # the top of the drawing
+    expect(page.locator("#graph svg")).not_to_have_attribute("viewBox", before)
+    assert frame.get_attribute("y") != frame_before
+    # A small drawing that fits the pane needs none.
+    page.goto(live_server.url + live_server.rel("019cb492-4a02-7f80-bd7c-9ec7081ab44d"))
+    expect(page.locator("#graph svg")).to_be_visible()
+    expect(minimap).to_be_hidden()
