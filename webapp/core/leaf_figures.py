@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .compare import STATUSES, outcome, user_text
-from .context import entry_messages, summary_message
+from .context import compaction_messages, entry_messages
 from .entries import BRANCH_SUMMARY, COMPACTION, MESSAGE, Entry, parse_time
 from .reader import first_kept_id
-from .tokens import entry_cost, estimate_message_tokens, usage_tokens
+from .tokens import entry_cost, estimate_message_tokens, first_usage, first_usage_overhead, usage_tokens
 from .tree import SessionTree
 
 SORT_KEYS = ("cost", "tokens", "errors", "turns", "calls", "depth", "wall")
@@ -66,6 +66,16 @@ def leaf_figures(tree: SessionTree) -> list[LeafFigures]:
             n = estimates[e.id] = sum(estimate_message_tokens(m) for m in entry_messages(e))
         return n
 
+    overheads: dict[str | None, int] = {}  # by the first usage on the path (most paths share it)
+
+    def overhead(path: list[Entry]) -> int:
+        """What context_tokens adds to an estimate without a usage anchor (the fixed part)."""
+        at = first_usage(path)
+        key = at.id if at else None
+        if key not in overheads:
+            overheads[key] = first_usage_overhead(tree, path, at)
+        return overheads[key]
+
     found: dict[str, LeafFigures] = {}
     path: list[Entry] = []  # the current path of the walk
     stack: list[tuple[str, tuple]] = [(r, _ROOT) for r in reversed(tree.roots)]
@@ -99,7 +109,7 @@ def leaf_figures(tree: SessionTree) -> list[LeafFigures]:
                 kept = first_kept_id(e)
                 start = next((i for i, x in enumerate(path[:-1]) if x.id == kept), len(path))
                 anchor, upto = None, depth - 1
-                base = estimate_message_tokens(summary_message(e)) + sum(estimate(x) for x in path[start:-1])
+                base = sum(map(estimate_message_tokens, compaction_messages(e))) + sum(estimate(x) for x in path[start:-1])
             t = parse_time(e.timestamp)
             if t is not None:
                 if first is None or t < first:
@@ -118,7 +128,7 @@ def leaf_figures(tree: SessionTree) -> list[LeafFigures]:
                     label=label,
                     depth=depth,
                     turns=turns,
-                    tokens=(anchor or 0) + base + sum(estimate(x) for x in path[upto + 1:]),
+                    tokens=(overhead(path) if anchor is None else anchor) + base + sum(estimate(x) for x in path[upto + 1:]),
                     cost=cost,
                     calls=calls,
                     errors=errors,
