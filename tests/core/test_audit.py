@@ -231,3 +231,13 @@ def test_real_pi_session_with_two_compactions():
             assert fact.sources and set(fact.sources) <= set(audit.span)
             held = " ".join(strings(tree.by_id[i].raw) for i in fact.sources)
             assert fact.text[:20] in held, (c.id, fact)
+
+
+def test_a_claude_code_compaction_summarized_all_the_context_before_it():
+    """Claude Code's compact boundary names no kept entry: the whole context before it was replaced."""
+    tree = Session.open(FIXTURES / "claude-code" / "daaain_dag_compact_after_rewind.jsonl").tree
+    [comp] = summaries_on_path(tree, tree.active_leaf)
+    audit = audit_entry(tree, comp.id)
+    assert audit.problem is None
+    assert audit.span == ["u1", "a1", "b2u", "b2a", "b2u2", "b2a2"]  # the context at its parent
+    assert texts(audit.missing()) == {("instructions", "Keep going")}
