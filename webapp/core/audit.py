@@ -430,6 +430,15 @@ def audit_entry(tree: SessionTree, entry_id: str) -> Audit:
     return audit
 
 
+def lost_by_compactions(tree: SessionTree, path: list[Entry], known: dict[str, int]) -> dict[str, int]:
+    """How many facts each compaction on `path` lost (compaction id -> count). `known` carries
+    the counts from call to call, so a compaction several paths share is audited once."""
+    for e in path:
+        if e.type == COMPACTION and e.id not in known:
+            known[e.id] = len(audit_entry(tree, e.id).missing())
+    return {e.id: known[e.id] for e in path if e.type == COMPACTION}
+
+
 def audit_plan(plan: CompactionPlan, summary: str) -> Audit:
     """The audit of a summary being written for a compaction plan (nothing is written), with the
     file lists the write will append to it."""
