@@ -208,7 +208,7 @@ def cmd_append(args) -> int:
         raise SessionError("nothing on stdin: give one entry as a JSON object")
     session = _open(args)
     for obj in objs:
-        entry = session.append(obj)
+        entry = session.append_entry(obj)
         sys.stdout.write(entry["id"] + "\n")
         sys.stdout.flush()
     return 0

@@ -9,13 +9,18 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 import orjson
 
-from .entries import LABEL, LEAF, SESSION_VERSION, Entry, content_text, new_id, now_iso
+from .compaction import check_first_kept
+from .entries import (
+    BRANCH_SUMMARY, COMPACTION, CUSTOM_MESSAGE, LABEL, LEAF, MESSAGE, MODEL_CHANGE, REQUIRED_FIELDS,
+    SESSION_INFO, SESSION_VERSION, THINKING_LEVEL_CHANGE, Entry, content_text, new_id, now_iso,
+)
 from .errors import InvalidWrite, SessionError
 from .reader import SessionLog
 from .storage import JsonlStorage, MemoryStorage, Storage, cwd_folder_name, session_file_name
@@ -25,6 +30,8 @@ ACTIVE = object()  # "append at the active leaf", as opposed to an explicit pare
 
 # Keys a caller may not set on an entry it appends: the session fills them in.
 FILLED_KEYS = ("id", "parentId", "timestamp")
+
+THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")  # pi's levels
 
 
 @dataclass(frozen=True)
@@ -83,24 +90,22 @@ class Session:
             return self._tree
 
     # -- writing -------------------------------------------------------------------------------
+    # One method per kind of entry; each builds its entry and goes through `append_entry`, which
+    # validates it with the reader's REQUIRED_FIELDS and appends it under the lock.
 
-    def append(
+    def append_entry(
         self,
         fields: dict,
         parent=ACTIVE,
         check: Callable[[SessionTree, str | None], None] | None = None,
     ) -> dict:
-        """Append one entry and return it as written.
+        """Append one entry and return it as written (the generic write `session-tree append` uses).
 
         `fields` holds `type` and the type's own fields; `id`, `parentId` and `timestamp` are
         filled in, the parent being the active leaf unless given. `check(tree, parent_id)` runs
         under the lock, on the file as it is now, and may raise to refuse the write.
         """
-        if not isinstance(fields, dict) or not isinstance(fields.get("type"), str):
-            raise InvalidWrite("an entry must be a JSON object with a string `type`")
-        clash = [k for k in FILLED_KEYS if k in fields]
-        if clash:
-            raise InvalidWrite(f"do not set {', '.join(clash)}: the session fills them in")
+        validate_fields(fields)
         with self._lock, self.storage.locked():
             log = self.refresh(force=True)  # read again under the lock
             if log.header is None and not log.has_entries and not log.all_bad_lines():
@@ -117,17 +122,98 @@ class Session:
             self.storage.append_line(orjson.dumps(entry))
         return entry
 
+    append = append_entry  # the name llm.py still calls; it moves to append_message
+
+    def append_message(self, message: dict, parent=ACTIVE) -> dict:
+        """A conversation message (user, assistant, toolResult, bashExecution, custom)."""
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+            raise InvalidWrite("a message must be a JSON object with a string `role`")
+        return self.append_entry({"type": MESSAGE, "message": message}, parent)
+
+    def append_custom_message(
+        self, custom_type: str, content, display: bool = True, details: dict | None = None, parent=ACTIVE
+    ) -> dict:
+        """A message an extension injects into the context (SPEC §2 `custom_message`)."""
+        fields = {"type": CUSTOM_MESSAGE, "customType": custom_type, "content": content, "display": display}
+        if details is not None:
+            fields["details"] = details
+        return self.append_entry(fields, parent)
+
+    def append_model_change(self, provider: str | None, model_id: str, parent=ACTIVE) -> dict:
+        if not model_id:
+            raise InvalidWrite("a model change needs a model id")
+        return self.append_entry({"type": MODEL_CHANGE, "provider": provider, "modelId": model_id}, parent)
+
+    def append_thinking_level_change(self, level: str, parent=ACTIVE) -> dict:
+        if level not in THINKING_LEVELS:
+            raise InvalidWrite(f"thinking level must be one of {', '.join(THINKING_LEVELS)}, not {level!r}")
+        return self.append_entry({"type": THINKING_LEVEL_CHANGE, "thinkingLevel": level}, parent)
+
+    def append_compaction(
+        self,
+        summary: str,
+        first_kept_entry_id: str,
+        tokens_before: int,
+        tokens_after: int | None = None,
+        details: dict | None = None,
+        parent=ACTIVE,
+        check: Callable[[SessionTree, str | None], None] | None = None,
+    ) -> dict:
+        """A compaction at `parent`; refused unless `first_kept_entry_id` is a cut point on the path
+        it is written on (SPEC §6), checked under the lock after `check`."""
+        if not isinstance(summary, str) or not summary.strip():
+            raise InvalidWrite("the summary is empty")
+
+        def check_all(tree: SessionTree, parent_id: str | None) -> None:
+            if check is not None:
+                check(tree, parent_id)
+            check_first_kept(tree, parent_id, first_kept_entry_id)
+
+        fields = {"type": COMPACTION, "summary": summary, "firstKeptEntryId": first_kept_entry_id,
+                  "tokensBefore": tokens_before}
+        if tokens_after is not None:
+            fields["tokensAfter"] = tokens_after
+        if details is not None:
+            fields["details"] = details
+        return self.append_entry(fields, parent, check_all)
+
     def fork(self, target_id: str, position: str = "at") -> ForkResult:
         """SPEC §4: move the active leaf to `target_id` (`at`) or to its parent (`before`)."""
+        leaf_id, edit = self._fork_point(target_id, position)
+        written = self.append_entry({"type": LEAF, "targetId": leaf_id}, parent=leaf_id)
+        return ForkResult(leaf_id, written, edit)
+
+    def fork_with_summary(
+        self, target_id: str | None, position: str, summary: str, details: dict | None = None,
+        from_id: str | None = None,
+    ) -> ForkResult:
+        """SPEC §4 fork that leaves a `branch_summary` of the branch left (`from_id`, by default
+        the active conversation leaf) instead of a `leaf` entry; the summary becomes the active
+        leaf. `target_id` None forks at the start of the conversation."""
+        if not isinstance(summary, str) or not summary.strip():
+            raise InvalidWrite("the summary is empty")
+        leaf_id, edit = self._fork_point(target_id, position) if target_id is not None else (None, None)
+        tree = self.tree
+        old = from_id if from_id is not None else tree.conversation_leaf(tree.active_leaf)
+        if old is None:
+            raise InvalidWrite("there is no branch to summarize: the conversation was empty")
+        tree.entry(old)
+        fields = {"type": BRANCH_SUMMARY, "fromId": old, "summary": summary}
+        if details is not None:
+            fields["details"] = details
+        written = self.append_entry(fields, parent=leaf_id)
+        return ForkResult(written["id"], written, edit)
+
+    def _fork_point(self, target_id: str, position: str) -> tuple[str | None, str | None]:
+        """The new active leaf of a fork, and a user message's text to edit (position `before`)."""
         if position not in ("at", "before"):
             raise InvalidWrite(f"position must be 'at' or 'before', not {position!r}")
-        target = self.tree.entry(target_id)
-        leaf_id = target_id if position == "at" else self.tree.parent[target_id]
-        written = self.append({"type": LEAF, "targetId": leaf_id}, parent=leaf_id)
-        edit = None
-        if position == "before" and target.role == "user":
-            edit = content_text(target.message.get("content"))
-        return ForkResult(leaf_id, written, edit)
+        tree = self.tree
+        target = tree.entry(target_id)
+        if position == "at":
+            return target_id, None
+        edit = content_text(target.message.get("content")) if target.role == "user" else None
+        return tree.parent[target_id], edit
 
     def set_label(self, target_id: str, text: str | None) -> dict:
         """Label an entry, or clear its label with None/empty text; the label line is appended."""
@@ -135,10 +221,35 @@ class Session:
         fields: dict = {"type": LABEL, "targetId": target_id}
         if text and text.strip():
             fields["label"] = text.strip()
-        return self.append(fields)
+        return self.append_entry(fields)
+
+    def set_name(self, name: str | None) -> dict:
+        """Name the session (a `session_info` entry); None or empty text clears the name."""
+        fields: dict = {"type": SESSION_INFO}
+        if name and name.strip():
+            fields["name"] = name.strip()
+        return self.append_entry(fields)
 
     def entry(self, entry_id: str) -> Entry:
         return self.tree.entry(entry_id)
+
+
+def validate_fields(fields) -> None:
+    """Refuse an entry the reader would report: not an object, no string type, a filled-in key set,
+    or a required field of its type missing."""
+    if not isinstance(fields, dict) or not isinstance(fields.get("type"), str):
+        raise InvalidWrite("an entry must be a JSON object with a string `type`")
+    clash = [k for k in FILLED_KEYS if k in fields]
+    if clash:
+        raise InvalidWrite(f"do not set {', '.join(clash)}: the session fills them in")
+    missing = [f for f in REQUIRED_FIELDS.get(fields["type"], ()) if f not in fields]
+    if missing:
+        raise InvalidWrite(f"a {fields['type']} entry needs {', '.join(missing)}")
+
+
+def user_message(text: str) -> dict:
+    """A user message as pi writes one (its timestamp in milliseconds)."""
+    return {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": int(time.time() * 1000)}
 
 
 def create_session(root: str | os.PathLike, cwd: str, parent_session: str | None = None) -> Path:

@@ -16,19 +16,16 @@ from flask import Blueprint, Response, abort, current_app, redirect, render_temp
 
 from ..core.compaction import plan_branch_summary, write_branch_summary, write_compaction
 from ..core.context import build_context
-from ..core.entries import MODEL_CHANGE, THINKING_LEVEL_CHANGE, as_key, content_text
+from ..core.entries import MODEL_CHANGE, as_key, content_text
 from ..core.errors import InvalidWrite, SessionError
 from ..core.reader import first_kept_id
-from ..core.session import Session
-from ..llm import ModelConfig, ModelError, complete, model_identity, user_entry
+from ..core.session import THINKING_LEVELS, Session, user_message
+from ..llm import ModelConfig, ModelError, complete, model_identity
 from ..summarize import summarize_branch, summarize_compaction
 from .sessions import store
 from .views import compaction_plan
 
 bp = Blueprint("actions", __name__)
-
-THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")  # pi's levels
-
 
 def model_config() -> ModelConfig:
     return current_app.config["MODEL_CONFIG"]
@@ -161,7 +158,7 @@ def fork(rel: str):
             session.fork(node, position)
         if not message:
             return _done(rel, parent, "forked")
-        user = session.append(user_entry(message), parent=parent)
+        user = session.append_message(user_message(message), parent=parent)
     except SessionError as exc:
         return _failure(exc, 409)
     return _reply_or_done(rel, session, user["id"])
@@ -190,7 +187,7 @@ def _record_model_choice(session: Session, config: ModelConfig, user_id: str) ->
         e = tree.by_id[child]
         if e.type == MODEL_CHANGE and (e.get("provider"), e.get("modelId")) == (provider, model_id):
             return child
-    return session.append({"type": MODEL_CHANGE, "provider": provider, "modelId": model_id}, parent=user_id)["id"]
+    return session.append_model_change(provider, model_id, parent=user_id)["id"]
 
 
 def _model_for_request() -> ModelConfig:
@@ -225,7 +222,7 @@ def _answer(session: Session, config: ModelConfig, at: str, on_delta) -> dict:
     append the reply there only once it is whole."""
     ctx = build_context(session.tree, at)
     answer = complete(config, ctx.llm_messages(), stream=True, on_delta=on_delta)
-    return session.append({"type": "message", "message": answer.assistant_message()}, parent=at)
+    return session.append_message(answer.assistant_message(), parent=at)
 
 
 def _stream(session: Session, config: ModelConfig, user_id: str, at: str):
@@ -262,12 +259,10 @@ def settings(rel: str):
     try:
         if model and model != current.model_name:
             provider, _, model_id = model.rpartition("/")
-            written = session.append({"type": MODEL_CHANGE, "provider": provider or None, "modelId": model_id}, parent=node)
+            written = session.append_model_change(provider or None, model_id, parent=node)
             node = written["id"]
         if level and level != current.thinking_level:
-            if level not in THINKING_LEVELS:
-                raise InvalidWrite(f"thinking level must be one of {', '.join(THINKING_LEVELS)}")
-            written = session.append({"type": THINKING_LEVEL_CHANGE, "thinkingLevel": level}, parent=node)
+            written = session.append_thinking_level_change(level, parent=node)
             node = written["id"]
     except SessionError as exc:
         return _failure(exc, 409)
