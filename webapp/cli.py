@@ -20,6 +20,7 @@ from .core.compaction import (
     write_compaction,
 )
 from .core.context import build_context, settings_on
+from .core.continuation import continue_in_new_session
 from .core.errors import SessionError
 from .core.session import Session, create_session
 from .core.storage import discover
@@ -173,6 +174,9 @@ def cmd_new(args) -> int:
 def cmd_fork(args) -> int:
     session = _open(args)
     target = _leaf(session, args.from_id)
+    if args.new_file:
+        return _fork_new_file(args, session, target)
+    session.check_writable()  # before a summary is paid for
     if args.summarize:
         config = ModelConfig.from_env(args.model, args.api_base)
         result = fork_with_summary(session, target, args.position, config, args.instructions)
@@ -182,6 +186,19 @@ def cmd_fork(args) -> int:
         _print_json({"leafId": result.leaf_id, "entryId": result.entry["id"], "editText": result.edit_text})
     else:
         print(result.leaf_id if result.leaf_id is not None else "(empty conversation)")
+    return 0
+
+
+def _fork_new_file(args, session: Session, target: str | None) -> int:
+    """SPEC §5c: copy the path to the fork point into a new v3 file; the source is only read."""
+    if args.summarize:
+        raise SessionError("--new-file copies the path as it is: it writes no branch summary")
+    leaf = target if args.position == "at" or target is None else session.tree.parent[target]
+    path = continue_in_new_session(session, leaf)
+    if args.json:
+        _print_json({"path": str(path), "leafId": leaf})
+    else:
+        print(path)
     return 0
 
 
@@ -220,6 +237,8 @@ def cmd_compact(args) -> int:
     settings = settings_on(session.tree, session.tree.path(leaf))
     window = context_window(settings.provider, settings.model_id, args.context_window)
     plan = plan_compaction(session.tree, leaf, args.keep_recent_tokens, args.reserve_tokens, window)
+    if not args.plan:
+        session.check_writable()  # before a summary is paid for
     if args.plan:
         if args.json:
             _print_json(plan.as_dict())
@@ -288,7 +307,8 @@ def cmd_serve(args) -> int:
     from .web.app import serve  # Flask only when serving
 
     return serve(args.root, host=args.host, port=args.port, open_browser=args.open,
-                 model=args.model, api_base=args.api_base, allow_hosts=tuple(args.allow_host))
+                 model=args.model, api_base=args.api_base, allow_hosts=tuple(args.allow_host),
+                 read_only=args.read_only)
 
 
 # -- parser ----------------------------------------------------------------------------------------
@@ -334,6 +354,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--json", action="store_true")
     sp.add_argument("--summarize", action="store_true",
                     help="write a summary of the branch being left (a branch_summary) instead of a leaf entry")
+    sp.add_argument("--new-file", action="store_true",
+                    help="leave FILE as it is: copy the path to the fork point into a new pi v3 session "
+                         "beside it (its header names FILE as parentSession) and print its path")
     _model_options(sp)
 
     sp = command("label", cmd_label, "set or clear the label of an entry")
@@ -376,6 +399,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="another host name the app may be reached by (for --host 0.0.0.0); repeatable")
     sp.add_argument("--model", help="litellm model for replies and summaries (else $SESSION_TREE_MODEL)")
     sp.add_argument("--api-base", help="an OpenAI-compatible server for that model (else $SESSION_TREE_API_BASE)")
+    sp.add_argument("--read-only", action="store_true",
+                    help="write nothing: hide every write control and refuse every writing route (403)")
     return p
 
 

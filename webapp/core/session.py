@@ -12,7 +12,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
 import orjson
 
@@ -21,7 +21,7 @@ from .entries import (
     BRANCH_SUMMARY, COMPACTION, CUSTOM_MESSAGE, LABEL, LEAF, MESSAGE, MODEL_CHANGE, REQUIRED_FIELDS,
     SESSION_INFO, SESSION_VERSION, THINKING_LEVEL_CHANGE, Entry, content_text, new_id, now_iso,
 )
-from .errors import InvalidWrite, SessionError
+from .errors import InvalidWrite, ReadOnlySession, SessionError
 from .reader import SessionLog
 from .storage import JsonlStorage, MemoryStorage, Storage, cwd_folder_name, session_file_name
 from .tree import SessionTree
@@ -32,6 +32,19 @@ ACTIVE = object()  # "append at the active leaf", as opposed to an explicit pare
 FILLED_KEYS = ("id", "parentId", "timestamp")
 
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")  # pi's levels
+
+# SPEC §5c: the formats we append to. A pi v1/v2 file is rewritten with new ids by pi when it
+# next opens it (our appends would be lost), and another agent's file is not ours to change.
+WRITABLE_FORMATS = frozenset({"pi-v3", "empty"})
+_PI_REWRITES = "pi rewrites it with new ids when it opens it, which would lose what we append"
+READ_ONLY_FORMATS = {
+    "pi-v1": "is a pi v1 session: " + _PI_REWRITES,
+    "pi-v2": "is a pi v2 session: " + _PI_REWRITES,
+    "claude-code": "is a Claude Code session, another agent's file that session-tree only reads",
+    "codex": "is a Codex session, another agent's file that session-tree only reads",
+    "unknown": "has no pi session header, so session-tree only reads it",
+}
+NEW_FILE_HINT = "continue in a new file with `session-tree fork FILE --from ID --new-file`"
 
 
 @dataclass(frozen=True)
@@ -89,6 +102,22 @@ class Session:
                 self._tree = SessionTree(self._log)
             return self._tree
 
+    @property
+    def read_only_reason(self) -> str | None:
+        """Why nothing may be written to this session, in one line; None when it is writable."""
+        fmt = self.log.format
+        if fmt not in WRITABLE_FORMATS:
+            what = READ_ONLY_FORMATS.get(fmt, f"is a {fmt.replace('-', ' ')} session, newer than the v3 session-tree writes")
+            return f"{self.storage.name} {what}; {NEW_FILE_HINT}"
+        problem = self.storage.write_problem()
+        return f"{self.storage.name} {problem}; {NEW_FILE_HINT}" if problem else None
+
+    def check_writable(self) -> None:
+        """Raise ReadOnlySession, saying why, unless this session may be written to."""
+        reason = self.read_only_reason
+        if reason:
+            raise ReadOnlySession(reason)
+
     # -- writing -------------------------------------------------------------------------------
     # One method per kind of entry; each builds its entry and goes through `append_entry`, which
     # validates it with the reader's REQUIRED_FIELDS and appends it under the lock.
@@ -106,8 +135,10 @@ class Session:
         under the lock, on the file as it is now, and may raise to refuse the write.
         """
         validate_fields(fields)
+        self.check_writable()  # before the lock, which opens the file for writing
         with self._lock, self.storage.locked():
             log = self.refresh(force=True)  # read again under the lock
+            self.check_writable()
             if log.header is None and not log.has_entries and not log.all_bad_lines():
                 raise SessionError("the session has no header line; create it with `session-tree new`")
             parent_id = log.active_leaf if parent is ACTIVE else parent
@@ -254,16 +285,22 @@ def user_message(text: str) -> dict:
 
 def create_session(root: str | os.PathLike, cwd: str, parent_session: str | None = None) -> Path:
     """Create an empty session (header only) in the per-cwd folder of `root`; return its path."""
+    return write_new_session(Path(root) / cwd_folder_name(cwd), cwd, parent_session)
+
+
+def write_new_session(
+    folder: Path, cwd: str, parent_session: str | None = None, entries: Iterable[dict] = ()
+) -> Path:
+    """Create a v3 session file in `folder` holding a header and `entries`, in one durable write."""
     session_id = new_id()
     timestamp = now_iso()
     header = {"type": "session", "version": SESSION_VERSION, "id": session_id, "timestamp": timestamp, "cwd": cwd}
     if parent_session:
         header["parentSession"] = parent_session
-    folder = Path(root) / cwd_folder_name(cwd)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / session_file_name(timestamp, session_id)
     with open(path, "xb") as f:
-        f.write(orjson.dumps(header) + b"\n")
+        f.write(b"".join(orjson.dumps(line) + b"\n" for line in (header, *entries)))
         f.flush()
         os.fsync(f.fileno())
     return path

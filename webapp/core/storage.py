@@ -48,6 +48,15 @@ class Storage(ABC):
     def size(self) -> int:
         """The current size in bytes."""
 
+    @property
+    def name(self) -> str:
+        """How a message names this session."""
+        return "this session"
+
+    def write_problem(self) -> str | None:
+        """Why this storage cannot be written to (permissions), or None."""
+        return None
+
     def ends_torn(self) -> bool:
         """True when the content does not end in `\\n` (a crash cut the last line short)."""
         size = self.size()
@@ -96,6 +105,15 @@ class JsonlStorage(Storage):
         if not self.path.is_file():
             raise SessionError(f"{self.path}: not a file (a session is one .jsonl file)")
         self._fd: int | None = None
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    def write_problem(self) -> str | None:
+        if not os.access(self.path, os.W_OK):
+            return "cannot be written by this user (permission denied)"
+        return None
 
     @contextmanager
     def locked(self) -> Iterator[None]:

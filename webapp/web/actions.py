@@ -17,11 +17,13 @@ from flask import Blueprint, Response, abort, current_app, redirect, render_temp
 from ..core.compaction import plan_branch_summary, write_branch_summary, write_compaction
 from ..core.context import build_context
 from ..core.entries import MODEL_CHANGE, as_key, content_text
-from ..core.errors import InvalidWrite, SessionError
+from ..core.continuation import continue_in_new_session
+from ..core.errors import InvalidWrite, ReadOnlySession, SessionError
 from ..core.reader import first_kept_id
 from ..core.session import THINKING_LEVELS, Session, user_message
 from ..llm import ModelConfig, ModelError, complete, model_identity
 from ..summarize import summarize_branch, summarize_compaction
+from .guard import computes_only, creates_file, write_refusal
 from .sessions import store
 from .views import compaction_plan
 
@@ -70,6 +72,7 @@ def _sse(event: str, data: dict) -> str:
 
 
 def _failure(exc: Exception, status: int):
+    status = 403 if isinstance(exc, ReadOnlySession) else status
     if wants_stream():
         return Response(_sse("error", {"message": str(exc), "kind": getattr(exc, "kind", "write")}),
                         mimetype="text/event-stream")
@@ -82,6 +85,9 @@ def _failure(exc: Exception, status: int):
 @bp.get("/s/<path:rel>/-/fork-form")
 def fork_form(rel: str):
     """The composer for a fork (`at`), an edit-and-resend (`before`) or continuing a branch."""
+    refusal = write_refusal(rel)
+    if refusal:
+        abort(403, description=refusal)
     session = store().session(rel)
     tree = session.tree
     node = request.args.get("node", "")
@@ -103,6 +109,7 @@ def fork_form(rel: str):
 
 
 @bp.post("/s/<path:rel>/-/branch-summary")
+@computes_only
 def branch_summary_preview(rel: str):
     """Generate the summary of the branch a fork would leave, to edit before anything is written."""
     session = store().session(rel)
@@ -162,6 +169,15 @@ def fork(rel: str):
     except SessionError as exc:
         return _failure(exc, 409)
     return _reply_or_done(rel, session, user["id"])
+
+
+@bp.post("/s/<path:rel>/-/continue-new")
+@creates_file
+def continue_new(rel: str):
+    """SPEC §5c: continue a session we may not write to in a new v3 file, opened at its leaf."""
+    session = store().session(rel)
+    path = continue_in_new_session(session, _form_node(session, required=False))
+    return redirect(url_for("sessions.session_page", rel=store().rel(path)), code=303)
 
 
 @bp.post("/s/<path:rel>/-/reply")
@@ -294,6 +310,7 @@ def _compaction_plan(session: Session, leaf: str | None):
 
 
 @bp.post("/s/<path:rel>/-/compact/summary")
+@computes_only
 def compact_summary(rel: str):
     session = store().session(rel)
     leaf = _form_node(session, "leaf", required=False)
