@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .entries import BRANCH_SUMMARY, COMPACTION, LABEL, LEAF, Entry, new_id, now_iso
 from .errors import SessionError
+from .reader import first_kept_id
 from .session import FILLED_KEYS, Session, write_new_session
 from .storage import JsonlStorage
 
@@ -53,6 +54,9 @@ def continue_in_new_session(session: Session, leaf_id: str | None) -> Path:
 def _copy(entry: Entry, ids: dict[str, str], parent: str | None) -> dict:
     line = {"type": entry.type, "id": ids[entry.id], "parentId": parent, "timestamp": entry.timestamp or now_iso()}
     line.update((k, v) for k, v in entry.raw.items() if k not in FILLED_KEYS and k != "type")
+    if entry.type == COMPACTION:  # pi v1 named the first kept entry by its index: name it by id
+        line.pop("firstKeptEntryIndex", None)
+        line["firstKeptEntryId"] = first_kept_id(entry)
     ref = _REFERENCES.get(entry.type)
     if ref and line.get(ref) in ids:
         line[ref] = ids[line[ref]]
