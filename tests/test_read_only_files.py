@@ -87,6 +87,7 @@ def test_the_cli_refuses_every_write_and_leaves_the_file_byte_identical(read_onl
         ["fork", read_only_file, "--from", leaf, "--summarize"],
         ["compact", read_only_file, "--summary-file", summary, "--keep-recent-tokens", "0"],
         ["continue", read_only_file, "--message", "hi", "--model", "openai/x", "--api-base", "http://127.0.0.1:9"],
+        ["regenerate", read_only_file, leaf, "--model", "openai/x", "--api-base", "http://127.0.0.1:9"],
     ]
     for argv in commands:
         code, out, err = run(capsys, *argv)

@@ -2,17 +2,22 @@
 
 Its command names and JSON keys are a contract that scripts rely on. Errors are one line on
 stderr and a non-zero exit (2), never a traceback; `validate` exits 1 when it finds problems.
+Human output escapes control characters (a label holding ESC or OSC sequences cannot drive the
+terminal) and file names that are not UTF-8; JSON output shows such names with `\\xNN` escapes.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
+import os
+import re
 import sys
 from pathlib import Path
 
 import orjson
 
-from .core.catalog import summarize_session
+from .core.catalog import USUAL_PLACES, summarize_session, usual_places
 from .core.compaction import (
     DEFAULT_KEEP_RECENT_TOKENS,
     DEFAULT_RESERVE_TOKENS,
@@ -21,14 +26,51 @@ from .core.compaction import (
 )
 from .core.context import build_context, settings_on
 from .core.continuation import continue_in_new_session
+from .core.request import build_request
 from .core.errors import SessionError
 from .core.session import Session, create_session
 from .core.storage import discover
 from .core.texttree import render_text_tree
-from .core.tokens import context_tokens
-from .llm import ModelConfig, ModelError, continue_branch
+from .core.tree import WARNING_KINDS
+from .core.tokens import context_tokens, format_tokens, token_text
+from .llm import ModelConfig, ModelError, continue_branch, regenerate_reply
 from .models import context_window
-from .summarize import fork_with_summary, summarize_compaction
+from .summarize import fork_with_summary, regenerate_summary, summarize_compaction
+
+
+# C0 controls but newline and tab, DEL, C1 controls, and lone surrogates (the bytes of a name
+# that is not UTF-8): none of them reaches a terminal as it is.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def _escape_char(m: re.Match) -> str:
+    o = ord(m.group())
+    if 0xDC80 <= o <= 0xDCFF:  # a byte that was not UTF-8, as Python keeps it
+        return f"\\x{o - 0xDC00:02x}"
+    return f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}"
+
+
+def escape_controls(text: str) -> str:
+    return _UNSAFE.sub(_escape_char, text)
+
+
+class _SafeText(io.TextIOBase):
+    """A text stream that escapes what `escape_controls` does before it reaches the terminal."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        self.stream.write(escape_controls(text))
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
+def _path_text(path) -> str:
+    """A path as JSON can hold it: bytes that are not UTF-8 as `\\xNN`."""
+    return os.fsencode(str(path)).decode("utf-8", "backslashreplace")
 
 
 def _print_json(obj) -> None:
@@ -48,13 +90,28 @@ def _leaf(session: Session, leaf: str | None) -> str | None:
 # -- reading commands ------------------------------------------------------------------------------
 
 
+def _agent_folders(args) -> tuple[Path, list[str]]:
+    """The folder to list and the sessions folders under it: ROOT as it is, or (no ROOT, or
+    --pi/--claude/--codex) the agents' usual folders under the home folder that exist."""
+    chosen = [s for s in USUAL_PLACES if getattr(args, s.replace("-", "_"), False)]
+    if args.root is not None and not chosen:
+        return args.root, []
+    home = Path.home()
+    places = usual_places(home, chosen or tuple(USUAL_PLACES))
+    if not places:
+        wanted = ", ".join("~/" + "/".join(USUAL_PLACES[s]) for s in chosen or USUAL_PLACES)
+        raise SessionError(f"no sessions folder found (looked for {wanted}); name a ROOT")
+    return home, places
+
+
 def cmd_ls(args) -> int:
     rows = []
-    for path in discover(args.root):
+    root, within = _agent_folders(args)
+    for path in discover(root, within):
         try:
-            rows.append(summarize_session(path).as_dict())
+            rows.append({**summarize_session(path).as_dict(), "path": _path_text(path)})
         except (OSError, SessionError) as exc:
-            rows.append({"path": str(path), "error": str(exc)})
+            rows.append({"path": _path_text(path), "error": escape_controls(str(exc))})
     if args.json:
         _print_json(rows)
         return 0
@@ -65,7 +122,7 @@ def cmd_ls(args) -> int:
         title = r["name"] or (r["firstMessage"] or "")[:60] or "(no messages)"
         print(f"{r['path']}\n    {title}")
         print(
-            f"    id {r['id']}  cwd {r['cwd']}  entries {r['entries']}  leaves {r['leaves']}  "
+            f"    {r['format']}  id {r['id']}  cwd {r['cwd']}  entries {r['entries']}  leaves {r['leaves']}  "
             f"compactions {r['compactions']}  bad lines {r['badLines']}  modified {r['modified']}"
         )
     return 0
@@ -75,9 +132,10 @@ def cmd_show(args) -> int:
     session = _open(args)
     tree = session.tree
     info = {
-        "path": str(args.file),
+        "path": _path_text(args.file),
         "header": tree.header,
         "version": session.log.version,
+        "format": tree.format,
         "name": tree.name,
         "counts": tree.counts_by_type(),
         "roots": tree.roots,
@@ -95,7 +153,7 @@ def cmd_show(args) -> int:
         _print_json(info)
         return 0
     header = tree.header or {}
-    version = f"format v{info['version']}" if info["version"] else "no session header"
+    version = f"format {tree.format}" if tree.format != "unknown" else "no session header"
     print(f"session   {header.get('id', '-')}  ({version})")
     print(f"name      {tree.name or '-'}")
     print(f"cwd       {header.get('cwd', '-')}")
@@ -124,6 +182,8 @@ def cmd_context(args) -> int:
     leaf = _leaf(session, args.leaf)
     ctx = build_context(session.tree, leaf)
     tokens = context_tokens(ctx)
+    if args.request:
+        return _print_request(args, leaf, ctx)
     if args.json:
         _print_json(
             {
@@ -140,8 +200,7 @@ def cmd_context(args) -> int:
         )
         return 0
     print(f"leaf {leaf}  model {ctx.settings.model_name or '-'}  "
-          f"thinking {ctx.settings.thinking_level or '-'}  tokens {tokens.context} "
-          f"({tokens.estimated} estimated)")
+          f"thinking {ctx.settings.thinking_level or '-'}  {token_text(tokens)}")
     for p in ctx.problems:
         print(f"! {p}")
     for m in ctx.messages:
@@ -154,13 +213,38 @@ def cmd_context(args) -> int:
     return 0
 
 
+def _print_request(args, leaf: str | None, ctx) -> int:
+    """The request a model would be sent at `leaf` (SPEC §5b), with what was added or skipped."""
+    request = build_request(ctx)
+    if args.json:
+        _print_json({"leafId": leaf, "model": ctx.settings.model, "messages": request.messages,
+                     "changes": [c.as_dict() for c in request.changes]})
+        return 0
+    print(f"leaf {leaf}  model {ctx.settings.model_name or '-'}  {len(request.messages)} messages "
+          f"({len(request.added)} added, {len(request.skipped)} skipped)")
+    for c in request.skipped:
+        print(f"- skipped [{c.entry_id}]: {c.reason}")
+    for m in request.messages:
+        content = m.get("content")
+        text = content if isinstance(content, str) else orjson.dumps(content).decode() if content else ""
+        calls = ", ".join(f"{c['function']['name']} ({c['id']})" for c in m.get("tool_calls", ()))
+        mark = "+ added " if m.get("added") else "--- "
+        extra = f" for {m['tool_call_id']}" if m.get("role") == "tool" else ""
+        print(f"{mark}{m['role']} [{m['entryId']}]{extra}" + (f" → {calls}" if calls else ""))
+        if text:
+            print(text)
+    return 0
+
+
 def cmd_validate(args) -> int:
+    """Every problem with its line; warnings (WARNING_KINDS) are listed but do not fail it."""
     problems = _open(args).tree.all_problems()
     for p in problems:
-        print(f"{args.file}:{p.line or '-'}: {p.kind}: {p.message}")
+        level = "warning: " if p.kind in WARNING_KINDS else ""
+        print(f"{args.file}:{p.line or '-'}: {level}{p.kind}: {p.message}")
     if not problems:
         print(f"{args.file}: no problems")
-    return 1 if problems else 0
+    return 1 if any(p.kind not in WARNING_KINDS for p in problems) else 0
 
 
 # -- writing commands ------------------------------------------------------------------------------
@@ -223,7 +307,7 @@ def cmd_append(args) -> int:
             raise SessionError(f"stdin is not a JSON object or JSON Lines: {exc}") from None
     if not objs:
         raise SessionError("nothing on stdin: give one entry as a JSON object")
-    session = _open(args)
+    session = Session.open_for_append(args.file)  # reads the end of the file, not all of it
     for obj in objs:
         entry = session.append_entry(obj)
         sys.stdout.write(entry["id"] + "\n")
@@ -277,38 +361,232 @@ def _print_plan(d: dict) -> None:
     print(f"files modified     {', '.join(d['modifiedFiles']) or '-'}")
 
 
-def cmd_continue(args) -> int:
-    """Stream the reply's text to stdout as it arrives; tool calls are listed, not run."""
-    config = ModelConfig.from_env(args.model, args.api_base)
-    streamed = False
+def _show_reply(assistant: dict) -> None:
+    print()
+    for block in assistant["message"]["content"]:
+        if block["type"] == "toolCall":
+            print(f"→ {block['name']} {orjson.dumps(block['arguments']).decode()} (not run)")
+
+
+def _streaming():
+    """An on_delta that writes the reply's text to stdout, and whether anything was written."""
+    state = {"streamed": False}
 
     def show(kind: str, text: str) -> None:
-        nonlocal streamed
         if kind == "text":
             sys.stdout.write(text)
             sys.stdout.flush()
-            streamed = True
+            state["streamed"] = True
 
+    return show, state
+
+
+def cmd_continue(args) -> int:
+    """Stream the reply's text to stdout as it arrives; tool calls are listed, not run."""
+    if args.retry == (args.message is not None):
+        raise SessionError("give either --message TEXT, or --retry to ask again for the message waiting")
+    config = ModelConfig.from_env(args.model, args.api_base)
+    show, state = _streaming()
+    session = _open(args)
+    leaf = _leaf(session, args.leaf) if args.leaf else None
     try:
-        session = _open(args)
-        result = continue_branch(session, config, args.message, _leaf(session, args.leaf) if args.leaf else None, on_delta=show)
+        result = continue_branch(session, config, args.message, leaf, on_delta=show)
+    except ModelError as exc:
+        if state["streamed"]:  # end the partial reply's line; the error goes to stderr
+            print()
+        if exc.kept_user and args.message is not None:
+            exc.args = (f"{exc} Your message was kept as entry {exc.kept_user} with no reply; to ask again "
+                        f"without writing it twice: session-tree continue {args.file} --retry",)
+        raise
+    _show_reply(result["assistantEntry"])
+    return 0
+
+
+def cmd_regenerate(args) -> int:
+    """A new reply beside a message, or a new summary beside a compaction or branch summary."""
+    config = ModelConfig.from_env(args.model, args.api_base)
+    session = _open(args)
+    session.check_writable()  # before a model is paid for
+    entry = session.tree.find(args.id)
+    if entry.type in ("compaction", "branch_summary"):
+        print(regenerate_summary(session, config, entry.id)["id"])
+        return 0
+    show, state = _streaming()
+    try:
+        _show_reply(regenerate_reply(session, config, entry.id, on_delta=show))
     except ModelError:
-        if streamed:  # end the partial reply's line; the error goes to stderr
+        if state["streamed"]:
             print()
         raise
-    print()
-    for block in result["assistantEntry"]["message"]["content"]:
-        if block["type"] == "toolCall":
-            print(f"→ {block['name']} {orjson.dumps(block['arguments']).decode()} (not run)")
     return 0
 
 
 def cmd_serve(args) -> int:
     from .web.app import serve  # Flask only when serving
 
-    return serve(args.root, host=args.host, port=args.port, open_browser=args.open,
+    root, within = args.root, ()
+    if root is None and not os.environ.get("SESSION_TREE_ROOT") and usual_places(Path.home()):
+        root, within = _agent_folders(args)  # the agents' folders, else the bundled samples
+    return serve(root, host=args.host, port=args.port, open_browser=args.open,
                  model=args.model, api_base=args.api_base, allow_hosts=tuple(args.allow_host),
-                 read_only=args.read_only)
+                 within=tuple(within), read_only=args.read_only)
+
+
+# -- compare (branches side by side) ---------------------------------------------------------------
+
+
+def cmd_compare(args) -> int:
+    from .core.compare import FIGURE_ROWS, compare, comparison_data
+
+    tree = _open(args).tree
+    ids = list(dict.fromkeys(tree.find(ref).id for ref in args.ids))
+    if len(ids) < 2:
+        raise SessionError("compare: name at least two different entries")
+    base = ids.index(tree.find(args.baseline).id) if args.baseline else 0
+    if args.html:
+        return _compare_html(args, ids)
+    cmp = compare(tree, ids, baseline=base, alignment=args.align)
+    if args.json:
+        _print_json(comparison_data(cmp))
+        return 0
+    from .core.entries import short_id
+    from .web.compare import figure_text
+
+    where = f"from {short_id(cmp.ancestor)} ({len(cmp.shared)} shared entries)" if cmp.ancestor else "sharing no entry"
+    first = "none" if cmp.divergence is None else f"row {cmp.divergence + 1} ({cmp.divergence_kind})"
+    print(f"{len(ids)} branches {where}; {len(cmp.rows)} aligned rows; first divergence: {first}")
+    print("figures: after the divergence / whole path")
+    table = [["", *[f"{i + 1} {short_id(b.tip)}" for i, b in enumerate(cmp.branches)]],
+             ["status", *[b.outcome.status_text for b in cmp.branches]]]
+    for row in FIGURE_ROWS:
+        cells = []
+        for b in cmp.branches:
+            mine = figure_text(row.kind, row.mine(b))
+            whole = row.whole and figure_text(row.whole_kind or row.kind, row.whole(b))
+            cells.append(f"{mine} / {whole}" if whole and row.kind != "names" else mine)
+        table.append([row.title.lower(), *cells])
+    widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
+    for r in table:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+    for i, b in enumerate(cmp.branches):
+        text = " ".join((b.outcome.answer_text or "(no answer)").split())
+        print(f"\n[{i + 1}] {short_id(b.tip)} final answer ({b.outcome.status_text}):\n  {text[:400]}{'…' if len(text) > 400 else ''}")
+    return 0
+
+
+def _compare_html(args, ids: list[str]) -> int:
+    """The web app's self-contained export, rendered without a server."""
+    from urllib.parse import urlencode
+
+    from .web.app import create_app
+    from .web.compare import export_html
+
+    path = args.file.resolve()
+    app = create_app(path.parent)
+    query = urlencode({"ids": ",".join(ids), "align": args.align, **({"base": ids[0]} if not args.baseline else
+                                                                     {"base": _open(args).tree.find(args.baseline).id})})
+    with app.test_request_context(f"/s/{path.name}/compare/export?{query}"):
+        html, _ = export_html(path.name, ids)
+    Path(args.html).write_text(html, encoding="utf-8")
+    print(f"wrote {args.html} ({len(html.encode()) / 1024:.0f} KB)")
+    return 0
+
+
+def _compare_command(command) -> None:
+    sp = command("compare", cmd_compare, "compare branches: outcomes, figures after the divergence, aligned turns")
+    sp.add_argument("ids", metavar="ID", nargs="+", help="the tips of the branches (two or more)")
+    sp.add_argument("--align", choices=("content", "number"), default="content",
+                    help="line turns up by their prompts (default) or by their number")
+    sp.add_argument("--baseline", metavar="ID", help="the branch word diffs are made against (default: the first)")
+    out = sp.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true")
+    out.add_argument("--html", metavar="OUT", help="write the comparison as one self-contained HTML file")
+
+
+# -- export: the session as one HTML file ---------------------------------------------------------
+
+
+def cmd_export(args) -> int:
+    from .web.export import export_session  # Flask (its templates) only when exporting
+
+    html = export_session(args.file, args.leaf)
+    out = args.output or args.file.with_suffix(".html")
+    out.write_text(html, encoding="utf-8")
+    print(f"session-tree: wrote {out} ({len(html.encode()):,} bytes)")
+    return 0
+
+
+def _export_command(command) -> None:
+    sp = command("export", cmd_export, "write the session as one self-contained HTML file (every branch, or --leaf's)")
+    sp.add_argument("-o", "--output", metavar="OUT.html", type=Path, help="default: FILE with .html")
+    sp.add_argument("--leaf", metavar="ID", help="only the path from the root to this entry")
+
+
+# -- audit: what each summary lost ----------------------------------------------------------------
+
+
+def cmd_audit(args) -> int:
+    """The facts each compaction's span held and whether its summary carries them."""
+    from .core.audit import CATEGORIES, audit_entry, judge, summaries_on_path
+
+    tree = _open(args).tree
+    if args.compaction:
+        entries = [tree.find(args.compaction)]
+        if entries[0].type not in ("compaction", "branch_summary"):
+            raise SessionError(f"{entries[0].id} is a {entries[0].type}, not a compaction or a branch summary")
+    else:
+        entries = [e for e in summaries_on_path(tree, tree.active_leaf) if e.type == "compaction"]
+    audits = [audit_entry(tree, e.id) for e in entries]
+    if args.model:
+        from .llm import complete
+
+        config = ModelConfig.from_env(args.model, args.api_base)
+        for audit in audits:
+            judge(audit, lambda prompt: complete(config, [{"role": "user", "content": prompt}]).text, config.model)
+    if args.json:
+        _print_json([a.as_dict() for a in audits])
+    else:
+        if not audits:
+            print("no compaction on the active path")
+        for audit in audits:
+            _print_audit(tree, audit, CATEGORIES)
+    scores = [s for a in audits for s in (a.score(), *a.scores().values()) if s is not None]
+    return 1 if args.fail_under is not None and any(s < args.fail_under for s in scores) else 0
+
+
+def _print_audit(tree, audit, categories) -> None:
+    entry = tree.by_id[audit.summary_id]
+    kind = audit.kind.replace("_", " ")
+    carried = f"{_pct(audit.score())} of {len(audit.facts)} facts carried" if audit.facts else "no facts to carry"
+    print(f"{kind} {audit.summary_id} (line {entry.line}): {carried}")
+    if audit.problem:
+        print(f"  {audit.problem}")
+    for c in categories:
+        facts = audit.of(c)
+        if facts:
+            print(f"  {c:<13} {_pct(audit.score(c)):>4}  ({len(audit.covered(c))}/{len(facts)})")
+    for c in categories:
+        for f in audit.missing(c):
+            extra = f" [{', '.join(f.details)}]" if f.details else ""
+            print(f"  missing {c}: {f.text}{extra}  <- {', '.join(f.sources[:5])}{' …' if len(f.sources) > 5 else ''}")
+            if f.judge is not None:
+                print(f"      model's opinion ({audit.judged_by}): {f.judge} — {f.judge_reason}")
+    print()
+
+
+def _pct(score: int | None) -> str:
+    return "–" if score is None else f"{score}%"
+
+
+def _audit_command(command) -> None:
+    sp = command("audit", cmd_audit, "what each compaction of the active path (or --compaction ID) lost: "
+                 "the facts of what it summarized that its summary does not carry")
+    sp.add_argument("--compaction", metavar="ID", help="this compaction or branch summary only")
+    sp.add_argument("--json", action="store_true")
+    sp.add_argument("--fail-under", type=float, metavar="PERCENT",
+                    help="exit 1 when any score (a category's or the overall one) is lower")
+    sp.add_argument("--model", metavar="M", help="ask this litellm model, per missing fact, whether the summary implies it")
+    sp.add_argument("--api-base", metavar="URL", help="an OpenAI-compatible server (default: $SESSION_TREE_API_BASE)")
 
 
 # -- parser ----------------------------------------------------------------------------------------
@@ -324,9 +602,33 @@ def _model_options(sp, model_group=None) -> None:
     sp.add_argument("--instructions", metavar="TEXT", help="what the model summary should focus on")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage error in one line on stderr (exit 2) like every other error."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {escape_controls(message)} (see --help)\n")
+
+
+def _whole_number(low: int, high: int | None = None):
+    """An argparse type: an integer within [low, high]."""
+
+    def parse(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if n < low or (high is not None and n > high):
+            raise argparse.ArgumentTypeError(
+                f"{n} is out of range (from {low}{f' to {high}' if high is not None else ''})"
+            )
+        return n
+
+    return parse
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="session-tree", description="Explore LLM agent sessions stored as trees.")
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    p = _Parser(prog="session-tree", description="Explore LLM agent sessions stored as trees.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
 
     def command(name, func, help, file=True):
         sp = sub.add_parser(name, help=help, description=help)
@@ -335,9 +637,14 @@ def build_parser() -> argparse.ArgumentParser:
         sp.set_defaults(func=func)
         return sp
 
-    sp = command("ls", cmd_ls, "list the sessions under a sessions root", file=False)
-    sp.add_argument("root", metavar="ROOT", type=Path)
+    sp = command("ls", cmd_ls, "list the sessions under a sessions root (else the agents' usual folders)",
+                 file=False)
+    sp.add_argument("root", metavar="ROOT", type=Path, nargs="?")
     sp.add_argument("--json", action="store_true")
+    sp.add_argument("--pi", action="store_true", help="pi's sessions: ~/.pi/agent/sessions")
+    sp.add_argument("--claude", dest="claude_code", action="store_true",
+                    help="Claude Code's sessions: ~/.claude/projects")
+    sp.add_argument("--codex", action="store_true", help="Codex's sessions: ~/.codex/sessions")
 
     command("show", cmd_show, "header, counts, roots, leaves, labels and problems").add_argument(
         "--json", action="store_true"
@@ -347,6 +654,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp = command("context", cmd_context, "what the model sees at the active leaf or at --leaf")
     sp.add_argument("--leaf", metavar="ID")
     sp.add_argument("--json", action="store_true")
+    sp.add_argument("--request", action="store_true",
+                    help="the request as it would be sent (SPEC 5b), with what was added or skipped and why")
 
     sp = command("fork", cmd_fork, "move the active leaf to an entry (at) or its parent (before)")
     sp.add_argument("--from", dest="from_id", metavar="ID", required=True)
@@ -373,9 +682,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp = command("compact", cmd_compact,
                  "plan a compaction, or write one: summary by a model, extractive, or from a file")
     sp.add_argument("--leaf", metavar="ID")
-    sp.add_argument("--keep-recent-tokens", type=int, default=DEFAULT_KEEP_RECENT_TOKENS)
-    sp.add_argument("--reserve-tokens", type=int, default=DEFAULT_RESERVE_TOKENS)
-    sp.add_argument("--context-window", type=int, help="default: the session model's window")
+    sp.add_argument("--keep-recent-tokens", type=_whole_number(0), default=DEFAULT_KEEP_RECENT_TOKENS)
+    sp.add_argument("--reserve-tokens", type=_whole_number(0), default=DEFAULT_RESERVE_TOKENS)
+    sp.add_argument("--context-window", type=_whole_number(1), help="default: the session model's window")
     sp.add_argument("--plan", action="store_true", help="print the plan, write nothing")
     sp.add_argument("--json", action="store_true")
     source = sp.add_mutually_exclusive_group()
@@ -383,17 +692,31 @@ def build_parser() -> argparse.ArgumentParser:
     _model_options(sp, source)
 
     sp = command("continue", cmd_continue, "send a user message and append the model's streamed reply")
-    sp.add_argument("--message", metavar="TEXT", required=True)
+    sp.add_argument("--message", metavar="TEXT")
+    sp.add_argument("--retry", action="store_true",
+                    help="ask again for the user message waiting at the active leaf (or --leaf); writes no new one")
     sp.add_argument("--leaf", metavar="ID", help="continue from this entry instead of the active leaf")
     sp.add_argument("--model", metavar="M", help="a litellm model string (default: $SESSION_TREE_MODEL)")
     sp.add_argument("--api-base", metavar="URL", help="an OpenAI-compatible server (default: $SESSION_TREE_API_BASE)")
+    sp.add_argument("--verbose", action="store_true", help="on a failure, print the request and the raw response")
+
+    sp = command("regenerate", cmd_regenerate,
+                 "a new reply beside a message, or a new summary beside a compaction or branch summary")
+    sp.add_argument("id", metavar="ID")
+    sp.add_argument("--model", metavar="M", help="a litellm model string (default: $SESSION_TREE_MODEL; "
+                    "for a summary, none: extractive)")
+    sp.add_argument("--api-base", metavar="URL", help="an OpenAI-compatible server (default: $SESSION_TREE_API_BASE)")
+    sp.add_argument("--verbose", action="store_true", help="on a failure, print the request and the raw response")
 
     command("validate", cmd_validate, "list every problem; exit 1 if there is any")
+    _compare_command(command)
+    _audit_command(command)
+    _export_command(command)
 
     sp = command("serve", cmd_serve, "start the web app", file=False)
     sp.add_argument("root", metavar="ROOT", nargs="?", type=Path)
     sp.add_argument("--host", default="127.0.0.1")
-    sp.add_argument("--port", type=int, default=8000)
+    sp.add_argument("--port", type=_whole_number(1, 65535), default=8000)
     sp.add_argument("--open", action="store_true", help="open a browser on the app")
     sp.add_argument("--allow-host", action="append", default=[], metavar="NAME",
                     help="another host name the app may be reached by (for --host 0.0.0.0); repeatable")
@@ -406,13 +729,26 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if not getattr(args, "json", False):  # human output: escaped (JSON escapes on its own)
+        sys.stdout = _SafeText(sys.stdout)
     try:
         return args.func(args)
     except BrokenPipeError:
         return 0
     except (SessionError, ModelError, OSError) as exc:
-        print(f"session-tree: error: {exc}", file=sys.stderr)
+        print(f"session-tree: error: {escape_controls(str(exc))}", file=sys.stderr)
+        if isinstance(exc, ModelError) and getattr(args, "verbose", False):
+            print(exc.debug_text(), file=sys.stderr)
         return 2
+    except RecursionError:
+        print("session-tree: error: the session nests data too deeply to be processed", file=sys.stderr)
+        return 2
+    except (ValueError, TypeError) as exc:  # input no check above caught: still one line, no traceback
+        print(f"session-tree: error: {escape_controls(str(exc))[:500]}", file=sys.stderr)
+        return 2
+    finally:
+        if isinstance(sys.stdout, _SafeText):
+            sys.stdout = sys.stdout.stream
 
 
 if __name__ == "__main__":

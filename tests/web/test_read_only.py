@@ -162,4 +162,4 @@ def test_an_unreadable_file_is_a_clear_403(root, monkeypatch):
     monkeypatch.setattr("builtins.open", refuse)
     r = client.get(f"/s/{RICH}")
     assert r.status_code == 403
-    assert "cannot be read by this user (permission denied)" in r.get_data(as_text=True)
+    assert "cannot be read (Permission denied)" in r.get_data(as_text=True)

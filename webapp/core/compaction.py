@@ -11,10 +11,11 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .context import Context, build_context, entry_messages
-from .entries import BRANCH_SUMMARY, COMPACTION, CUSTOM_MESSAGE, MESSAGE, Entry, as_key, tool_calls
+from .context import Context, build_context, entry_messages, summary_message_of
+from .entries import BRANCH_SUMMARY, COMPACTION, CUSTOM_MESSAGE, MESSAGE, Entry, tool_calls
 from .errors import InvalidWrite
-from .tokens import context_tokens, estimate_message_tokens
+from .formats.tools import EDIT, READ, WRITE, tool_action
+from .tokens import TokenCount, context_tokens, estimate_message_tokens, format_tokens
 from .tree import SessionTree
 
 if TYPE_CHECKING:  # the session imports this module for the first-kept check of its writes
@@ -24,8 +25,6 @@ DEFAULT_RESERVE_TOKENS = 16384
 DEFAULT_KEEP_RECENT_TOKENS = 20000
 
 _CUT_ROLES = frozenset({"user", "assistant", "bashExecution", "custom"})
-_READ_TOOLS = frozenset({"read"})
-_WRITE_TOOLS = frozenset({"edit", "write"})
 _FILE_LISTS = re.compile(r"\n*<(read|modified)-files>\n.*?\n</\1-files>", re.S)
 
 
@@ -53,15 +52,11 @@ class FileOps:
 
     def add_entry(self, entry: Entry) -> None:
         for call in tool_calls(entry):
-            args = call.get("arguments")
-            path = args.get("path") or args.get("file_path") if isinstance(args, dict) else None
-            if not isinstance(path, str):
-                continue
-            name = as_key(call.get("name"))
-            if name in _READ_TOOLS:
-                self.read.add(path)
-            elif name in _WRITE_TOOLS:
-                self.modified.add(path)
+            action = tool_action(call)
+            if action.kind == READ:
+                self.read.update(action.paths)
+            elif action.kind in (EDIT, WRITE):
+                self.modified.update(action.paths)
         if entry.type == BRANCH_SUMMARY:
             self.add_details(entry.get("details"))
 
@@ -87,6 +82,7 @@ class CompactionPlan:
     context_window: int | None
     reserve_tokens: int
     keep_recent_tokens: int
+    token_count: TokenCount | None = None  # tokens_before, with what of it is reported
     first_kept_entry_id: str | None = None
     summarize: list[Entry] = field(default_factory=list)  # whole turns before the cut
     turn_prefix: list[Entry] = field(default_factory=list)  # a split turn's early part
@@ -129,8 +125,11 @@ class CompactionPlan:
         return self.messages_of(self.entries_to_summarize())
 
     def tokens_after(self, summary: str | None = None) -> int:
+        """Estimated: the kept messages, the summary, and the overhead the provider counts beyond
+        the messages (the same figure the inspector gives at the compaction once written)."""
         text = summary if summary is not None else (self.previous_summary or "")
-        return self.tokens_kept + estimate_message_tokens({"content": text})
+        overhead = self.token_count.overhead if self.token_count else 0
+        return self.tokens_kept + estimate_message_tokens(summary_message_of(text)) + overhead
 
     def as_dict(self) -> dict:
         return {
@@ -166,8 +165,9 @@ def plan_compaction(
     `first_kept` cuts there instead of where `keep_recent_tokens` falls (a summary made again
     for the same cut)."""
     ctx = build_context(tree, leaf_id)
+    count = context_tokens(ctx)
     plan = CompactionPlan(
-        leaf_id, ctx, context_tokens(ctx).context, context_window, reserve_tokens, keep_recent_tokens,
+        leaf_id, ctx, count.context, context_window, reserve_tokens, keep_recent_tokens, token_count=count,
         active_leaf=tree.active_leaf, at_active_leaf=leaf_id == tree.conversation_leaf(tree.active_leaf),
     )
     # The entries the current context is made of, oldest first, each with its estimated size.
@@ -190,8 +190,8 @@ def plan_compaction(
     if cut is None:
         total = sum(sizes.values())
         plan.reason = (
-            f"nothing to compact: the context's {total} estimated tokens fit in keepRecentTokens "
-            f"({keep_recent_tokens}); lower it to compact anyway"
+            f"nothing to compact: the messages, {format_tokens(total)} tokens (estimated), fit in the "
+            f"{format_tokens(keep_recent_tokens)} to keep (keepRecentTokens); keep fewer to compact anyway"
         )
         return plan
     if cut == 0:

@@ -60,6 +60,7 @@ class Context:
     after_index: int = 0  # index in `messages` of the first message from after the compaction
     replaced_by: dict[str, str] = field(default_factory=dict)  # entry id -> compaction id
     problems: list[str] = field(default_factory=list)
+    tree: SessionTree | None = field(default=None, repr=False)  # what it was built from
 
     def llm_messages(self) -> list[dict]:
         """The messages as litellm takes them, without the `entryId` tags."""
@@ -121,28 +122,33 @@ def _bash(msg: dict) -> str:
     return text
 
 
+def message_messages(msg: dict) -> list[dict]:
+    """The LLM messages one SPEC §2 message contributes (none for a role the model does not take)."""
+    role = msg.get("role")
+    if role == "user":
+        return [{"role": "user", "content": _text_or_parts(msg.get("content"))}]
+    if role == "assistant":
+        return [_assistant(msg)]
+    if role == "toolResult":
+        return [
+            {
+                "role": "tool",
+                "tool_call_id": msg.get("toolCallId", ""),
+                "content": _tool_result_text(msg.get("content")),
+            }
+        ]
+    if role == "bashExecution":
+        return [] if msg.get("excludeFromContext") else [{"role": "user", "content": _bash(msg)}]
+    if role == "custom":
+        return [{"role": "user", "content": _text_or_parts(msg.get("content"))}]
+    return []
+
+
 def entry_messages(entry: Entry) -> list[dict]:
     """The LLM messages one path entry contributes (none for meta entries)."""
     t = entry.type
     if t == MESSAGE:
-        msg, role = entry.message, entry.role
-        if role == "user":
-            return [{"role": "user", "content": _text_or_parts(msg.get("content"))}]
-        if role == "assistant":
-            return [_assistant(msg)]
-        if role == "toolResult":
-            return [
-                {
-                    "role": "tool",
-                    "tool_call_id": msg.get("toolCallId", ""),
-                    "content": _tool_result_text(msg.get("content")),
-                }
-            ]
-        if role == "bashExecution":
-            return [] if msg.get("excludeFromContext") else [{"role": "user", "content": _bash(msg)}]
-        if role == "custom":
-            return [{"role": "user", "content": _text_or_parts(msg.get("content"))}]
-        return []
+        return message_messages(entry.message)
     if t == CUSTOM_MESSAGE:
         return [{"role": "user", "content": _text_or_parts(entry.get("content"))}]
     if t == BRANCH_SUMMARY:
@@ -153,7 +159,11 @@ def entry_messages(entry: Entry) -> list[dict]:
 
 
 def summary_message(compaction: Entry) -> dict:
-    summary = compaction.get("summary") or ""
+    return summary_message_of(compaction.get("summary") or "")
+
+
+def summary_message_of(summary: str) -> dict:
+    """The system message a compaction's summary becomes (SPEC §5)."""
     return {"role": "system", "content": f"{COMPACTION_PREFIX}\n\n<summary>\n{summary}\n</summary>"}
 
 
@@ -185,7 +195,7 @@ def _kept_start(tree: SessionTree, path: list[Entry], at: int) -> int | None:
 
 def build_context(tree: SessionTree, leaf_id: str | None) -> Context:
     path = tree.path(leaf_id)
-    ctx = Context(leaf_id, path, settings_on(tree, path))
+    ctx = Context(leaf_id, path, settings_on(tree, path), tree=tree)
     last = None
     start = 0
     dropped = 0  # path[:dropped] is in `replaced_by` already
@@ -195,7 +205,9 @@ def build_context(tree: SessionTree, leaf_id: str | None) -> Context:
         kept = _kept_start(tree, path, i)
         if kept is None:
             kept = i + 1
-            ctx.problems.append(f"compaction {e.id} (line {e.line}): {tree.first_kept_problem(e)}")
+            problem = tree.first_kept_problem(e)
+            if problem:
+                ctx.problems.append(f"compaction {e.id} (line {e.line}): {problem}")
         for j in range(dropped, kept):
             if path[j].type != COMPACTION:
                 ctx.replaced_by[path[j].id] = e.id
@@ -209,8 +221,15 @@ def build_context(tree: SessionTree, leaf_id: str | None) -> Context:
         ctx.replaced_by.pop(e.id, None)
     ctx.compaction = path[last]
     ctx.kept_from = start
-    ctx.messages.append(dict(summary_message(path[last]), entryId=path[last].id))
-    ctx.sources.append(path[last])
+    history = path[last].get("replacementHistory")
+    if isinstance(history, list):  # the compaction says what the whole context before it became
+        for msg in history:
+            for m in message_messages(msg):
+                ctx.messages.append(dict(m, entryId=path[last].id))
+                ctx.sources.append(path[last])
+    else:
+        ctx.messages.append(dict(summary_message(path[last]), entryId=path[last].id))
+        ctx.sources.append(path[last])
     _add_messages(ctx, path[start:last])
     ctx.after_index = len(ctx.messages)
     _add_messages(ctx, path[last + 1:])

@@ -54,9 +54,10 @@ def continue_in_new_session(session: Session, leaf_id: str | None) -> Path:
 def _copy(entry: Entry, ids: dict[str, str], parent: str | None) -> dict:
     line = {"type": entry.type, "id": ids[entry.id], "parentId": parent, "timestamp": entry.timestamp or now_iso()}
     line.update((k, v) for k, v in entry.raw.items() if k not in FILLED_KEYS and k != "type")
-    if entry.type == COMPACTION:  # pi v1 named the first kept entry by its index: name it by id
-        line.pop("firstKeptEntryIndex", None)
-        line["firstKeptEntryId"] = first_kept_id(entry)
+    if entry.type == COMPACTION:
+        # Claude Code and Codex compactions keep nothing before them: in pi v3 that is a compaction
+        # whose first kept entry is itself (pi keeps the entries before it from that id on: none).
+        line["firstKeptEntryId"] = first_kept_id(entry) or line["id"]
     ref = _REFERENCES.get(entry.type)
     if ref and line.get(ref) in ids:
         line[ref] = ids[line[ref]]

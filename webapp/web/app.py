@@ -50,9 +50,11 @@ def create_app(
     allow_hosts: tuple[str, ...] = (),
     model: str | None = None,
     api_base: str | None = None,
+    within: tuple[str, ...] = (),
     **config,
 ) -> Flask:
-    """Build the app for a sessions root (default: $SESSION_TREE_ROOT, else the bundled samples);
+    """Build the app for a sessions root (default: $SESSION_TREE_ROOT, else the bundled samples),
+    serving only its folders `within` when given (the agents' folders under a home folder);
     `model` / `api_base` (else $SESSION_TREE_MODEL / _API_BASE) choose the model for replies.
 
     Settings (`config`): `READ_ONLY=True` serves without writing anything (no write control is
@@ -70,7 +72,7 @@ def create_app(
         MODEL_CONFIG=ModelConfig.from_env(model, api_base),
     )
     app.config.update(config)
-    app.extensions["session_store"] = SessionStore(root)
+    app.extensions["session_store"] = SessionStore(root, within)
 
     @app.before_request
     def check_host():
@@ -102,11 +104,6 @@ def create_app(
     def read_only(exc):
         return error_page(403, str(exc))
 
-    @app.errorhandler(PermissionError)
-    def permission_denied(exc):
-        name = Path(exc.filename).name if exc.filename else "the session file"
-        return error_page(403, f"{name} cannot be read by this user (permission denied)")
-
     @app.errorhandler(400)
     @app.errorhandler(403)
     @app.errorhandler(404)
@@ -115,7 +112,7 @@ def create_app(
     def http_error(exc):
         return error_page(exc.code, exc.description)
 
-    from . import actions, compare, csrf, filters, guard, sessions
+    from . import actions, audit, compare, csrf, export, filters, guard, present, sessions, transcript
 
     csrf.protect(app)
     guard.protect(app)
@@ -123,13 +120,18 @@ def create_app(
     app.register_blueprint(sessions.bp)
     app.register_blueprint(compare.bp)
     app.register_blueprint(actions.bp)
+    app.register_blueprint(audit.bp)
+    app.register_blueprint(transcript.bp)
+    app.register_blueprint(export.bp)
+    app.register_blueprint(present.bp)
     return app
 
 
 def serve(root=None, host: str = "127.0.0.1", port: int = 8000, open_browser: bool = False,
           model: str | None = None, api_base: str | None = None, allow_hosts: tuple[str, ...] = (),
-          read_only: bool = False) -> int:
-    app = create_app(root, host=host, allow_hosts=allow_hosts, model=model, api_base=api_base, READ_ONLY=read_only)
+          within: tuple[str, ...] = (), read_only: bool = False) -> int:
+    app = create_app(root, host=host, allow_hosts=allow_hosts, model=model, api_base=api_base, within=within,
+                     READ_ONLY=read_only)
     url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}/"
     mode = " read-only" if read_only else ""
     print(f"session-tree: serving {app.config['SESSION_TREE_ROOT']}{mode} on {url}", flush=True)

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from flask import Flask, abort, current_app, request
 
-from .sessions import store
-
 READ_ONLY_MODE = "this app serves the sessions read-only (session-tree serve --read-only): nothing is written"
 
 
@@ -34,7 +32,7 @@ def write_refusal(rel: str | None = None) -> str | None:
     """Why a write (to session `rel`, if given) would be refused, in one line; None if allowed."""
     if serving_read_only():
         return READ_ONLY_MODE
-    return store().session(rel).read_only_reason if rel else None
+    return current_app.extensions["session_store"].session(rel).read_only_reason if rel else None
 
 
 def serving_read_only() -> bool:

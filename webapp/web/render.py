@@ -11,6 +11,7 @@ import difflib
 import json
 import re
 from collections.abc import Callable, Iterable
+from contextvars import ContextVar
 from typing import Any
 
 import nh3
@@ -26,6 +27,8 @@ from pygments.util import ClassNotFound
 
 from webapp.core import entries as E
 from webapp.core.entries import Entry, content_blocks
+from webapp.core.formats.tools import ToolAction, tool_action
+from webapp.core.tokens import compaction_text
 
 FOLD_LINES = 20
 SHOWN_CHARS = 100_000  # past this a panel shows the start and says what it left out
@@ -77,12 +80,38 @@ def _pre(inner: Markup) -> Markup:
     return Markup('<pre class="code"><code>{}</code></pre>').format(inner)
 
 
+# What is left to show of the entry being rendered, and of the whole response: each text an entry
+# shows spends from both, so an entry of many long blocks, or a page of many entries (compare,
+# export), stays bounded too. Unset outside `render_entry_body` and before `start_response`.
+_entry_left: ContextVar[list[int] | None] = ContextVar("entry_left", default=None)
+_response_left: ContextVar[list[int] | None] = ContextVar("response_left", default=None)
+RESPONSE_CHARS = 2_000_000  # of entry content in one response
+
+
+def start_response() -> None:
+    """A new response starts with its whole budget (called before each request)."""
+    _response_left.set([RESPONSE_CHARS])
+
+
+def _allowance() -> int:
+    return min([SHOWN_CHARS] + [b[0] for b in (_entry_left.get(), _response_left.get()) if b is not None])
+
+
+def _spend(n: int) -> None:
+    for budget in (_entry_left.get(), _response_left.get()):
+        if budget is not None:
+            budget[0] = max(0, budget[0] - n)
+
+
 def _capped(text: str) -> tuple[str, Markup]:
     """The start of a very long text, cut at a line end, and a note on what was left out:
     a multi-megabyte tool output would otherwise make a page of tens of megabytes."""
-    if len(text) <= SHOWN_CHARS:
+    allowed = _allowance()
+    if len(text) <= allowed:
+        _spend(len(text))
         return text, _EMPTY
-    cut = text.rfind("\n", 0, SHOWN_CHARS) + 1 or SHOWN_CHARS
+    cut = (text.rfind("\n", 0, allowed) + 1 or allowed) if allowed else 0
+    _spend(cut)
     left = text.count("\n", cut) + 1
     note = f"{len(text) - cut:,} more characters ({left:,} lines) are not shown here; the raw JSON has all {len(text):,}."
     return text[:cut], _note(note)
@@ -115,7 +144,7 @@ def pygments_css() -> str:
     )
 
 
-def _json_text(value: Any) -> str:
+def json_text(value: Any) -> str:
     """Pretty JSON; Python's encoder covers what orjson refuses (integers beyond 64 bits)."""
     try:
         return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
@@ -123,13 +152,17 @@ def _json_text(value: Any) -> str:
         return json.dumps(value, indent=2, ensure_ascii=False, default=str)
 
 
-def raw_json(entry_raw: dict) -> Markup:
+def raw_json(entry_raw: dict, more: Callable[[str], Markup] | None = None) -> Markup:
     """An entry exactly as read, pretty-printed: the fallback view that never loses a field.
-    A very long one is shown whole but not highlighted, which would cost seconds."""
-    text = _json_text(entry_raw)
-    if len(text) > SHOWN_CHARS:
-        return _pre(Markup.escape(text))
-    return highlight(text, "json")
+    A very long one shows its first page, not highlighted (which would cost seconds), followed
+    by `more(text)` (the link to the next pages, for the raw view) or a note."""
+    text = json_text(entry_raw)
+    if more is not None and len(text) > SHOWN_CHARS:
+        return _pre(more(text))
+    if len(text) <= _allowance():
+        return highlight(text, "json")
+    shown, note = _capped(text)
+    return _pre(Markup.escape(shown)) + note
 
 
 # --- markdown -----------------------------------------------------------------------------------
@@ -201,8 +234,9 @@ def _file_list(title: str, files: Any) -> Markup:
 def _field_value(value: Any) -> Markup:
     """Scalars as text, anything structured as highlighted JSON."""
     if isinstance(value, (dict, list)):
-        return highlight(_json_text(value), "json")
-    return escape("" if value is None else value)
+        return highlight(json_text(value), "json")
+    shown, note = _capped("" if value is None else str(value))
+    return escape(shown) + note
 
 
 def _fields(pairs: Iterable[tuple[str, Any]]) -> Markup:
@@ -221,9 +255,13 @@ def _image(block: dict) -> Markup:
         isinstance(mime, str)
         and isinstance(data, str)
         and _IMAGE_MIME.fullmatch(mime)
+        and len(data) <= _allowance()
         and _BASE64.fullmatch(data)
     ):
+        _spend(len(data))
         return Markup('<img class="thumb" alt="image" src="data:{};base64,{}">').format(mime, data)
+    if isinstance(data, str) and len(data) > _allowance():
+        return _note(f"[image: {len(data):,} characters of data, too large to show here]")
     return _note("[image: unsupported]")
 
 
@@ -245,14 +283,13 @@ def _extra_args(args: dict, shown: tuple[str, ...]) -> Markup:
     return _fields((k, v) for k, v in args.items() if k not in shown)
 
 
-def _bash_call(args: dict) -> Markup:
-    return highlight(str(args.get("command", "")), "bash")
+def _bash_call(action: ToolAction) -> Markup:
+    return highlight(action.command or "", "bash")
 
 
-def _edit_call(args: dict) -> Markup:
+def _edit_call(action: ToolAction) -> Markup:
     """The edit as a unified diff, the way a reviewer reads a change."""
-    path = str(args.get("path", ""))
-    old, new = str(args.get("oldText", "")), str(args.get("newText", ""))
+    path, old, new = action.path or "", action.old or "", action.new or ""
     if len(old) + len(new) > SHOWN_CHARS:  # diffing megabytes takes seconds: show both sides
         lexer = _lexer_for_path(path)
         parts = [_path(path), _note("Too long to diff here. Old text:"), _folded(old, lexer),
@@ -264,37 +301,48 @@ def _edit_call(args: dict) -> Markup:
     return _path(path) + highlight("\n".join(diff), "diff")
 
 
-def _write_call(args: dict) -> Markup:
-    path = args.get("path")
-    return _path(path) + _folded(str(args.get("content", "")), _lexer_for_path(path))
+def _patch_call(action: ToolAction) -> Markup:
+    return _EMPTY.join(_path(p) for p in action.paths) + highlight(action.patch or "", "diff")
 
 
-def _read_call(args: dict) -> Markup:
-    return _path(args.get("path"))
+def _write_call(action: ToolAction) -> Markup:
+    return _path(action.path) + _folded(action.content or "", _lexer_for_path(action.path))
 
 
-_TOOL_VIEWS: dict[str, tuple[tuple[str, ...], Callable[[dict], Markup]]] = {
-    "bash": (("command",), _bash_call),
-    "edit": (("path", "oldText", "newText"), _edit_call),
-    "write": (("path", "content"), _write_call),
-    "read": (("path",), _read_call),
-}
+def _read_call(action: ToolAction) -> Markup:
+    return _path(action.path)
 
 
-def _tool_args(name: Any, args: Any) -> Markup:
+def _tool_layout(action: ToolAction) -> Callable[[ToolAction], Markup] | None:
+    """The card for what the call does, when its arguments hold all the card shows."""
+    if action.kind == "bash":
+        return _bash_call
+    if action.kind == "edit" and action.patch is not None:
+        return _patch_call
+    if action.kind == "edit" and action.old is not None:
+        return _edit_call
+    if action.kind == "write" and action.content is not None:
+        return _write_call
+    if action.kind == "read":
+        return _read_call
+    return None
+
+
+def _tool_args(block: dict) -> Markup:
     """The arguments laid out for the tool, or as JSON when the tool or their shape is unknown."""
-    view = _TOOL_VIEWS.get(name) if isinstance(name, str) else None
-    if view and isinstance(args, dict) and all(k in args for k in view[0]):
-        shown, layout = view
-        return layout(args) + _extra_args(args, shown)
-    return highlight(_json_text(args), "json")
+    action = tool_action(block)
+    layout = _tool_layout(action)
+    args = block.get("arguments")
+    if layout is not None and isinstance(args, dict):
+        return layout(action) + _extra_args(args, action.shown)
+    return highlight(json_text(args), "json")
 
 
 def _tool_call(block: dict) -> Markup:
     name = block.get("name")
     return Markup(
         '<div class="tool-call"><div class="tool-name">{}</div>{}</div>'
-    ).format(name if name is not None else "?", _tool_args(name, block.get("arguments")))
+    ).format(name if name is not None else "?", _tool_args(block))
 
 
 # --- message content ----------------------------------------------------------------------------
@@ -337,8 +385,8 @@ def _tool_result(msg: dict, tool_call: dict | None) -> Markup:
     """Text output highlighted and folded; images as thumbnails."""
     blocks = content_blocks(msg.get("content"))
     text = "\n".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
-    args = (tool_call or {}).get("arguments")
-    path = args.get("path") if msg.get("toolName") == "read" and isinstance(args, dict) else None
+    action = tool_action(tool_call)
+    path = action.path if action.kind == "read" else None
     images = _EMPTY.join(_image(b) for b in blocks if b.get("type") == "image")
     others = _EMPTY.join(
         _unknown_block(b) for b in blocks if b.get("type") not in ("text", "image")
@@ -406,10 +454,8 @@ def render_files(details: Any) -> Markup:
 
 def _compaction(entry: Entry) -> Markup:
     after = entry.get("tokensAfter")
-    tokens = f"{entry.get('tokensBefore', '?')} → {'?' if after is None else after}"
+    tokens = compaction_text(entry.get("tokensBefore"), after)
     first = ("first kept entry", entry.get("firstKeptEntryId"))
-    if "firstKeptEntryId" not in entry.raw and "firstKeptEntryIndex" in entry.raw:
-        first = ("first kept entry index (v1)", entry.get("firstKeptEntryIndex"))
     return (
         render_markdown(str(entry.get("summary") or ""))
         + _fields([("tokens", tokens), first])
@@ -441,7 +487,7 @@ def _meta(entry: Entry) -> Markup:
     if entry.type == E.LEAF and entry.target_id is None:
         fields["targetId"] = "(none: empty conversation)"
     if entry.type == E.CUSTOM and "data" in fields:
-        fields["data"] = highlight(_json_text(fields["data"]), "json")
+        fields["data"] = highlight(json_text(fields["data"]), "json")
     return _fields(fields.items())
 
 
@@ -459,9 +505,13 @@ def render_entry_body(entry: Entry, tool_call: dict | None = None) -> Markup:
     `tool_call` is the toolCall block a toolResult answers, when the caller knows it: a `read`
     result is then highlighted in the language of the file it read.
     """
-    if entry.type == E.MESSAGE:
-        if not entry.message:
-            return _raw_fallback("message shape", entry.raw)
-        return _message(entry, tool_call)
-    view = _ENTRY_VIEWS.get(entry.type)
-    return view(entry) if view else _raw_fallback(f"entry type {entry.type}", entry.raw)
+    token = _entry_left.set([SHOWN_CHARS])
+    try:
+        if entry.type == E.MESSAGE:
+            if not entry.message:
+                return _raw_fallback("message shape", entry.raw)
+            return _message(entry, tool_call)
+        view = _ENTRY_VIEWS.get(entry.type)
+        return view(entry) if view else _raw_fallback(f"entry type {entry.type}", entry.raw)
+    finally:
+        _entry_left.reset(token)
