@@ -296,7 +296,8 @@ def cmd_label(args) -> int:
 
 
 def cmd_append(args) -> int:
-    """One JSON object on stdin, or several as JSON Lines: each is appended in turn."""
+    """One JSON object on stdin, or several as JSON Lines: all are validated, then written in one
+    append (each continuing from the one before), or none is."""
     data = sys.stdin.buffer.read()
     try:
         objs = [orjson.loads(data)] if data.strip() else []
@@ -308,10 +309,8 @@ def cmd_append(args) -> int:
     if not objs:
         raise SessionError("nothing on stdin: give one entry as a JSON object")
     session = Session.open_for_append(args.file)  # reads the end of the file, not all of it
-    for obj in objs:
-        entry = session.append_entry(obj)
+    for entry in session.append_entries(objs):
         sys.stdout.write(entry["id"] + "\n")
-        sys.stdout.flush()
     return 0
 
 

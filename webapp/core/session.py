@@ -179,7 +179,26 @@ class Session:
         filled in, the parent being the active leaf unless given. `check(tree, parent_id)` runs
         under the lock, on the file as it is now, and may raise to refuse the write.
         """
-        validate_fields(fields)
+        return self.append_entries([fields], parent, check)[0]
+
+    def append_entries(
+        self,
+        batch: list[dict],
+        parent=ACTIVE,
+        check: Callable[[SessionTree, str | None], None] | None = None,
+    ) -> list[dict]:
+        """Append entries all or nothing: every one is validated first, then all are written in
+        one append under one lock, each continuing from the one before it (the first from
+        `parent`, by default the active leaf)."""
+        if not batch:
+            raise InvalidWrite("nothing to append")
+        for i, fields in enumerate(batch):
+            try:
+                validate_fields(fields)
+            except InvalidWrite as exc:
+                raise InvalidWrite(f"entry {i + 1}: {exc}" if len(batch) > 1 else str(exc)) from None
+            if fields["type"] == LEAF and i < len(batch) - 1:
+                raise InvalidWrite(f"entry {i + 1}: a leaf entry moves the active leaf, so it must come last")
         self.check_writable()  # before the lock, which opens the file for writing
         with self.storage.locked(), self._lock:  # (in this order: reads never wait for the file lock)
             log = self.refresh(force=True)  # read again under the lock
@@ -193,10 +212,18 @@ class Session:
                 raise InvalidWrite(f"no entry with id {parent_id!r} to append after")
             if check is not None:
                 check(self.tree, parent_id)
-            entry = {"type": fields["type"], "id": new_id(), "parentId": parent_id, "timestamp": now_iso()}
-            entry.update((k, v) for k, v in fields.items() if k != "type")
-            self.storage.append_line(orjson.dumps(entry))
-        return entry
+            entries, lines = [], []
+            for fields in batch:
+                entry = {"type": fields["type"], "id": new_id(), "parentId": parent_id, "timestamp": now_iso()}
+                entry.update((k, v) for k, v in fields.items() if k != "type")
+                try:
+                    lines.append(orjson.dumps(entry))
+                except TypeError as exc:  # a str that is not UTF-8, a value JSON cannot hold
+                    raise InvalidWrite(f"entry {len(entries) + 1} cannot be written as JSON: {exc}") from None
+                entries.append(entry)
+                parent_id = entry["id"]
+            self.storage.append_lines(lines)
+        return entries
 
     append = append_entry  # the name llm.py still calls; it moves to append_message
 
