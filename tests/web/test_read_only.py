@@ -163,3 +163,14 @@ def test_an_unreadable_file_is_a_clear_403(root, monkeypatch):
     r = client.get(f"/s/{RICH}")
     assert r.status_code == 403
     assert "cannot be read (Permission denied)" in r.get_data(as_text=True)
+
+
+@pytest.mark.parametrize("argv, read_only", [([], False), (["--read-only"], True)])
+def test_serve_read_only_sets_the_setting(root, monkeypatch, capsys, argv, read_only):
+    from webapp.cli import main
+
+    served = {}
+    monkeypatch.setattr("flask.Flask.run", lambda app, **kw: served.update(app.config))
+    assert main(["serve", str(root), *argv]) == 0
+    assert served["READ_ONLY"] is read_only
+    assert ("read-only" in capsys.readouterr().out) is read_only
