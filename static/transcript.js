@@ -26,7 +26,7 @@
     const focus = document.querySelector("#panel .t-focus");
     if (focus) focus.scrollIntoView({ block: "start" });
   }
-  document.addEventListener("htmx:afterSwap", (evt) => { if (evt.detail.target.id === "panel") showFocus(); });
+  document.addEventListener("htmx:afterSwap", (evt) => { if ((evt.detail.target || evt.target).id === "panel") showFocus(); }); // a history restore has no target
   document.addEventListener("DOMContentLoaded", showFocus);
 
   // "/" focuses the session's search box (unless one is typing already).
