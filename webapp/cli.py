@@ -320,14 +320,13 @@ def cmd_compact(args) -> int:
     settings = settings_on(session.tree, session.tree.path(leaf))
     window = context_window(settings.provider, settings.model_id, args.context_window)
     plan = plan_compaction(session.tree, leaf, args.keep_recent_tokens, args.reserve_tokens, window)
-    if not args.plan:
-        session.check_writable()  # before a summary is paid for
     if args.plan:
         if args.json:
             _print_json(plan.as_dict())
         else:
             _print_plan(plan.as_dict())
         return 0
+    session.check_writable()  # before a summary is paid for
     if args.summary_file:
         try:
             summary = Path(args.summary_file).read_text(encoding="utf-8")
