@@ -21,3 +21,93 @@
     status.after(fold);
   });
 })();
+
+// -- the compaction preview -------------------------------------------------------------------------
+(function () {
+  "use strict";
+  const $ = (sel, root) => (root || document).querySelector(sel);
+  let timer = null;
+
+  // The slider and the number field say the same thing; the form redraws the cut as either moves.
+  document.addEventListener("input", (evt) => {
+    if (evt.target.id === "keep-range") {
+      const number = $("#keep-number");
+      number.value = evt.target.value;
+      number.dispatchEvent(new Event("input", { bubbles: true }));
+    } else if (evt.target.id === "keep-number") {
+      const range = $("#keep-range");
+      if (range && evt.target.value) {
+        if (+evt.target.value > +range.max) range.max = evt.target.value;
+        range.value = evt.target.value;
+      }
+    } else if (evt.target.id === "summary-text") {
+      commitReady();
+    }
+  });
+
+  // Commit only once there is a summary to commit.
+  function commitReady() {
+    const commit = $("#commit-compaction");
+    if (!commit) return;
+    const text = $("#summary-text");
+    const ready = !!text && text.value.trim() !== "";
+    commit.disabled = !ready;
+    commit.classList.toggle("primary", ready);
+    const hint = $("#compact-form .commit-hint");
+    if (hint && ready) { hint.textContent = ""; hint.classList.remove("commit-hint"); }
+  }
+
+  // Summary generation: elapsed seconds while it runs, and a way to give up on it.
+  document.addEventListener("htmx:beforeRequest", (evt) => {
+    if (evt.detail.elt.id !== "generate-summary") return;
+    const started = Date.now();
+    const elapsed = $("#summary-progress .elapsed");
+    const cancelled = $(".summary-cancelled");
+    if (cancelled) cancelled.hidden = true;
+    clearInterval(timer);
+    if (elapsed) elapsed.textContent = "0 s";
+    timer = setInterval(() => { if (elapsed) elapsed.textContent = Math.round((Date.now() - started) / 1000) + " s"; }, 1000);
+  });
+  const stop = (evt) => { if (evt.detail.elt && evt.detail.elt.id === "generate-summary") clearInterval(timer); };
+  document.addEventListener("htmx:afterRequest", stop);
+  document.addEventListener("htmx:xhr:abort", (evt) => {
+    stop(evt);
+    const cancelled = $(".summary-cancelled");
+    if (cancelled) cancelled.hidden = false;
+  });
+  document.addEventListener("click", (evt) => {
+    if (evt.target.closest(".cancel-summary")) htmx.trigger("#generate-summary", "htmx:abort");
+  });
+
+  // A new preview: when its cut lies inside a fold of the graph, unfold that fold (through the
+  // page's `expand` state, as a click on the fold would) and load the preview again to draw it.
+  let unfolded = null;
+  document.addEventListener("htmx:afterSwap", (evt) => {
+    const target = evt.detail.target;
+    if (target.id === "compact-summary-slot") commitReady();
+    if (target.id !== "panel" || !$("#compact-panel")) return;
+    commitReady();
+    const data = $("#overlay");
+    const o = data && JSON.parse(data.textContent);
+    const cut = o && o.compact;
+    if (!cut || !cut.cutFold || unfolded === cut.cutFold) return;
+    unfolded = cut.cutFold;
+    const layout = $(".session-layout");
+    const input = (name) => $(`#graph-state [name="${name}"]`);
+    const expand = new Set(input("expand").value.split(",").filter(Boolean));
+    expand.add(cut.cutFold);
+    input("expand").value = Array.from(expand).join(",");
+    const q = new URLSearchParams();
+    for (const k of ["collapse", "expand", "node"]) if (input(k).value) q.set(k, input(k).value);
+    const panel = new URLSearchParams(q);
+    panel.set("keep_recent_tokens", $("#keep-number").value);
+    panel.set("node", o.node || "");
+    // The preview is loaded again once the new drawing has settled, so its overlay (and the view
+    // app.js moves to the cut) applies to the unfolded drawing.
+    $("#graph").addEventListener("htmx:afterSettle", () => {
+      htmx.ajax("GET", layout.dataset.panelUrl.replace("__tab__", "compact") + "?" + panel.toString(),
+                { target: "#panel", swap: "innerHTML" });
+    }, { once: true });
+    htmx.ajax("GET", layout.dataset.graphUrl + "?" + q.toString(), { target: "#graph", swap: "innerHTML" });
+  });
+})();
