@@ -2,11 +2,16 @@
 
 Its command names and JSON keys are a contract that scripts rely on. Errors are one line on
 stderr and a non-zero exit (2), never a traceback; `validate` exits 1 when it finds problems.
+Human output escapes control characters (a label holding ESC or OSC sequences cannot drive the
+terminal) and file names that are not UTF-8; JSON output shows such names with `\\xNN` escapes.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
+import os
+import re
 import sys
 from pathlib import Path
 
@@ -32,6 +37,41 @@ from .models import context_window
 from .summarize import fork_with_summary, regenerate_summary, summarize_compaction
 
 
+# C0 controls but newline and tab, DEL, C1 controls, and lone surrogates (the bytes of a name
+# that is not UTF-8): none of them reaches a terminal as it is.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def _escape_char(m: re.Match) -> str:
+    o = ord(m.group())
+    if 0xDC80 <= o <= 0xDCFF:  # a byte that was not UTF-8, as Python keeps it
+        return f"\\x{o - 0xDC00:02x}"
+    return f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}"
+
+
+def escape_controls(text: str) -> str:
+    return _UNSAFE.sub(_escape_char, text)
+
+
+class _SafeText(io.TextIOBase):
+    """A text stream that escapes what `escape_controls` does before it reaches the terminal."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        self.stream.write(escape_controls(text))
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
+def _path_text(path) -> str:
+    """A path as JSON can hold it: bytes that are not UTF-8 as `\\xNN`."""
+    return os.fsencode(str(path)).decode("utf-8", "backslashreplace")
+
+
 def _print_json(obj) -> None:
     sys.stdout.write(orjson.dumps(obj, option=orjson.OPT_INDENT_2).decode() + "\n")
 
@@ -53,9 +93,9 @@ def cmd_ls(args) -> int:
     rows = []
     for path in discover(args.root):
         try:
-            rows.append(summarize_session(path).as_dict())
+            rows.append({**summarize_session(path).as_dict(), "path": _path_text(path)})
         except (OSError, SessionError) as exc:
-            rows.append({"path": str(path), "error": str(exc)})
+            rows.append({"path": _path_text(path), "error": escape_controls(str(exc))})
     if args.json:
         _print_json(rows)
         return 0
@@ -76,7 +116,7 @@ def cmd_show(args) -> int:
     session = _open(args)
     tree = session.tree
     info = {
-        "path": str(args.file),
+        "path": _path_text(args.file),
         "header": tree.header,
         "version": session.log.version,
         "name": tree.name,
@@ -234,7 +274,7 @@ def cmd_append(args) -> int:
             raise SessionError(f"stdin is not a JSON object or JSON Lines: {exc}") from None
     if not objs:
         raise SessionError("nothing on stdin: give one entry as a JSON object")
-    session = _open(args)
+    session = Session.open_for_append(args.file)  # reads the end of the file, not all of it
     for obj in objs:
         entry = session.append(obj)
         sys.stdout.write(entry["id"] + "\n")
@@ -352,6 +392,73 @@ def cmd_serve(args) -> int:
                  model=args.model, api_base=args.api_base, allow_hosts=tuple(args.allow_host))
 
 
+# -- audit: what each summary lost ----------------------------------------------------------------
+
+
+def cmd_audit(args) -> int:
+    """The facts each compaction's span held and whether its summary carries them."""
+    from .core.audit import CATEGORIES, audit_entry, judge, summaries_on_path
+
+    tree = _open(args).tree
+    if args.compaction:
+        entries = [tree.find(args.compaction)]
+        if entries[0].type not in ("compaction", "branch_summary"):
+            raise SessionError(f"{entries[0].id} is a {entries[0].type}, not a compaction or a branch summary")
+    else:
+        entries = [e for e in summaries_on_path(tree, tree.active_leaf) if e.type == "compaction"]
+    audits = [audit_entry(tree, e.id) for e in entries]
+    if args.model:
+        from .llm import complete
+
+        config = ModelConfig.from_env(args.model, args.api_base)
+        for audit in audits:
+            judge(audit, lambda prompt: complete(config, [{"role": "user", "content": prompt}]).text, config.model)
+    if args.json:
+        _print_json([a.as_dict() for a in audits])
+    else:
+        if not audits:
+            print("no compaction on the active path")
+        for audit in audits:
+            _print_audit(tree, audit, CATEGORIES)
+    scores = [s for a in audits for s in (a.score(), *a.scores().values()) if s is not None]
+    return 1 if args.fail_under is not None and any(s < args.fail_under for s in scores) else 0
+
+
+def _print_audit(tree, audit, categories) -> None:
+    entry = tree.by_id[audit.summary_id]
+    kind = audit.kind.replace("_", " ")
+    carried = f"{_pct(audit.score())} of {len(audit.facts)} facts carried" if audit.facts else "no facts to carry"
+    print(f"{kind} {audit.summary_id} (line {entry.line}): {carried}")
+    if audit.problem:
+        print(f"  {audit.problem}")
+    for c in categories:
+        facts = audit.of(c)
+        if facts:
+            print(f"  {c:<13} {_pct(audit.score(c)):>4}  ({len(audit.covered(c))}/{len(facts)})")
+    for c in categories:
+        for f in audit.missing(c):
+            extra = f" [{', '.join(f.details)}]" if f.details else ""
+            print(f"  missing {c}: {f.text}{extra}  <- {', '.join(f.sources[:5])}{' …' if len(f.sources) > 5 else ''}")
+            if f.judge is not None:
+                print(f"      model's opinion ({audit.judged_by}): {f.judge} — {f.judge_reason}")
+    print()
+
+
+def _pct(score: int | None) -> str:
+    return "–" if score is None else f"{score}%"
+
+
+def _audit_command(command) -> None:
+    sp = command("audit", cmd_audit, "what each compaction of the active path (or --compaction ID) lost: "
+                 "the facts of what it summarized that its summary does not carry")
+    sp.add_argument("--compaction", metavar="ID", help="this compaction or branch summary only")
+    sp.add_argument("--json", action="store_true")
+    sp.add_argument("--fail-under", type=float, metavar="PERCENT",
+                    help="exit 1 when any score (a category's or the overall one) is lower")
+    sp.add_argument("--model", metavar="M", help="ask this litellm model, per missing fact, whether the summary implies it")
+    sp.add_argument("--api-base", metavar="URL", help="an OpenAI-compatible server (default: $SESSION_TREE_API_BASE)")
+
+
 # -- parser ----------------------------------------------------------------------------------------
 
 
@@ -365,9 +472,33 @@ def _model_options(sp, model_group=None) -> None:
     sp.add_argument("--instructions", metavar="TEXT", help="what the model summary should focus on")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage error in one line on stderr (exit 2) like every other error."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {escape_controls(message)} (see --help)\n")
+
+
+def _whole_number(low: int, high: int | None = None):
+    """An argparse type: an integer within [low, high]."""
+
+    def parse(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if n < low or (high is not None and n > high):
+            raise argparse.ArgumentTypeError(
+                f"{n} is out of range (from {low}{f' to {high}' if high is not None else ''})"
+            )
+        return n
+
+    return parse
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="session-tree", description="Explore LLM agent sessions stored as trees.")
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    p = _Parser(prog="session-tree", description="Explore LLM agent sessions stored as trees.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
 
     def command(name, func, help, file=True):
         sp = sub.add_parser(name, help=help, description=help)
@@ -413,9 +544,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp = command("compact", cmd_compact,
                  "plan a compaction, or write one: summary by a model, extractive, or from a file")
     sp.add_argument("--leaf", metavar="ID")
-    sp.add_argument("--keep-recent-tokens", type=int, default=DEFAULT_KEEP_RECENT_TOKENS)
-    sp.add_argument("--reserve-tokens", type=int, default=DEFAULT_RESERVE_TOKENS)
-    sp.add_argument("--context-window", type=int, help="default: the session model's window")
+    sp.add_argument("--keep-recent-tokens", type=_whole_number(0), default=DEFAULT_KEEP_RECENT_TOKENS)
+    sp.add_argument("--reserve-tokens", type=_whole_number(0), default=DEFAULT_RESERVE_TOKENS)
+    sp.add_argument("--context-window", type=_whole_number(1), help="default: the session model's window")
     sp.add_argument("--plan", action="store_true", help="print the plan, write nothing")
     sp.add_argument("--json", action="store_true")
     source = sp.add_mutually_exclusive_group()
@@ -440,11 +571,12 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--verbose", action="store_true", help="on a failure, print the request and the raw response")
 
     command("validate", cmd_validate, "list every problem; exit 1 if there is any")
+    _audit_command(command)
 
     sp = command("serve", cmd_serve, "start the web app", file=False)
     sp.add_argument("root", metavar="ROOT", nargs="?", type=Path)
     sp.add_argument("--host", default="127.0.0.1")
-    sp.add_argument("--port", type=int, default=8000)
+    sp.add_argument("--port", type=_whole_number(1, 65535), default=8000)
     sp.add_argument("--open", action="store_true", help="open a browser on the app")
     sp.add_argument("--allow-host", action="append", default=[], metavar="NAME",
                     help="another host name the app may be reached by (for --host 0.0.0.0); repeatable")
@@ -455,15 +587,26 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if not getattr(args, "json", False):  # human output: escaped (JSON escapes on its own)
+        sys.stdout = _SafeText(sys.stdout)
     try:
         return args.func(args)
     except BrokenPipeError:
         return 0
     except (SessionError, ModelError, OSError) as exc:
-        print(f"session-tree: error: {exc}", file=sys.stderr)
+        print(f"session-tree: error: {escape_controls(str(exc))}", file=sys.stderr)
         if isinstance(exc, ModelError) and getattr(args, "verbose", False):
             print(exc.debug_text(), file=sys.stderr)
         return 2
+    except RecursionError:
+        print("session-tree: error: the session nests data too deeply to be processed", file=sys.stderr)
+        return 2
+    except (ValueError, TypeError) as exc:  # input no check above caught: still one line, no traceback
+        print(f"session-tree: error: {escape_controls(str(exc))[:500]}", file=sys.stderr)
+        return 2
+    finally:
+        if isinstance(sys.stdout, _SafeText):
+            sys.stdout = sys.stdout.stream
 
 
 if __name__ == "__main__":
