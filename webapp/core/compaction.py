@@ -322,28 +322,46 @@ class BranchSummaryPlan:
     entries: list[Entry]
     read_files: list[str]
     modified_files: list[str]
+    compaction: Entry | None = None  # where the walk stopped: its summary is carried forward
 
     def messages(self) -> list[dict]:
         return [m for e in self.entries for m in entry_messages(e)]
 
+    @property
+    def previous_summary(self) -> str | None:
+        """The summary of the compaction the walk stopped at: what it covered is part of the
+        branch being left, and would otherwise be in neither branch's context."""
+        summary = self.compaction.get("summary") if self.compaction is not None else None
+        return summary if isinstance(summary, str) and summary.strip() else None
+
+    @property
+    def has_content(self) -> bool:
+        """Something to summarize: entries of the branch, or a compaction's summary to carry."""
+        return bool(self.entries) or self.previous_summary is not None
+
 
 def plan_branch_summary(tree: SessionTree, old_leaf: str | None, new_leaf: str | None) -> BranchSummaryPlan:
-    """SPEC §4: the entries of the branch being left, back to the common ancestor or a compaction."""
+    """SPEC §4: the entries of the branch being left, back to the common ancestor or a compaction;
+    a compaction met on the way is carried forward (its summary, its files)."""
     ancestor = tree.common_ancestor(old_leaf, new_leaf)
     entries: list[Entry] = []
+    compaction = None
     node = old_leaf
     while node is not None and node != ancestor:
         entry = tree.by_id[node]
         if entry.type == COMPACTION:
+            compaction = entry
             break
         entries.append(entry)
         node = tree.parent[node]
     entries.reverse()
     ops = FileOps()
+    if compaction is not None:
+        ops.add_details(compaction.get("details"))
     for e in entries:
         ops.add_entry(e)
     read, modified = ops.lists()
-    return BranchSummaryPlan(old_leaf, new_leaf, ancestor, entries, read, modified)
+    return BranchSummaryPlan(old_leaf, new_leaf, ancestor, entries, read, modified, compaction)
 
 
 def write_branch_summary(
