@@ -57,26 +57,37 @@
     if (hint && ready) { hint.textContent = ""; hint.classList.remove("commit-hint"); }
   }
 
-  // Summary generation: elapsed seconds while it runs, and a way to give up on it.
-  document.addEventListener("htmx:beforeRequest", (evt) => {
-    if (evt.detail.elt.id !== "generate-summary") return;
+  // Summary generation: one at a time, elapsed seconds while it runs, and a way to give up on
+  // it (a model that hangs would otherwise keep the page silent until the timeout).
+  let running = null;
+  function generate(button) {
+    const form = button.closest("form");
+    const progress = $("#summary-progress"), elapsed = progress.querySelector(".elapsed");
+    const outcome = $(".summary-outcome");
     const started = Date.now();
-    const elapsed = $("#summary-progress .elapsed");
-    const cancelled = $(".summary-cancelled");
-    if (cancelled) cancelled.hidden = true;
-    clearInterval(timer);
-    if (elapsed) elapsed.textContent = "0 s";
-    timer = setInterval(() => { if (elapsed) elapsed.textContent = Math.round((Date.now() - started) / 1000) + " s"; }, 1000);
-  });
-  const stop = (evt) => { if (evt.detail.elt && evt.detail.elt.id === "generate-summary") clearInterval(timer); };
-  document.addEventListener("htmx:afterRequest", stop);
-  document.addEventListener("htmx:xhr:abort", (evt) => {
-    stop(evt);
-    const cancelled = $(".summary-cancelled");
-    if (cancelled) cancelled.hidden = false;
-  });
+    running = new AbortController();
+    button.disabled = true;
+    progress.hidden = false;
+    outcome.hidden = true;
+    elapsed.textContent = "0 s";
+    const timer = setInterval(() => { elapsed.textContent = Math.round((Date.now() - started) / 1000) + " s"; }, 1000);
+    const say = (text) => { outcome.textContent = text; outcome.hidden = false; };
+    fetch(button.dataset.url, { method: "POST", body: new FormData(form), headers: { "HX-Request": "true" }, signal: running.signal })
+      .then(async (res) => {
+        const text = await res.text();
+        if (!res.ok) throw new Error(text.trim().slice(0, 600) || `The server answered ${res.status}`);
+        const slot = $("#compact-summary-slot");
+        slot.innerHTML = text;
+        htmx.process(slot);
+        commitReady();
+      })
+      .catch((e) => say(e.name === "AbortError" ? "Cancelled: nothing was written." : e.message))
+      .finally(() => { clearInterval(timer); progress.hidden = true; button.disabled = false; running = null; });
+  }
   document.addEventListener("click", (evt) => {
-    if (evt.target.closest(".cancel-summary")) htmx.trigger("#generate-summary", "htmx:abort");
+    const button = evt.target.closest("#generate-summary");
+    if (button && !button.disabled) generate(button);
+    if (evt.target.closest(".cancel-summary") && running) running.abort();
   });
 
   // A new preview: when its cut lies inside a fold of the graph, unfold that fold (through the
@@ -84,7 +95,6 @@
   let unfolded = null;
   document.addEventListener("htmx:afterSwap", (evt) => {
     const target = evt.detail.target;
-    if (target.id === "compact-summary-slot") commitReady();
     if (target.id !== "panel" || !$("#compact-panel")) return;
     commitReady();
     const data = $("#overlay");

@@ -118,3 +118,27 @@ def test_a_cut_inside_a_fold_is_unfolded_and_brought_into_view(tmp_path, page, c
         assert page.errors == [] and console == []
     finally:
         live.stop()
+
+
+def test_a_summary_being_made_shows_its_time_and_can_be_cancelled(server, llm_server, page, console):
+    llm_server.behave("hang")
+    page.goto(server.url + server.rel(RICH) + "?tab=compact")
+    generate = page.locator("#generate-summary")
+    generate.click()
+    progress = page.locator("#summary-progress")
+    expect(progress).to_be_visible()
+    expect(generate).to_be_disabled()  # one summary at a time
+    expect(progress.locator(".elapsed")).to_have_text("1 s", timeout=5000)
+    progress.locator("button.cancel-summary").click()
+    expect(page.locator(".summary-outcome")).to_have_text("Cancelled: nothing was written.")
+    expect(progress).to_be_hidden()
+    expect(generate).to_be_enabled()
+    expect(page.locator("#summary-text")).to_have_count(0)
+    expect(page.locator("#commit-compaction")).to_be_disabled()
+    llm_server.behave("500")  # a failure says why, beside the button
+    generate.click()
+    expect(page.locator(".summary-outcome")).to_contain_text("The model server failed (500)", timeout=10000)
+    expect(page.locator("#commit-compaction")).to_be_disabled()
+    # the only console line is Chromium's own note of the 502 this step provokes
+    assert page.errors == [] and console == [
+        "Failed to load resource: the server responded with a status of 502 (BAD GATEWAY)"]
