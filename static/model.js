@@ -79,6 +79,8 @@
         const slot = $("#compact-summary-slot");
         slot.innerHTML = text;
         htmx.process(slot);
+        // what an htmx swap would announce, so the page's other parts (the audit) see the summary
+        slot.dispatchEvent(new CustomEvent("htmx:afterSwap", { bubbles: true, detail: { target: slot, elt: slot } }));
         commitReady();
       })
       .catch((e) => say(e.name === "AbortError" ? "Cancelled: nothing was written." : e.message))
