@@ -2,8 +2,10 @@
 
 Both kinds share one section structure (goal, constraints, progress, decisions, next steps,
 critical context) so a later summary, or a person, can read either. The extractive summarizer
-needs no model: it quotes the session's own messages, deterministically, and is labelled so
-(`details.summarizer = "extractive"`) because it cannot judge what mattered.
+needs no model: it quotes the session's own messages (leaving out chatter), deterministically, and
+is labelled a "draft (no model)" because it cannot judge what mattered. `details` records what
+made the text: `model` (with the model, its usage and cost), `extractive`, or `edited` (with what
+drafted it) when a person changed the draft before it was written.
 The files read and modified are not asked of the model: the plan collects them from tool calls
 and the write appends them (`with_file_lists`).
 """
