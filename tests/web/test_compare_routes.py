@@ -200,6 +200,9 @@ def test_baseline_order_alignment_and_folded_columns_live_in_the_url(demo):
     folded = client.get(links["fold"]).get_data(as_text=True)
     assert [cls.strip() for cls, _ in _heads(folded)] == ["folded baseline", "", ""]
     assert "Changed one line." not in folded.split('class="cmp-table"')[1]  # its cells are empty
+    export = client.get(unescape(re.search(r'id="export-comparison" href="([^"]+)"', folded)[1])).get_data(as_text=True)
+    assert "fold=" in re.search(r'id="export-comparison" href="([^"]+)"', folded)[1]
+    assert "Changed one line." in export and "folded" not in "".join(cls for cls, _ in _heads(export))
     unfold = unescape(re.search(r'<a class="cmp-unfold" href="([^"]+)"', folded)[1])
     assert unfold.replace("%2C", ",").endswith(f"/compare?ids={a},{b},{c}")
 

@@ -143,6 +143,8 @@ def _too_few(rel: str, ids: list[str]):
 def _context(rel: str, ids: list[str], export: bool = False) -> dict:
     tree = store().session(rel).tree
     picks = Picks(rel, ids)
+    if export:
+        picks.folded = []  # a file has no way to unfold a column: it shows them all
     try:
         cmp = compare(tree, ids, baseline=picks.baseline, alignment=picks.align)
     except UnknownEntry as exc:
