@@ -129,7 +129,7 @@
   function select(entryId, domId, tab) {
     if (!entryId) return;
     domId = domId || drawnId(entryId);
-    tab = tab || (currentTab() === "context" ? "context" : "node");
+    tab = tab || (["context", "transcript"].includes(currentTab()) ? currentTab() : "node");
     setState("node", entryId);
     const load = () => htmx.ajax("GET", panelUrl(tab, { node: entryId }), { target: "#panel", swap: "innerHTML" });
     if (domId && document.getElementById(domId)) {
@@ -163,8 +163,7 @@
     const o = JSON.parse(data.textContent);
     svg.querySelectorAll("g.node").forEach((g) => {
       g.classList.remove(...OVERLAY_CLASSES);
-      const badge = g.querySelector("text.replaced-by");
-      if (badge) badge.remove();
+      g.querySelectorAll(".replaced-by").forEach((x) => x.remove());
     });
     svg.classList.toggle("context-mode", !!o.context);
     svg.classList.toggle("compact-mode", !!o.compact);
@@ -177,22 +176,51 @@
       });
     }
     if (!o.context) return o.selected;
+    const badges = [];
     svg.querySelectorAll("g.node").forEach((g) => {
       const s = o.context.nodes[g.id];
       if (!s) { g.classList.add("ctx-off"); return; }
       g.classList.add(s.state === "in-context" ? "ctx-in" : s.state === "replaced" ? "ctx-replaced" : "ctx-path");
-      if (s.state === "replaced") {
-        const shape = g.querySelector("polygon, path, ellipse");
-        const b = (shape || g).getBBox();
-        const t = document.createElementNS("http://www.w3.org/2000/svg", "text");
-        t.setAttribute("x", b.x + b.width + 4);
-        t.setAttribute("y", b.y + b.height / 2 + 3);
-        t.setAttribute("class", "replaced-by");
-        t.textContent = "⤷ " + s.byLabel;
-        g.appendChild(t);
-      }
+      if (s.state === "replaced") badges.push([g, s.byLabel]);
     });
+    placeBadges(svg, badges);
     return o.selected;
+  }
+
+  // The "summarized by compaction X" badges go beside their node, right or left, wherever they
+  // cover no other node and no other badge; where neither side is free the node's own tooltip
+  // (its <title>) says it instead.
+  function placeBadges(svg, badges) {
+    if (!badges.length) return;
+    const boxes = [];
+    svg.querySelectorAll("g.node").forEach((g) => {
+      const shape = g.querySelector("polygon, path, ellipse");
+      if (shape) boxes.push(shape.getBBox());
+    });
+    const hits = (r) => boxes.some((b) => r.x < b.x + b.width && b.x < r.x + r.width && r.y < b.y + b.height && b.y < r.y + r.height);
+    for (const [g, label] of badges) {
+      const shape = g.querySelector("polygon, path, ellipse");
+      const b = (shape || g).getBBox();
+      const t = document.createElementNS("http://www.w3.org/2000/svg", "text");
+      t.setAttribute("class", "replaced-by");
+      t.textContent = "⤷ " + label;
+      t.setAttribute("y", b.y + b.height / 2 + 3);
+      t.setAttribute("x", b.x + b.width + 4);
+      g.appendChild(t);
+      const w = t.getComputedTextLength();
+      const room = (x) => ({ x: x - 1, y: b.y + b.height / 2 - 8, width: w + 2, height: 12 });
+      const x = [b.x + b.width + 4, b.x - 4 - w].find((x) => !hits(room(x)));
+      if (x === undefined) {
+        t.remove();
+        const tip = document.createElementNS("http://www.w3.org/2000/svg", "title");
+        tip.setAttribute("class", "replaced-by");
+        tip.textContent = label;
+        g.appendChild(tip);
+        continue;
+      }
+      t.setAttribute("x", x);
+      boxes.push(room(x));
+    }
   }
 
   // -- events --------------------------------------------------------------------------------------
@@ -207,8 +235,11 @@
       if (g && compareMode() && !g.classList.contains("segment")) {
         pick(entryId, g);
       } else if (g && g.classList.contains("segment")) {
+        // A folded run opens at its first entry; a "more branches" node at the fork points it names.
+        const href = node.getAttribute("xlink:href") || node.getAttribute("href");
+        const open = new URL(href, location.href).searchParams.get("open");
         const expand = new Set(state("expand").split(",").filter(Boolean));
-        expand.add(entryId);
+        (open ? open.split(",") : [entryId]).forEach((x) => expand.add(x));
         setState("expand", Array.from(expand).join(","));
         focusAfterDraw = entryId;
         redrawGraph({ expand: Array.from(expand).join(",") });
@@ -222,7 +253,7 @@
     const link = evt.target.closest("a[data-select]");
     if (link && layoutEl() && !evt.ctrlKey && !evt.metaKey) {
       evt.preventDefault();
-      select(link.dataset.select, link.dataset.dom);
+      select(link.dataset.select, link.dataset.dom, link.dataset.tab);
     }
   });
 
@@ -302,14 +333,15 @@
   function navTarget(key) {
     const nav = $("#nav");
     if (!nav) return null;
-    return { parent: nav.dataset.parent, child: nav.dataset.child, prev: nav.dataset.prev, next: nav.dataset.next, branch: nav.dataset.branch }[key] || null;
+    const d = nav.dataset;
+    return { parent: d.parent, child: d.child, prev: d.prev, next: d.next, branch: d.branch, prevBranch: d.prevBranch, root: d.root }[key] || null;
   }
 
   document.addEventListener("keydown", (evt) => {
     if (!layoutEl() || evt.ctrlKey || evt.metaKey || evt.altKey) return;
     const tag = (evt.target.tagName || "").toLowerCase();
     if (tag === "input" || tag === "textarea" || tag === "select" || evt.target.isContentEditable) return;
-    const moves = { ArrowUp: "parent", k: "parent", ArrowDown: "child", j: "child", ArrowLeft: "prev", h: "prev", ArrowRight: "next", l: "next", b: "branch" };
+    const moves = { ArrowUp: "parent", k: "parent", ArrowDown: "child", j: "child", ArrowLeft: "prev", h: "prev", ArrowRight: "next", l: "next", b: "branch", B: "prevBranch", Home: "root" };
     if (evt.shiftKey && evt.key.startsWith("Arrow")) {
       const d = { ArrowUp: [0, -0.2], ArrowDown: [0, 0.2], ArrowLeft: [-0.2, 0], ArrowRight: [0.2, 0] }[evt.key];
       pan(d[0], d[1]); evt.preventDefault(); return;
@@ -317,11 +349,14 @@
     const node = state("node");
     if (moves[evt.key]) {
       const target = navTarget(moves[evt.key]);
-      if (target) select(target, null);
+      const branchKey = evt.key === "b" || evt.key === "B";
+      if (branchKey && !target) note("No branch point in this session: the conversation never splits.");
+      else if (branchKey && target === node) note("This is the only branch point in this session.");
+      else if (target) select(target, null);
       evt.preventDefault();
     } else if (evt.key === "Enter" && node) { select(node, null, "node"); evt.preventDefault(); }
     else if (evt.key === "c" && node) { select(node, null, "context"); }
-    else if (evt.key === "a") runAction("active");
+    else if (evt.key === "a" || evt.key === "End") { runAction("active"); evt.preventDefault(); }
     else if (evt.key === "f") fit();
     else if (evt.key === "+" || evt.key === "=") zoom(0.8);
     else if (evt.key === "-") zoom(1.25);
@@ -332,12 +367,21 @@
   // After a swap: a new drawing gets its view, overlay and picks back; a new panel marks its
   // node on the drawing and brings it into view.
   document.addEventListener("htmx:afterSwap", (evt) => {
-    const target = evt.detail.target;
+    const target = evt.detail.target || evt.target; // a history restore swaps the body, no target
+    if (!target) return;
     if (target.id === "graph") { applyOverlay(); initSvg(); markPicked(); }
     if (target.id === "panel") {
       const selected = applyOverlay(true);
       if (selected) zoomTo(selected, true);
     }
+  });
+  // Back/Forward: htmx puts the whole page back (historyCacheSize 0); draw it as a fresh load.
+  document.addEventListener("htmx:historyRestore", () => {
+    if (!layoutEl()) return;
+    view = null;
+    initSvg();
+    applyOverlay();
+    markPicked();
   });
 
   // -- writes: forms posted with fetch, the answer read as server-sent events -----------------------
@@ -433,6 +477,16 @@
     evt.preventDefault();
     postStream(form.action, new FormData(form), form);
   });
+
+  // A key that has nowhere to go says so, briefly, over the drawing.
+  function note(message) {
+    const n = $("#graph-note");
+    if (!n) return;
+    n.textContent = message;
+    n.hidden = false;
+    clearTimeout(note.timer);
+    note.timer = setTimeout(() => { n.hidden = true; }, 4000);
+  }
 
   // A failed request says what went wrong, in the page, instead of doing nothing.
   function toast(message) {

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import bisect
+import weakref
 from dataclasses import dataclass
 
 from ..core.compaction import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS, CompactionPlan, plan_compaction
@@ -9,6 +11,7 @@ from ..core.context import Context, build_context, settings_on
 from ..core.entries import (
     BRANCH_SUMMARY,
     COMPACTION,
+    MARKER_TYPES,
     MESSAGE,
     MODEL_CHANGE,
     THINKING_LEVEL_CHANGE,
@@ -109,28 +112,63 @@ class Nav:
     prev_sibling: str | None
     next_sibling: str | None
     next_branch_point: str | None
+    prev_branch_point: str | None
+    root: str | None
+
+
+class _TreeOrder:
+    """Drawn entries in depth-first order (children by time) and the branch points among them,
+    found once per tree (a tree never changes once built): `b`/`B` walk this order."""
+
+    def __init__(self, tree: SessionTree):
+        self.position: dict[str, int] = {}
+        self.branch_points: list[str] = []
+        stack = list(reversed([r for r in tree.roots if tree.by_id[r].type not in MARKER_TYPES]))
+        while stack:
+            entry_id = stack.pop()
+            self.position[entry_id] = len(self.position)
+            kids = tree.conversation_children(entry_id)
+            if len(kids) > 1:
+                self.branch_points.append(entry_id)
+            stack.extend(reversed(kids))
+        self.branch_positions = [self.position[b] for b in self.branch_points]
+        self.root = next(iter(self.position), None)
+
+
+_orders: "weakref.WeakKeyDictionary[SessionTree, _TreeOrder]" = weakref.WeakKeyDictionary()
+
+
+def _tree_order(tree: SessionTree) -> _TreeOrder:
+    order = _orders.get(tree)
+    if order is None:
+        order = _orders[tree] = _TreeOrder(tree)
+    return order
 
 
 def node_nav(tree: SessionTree, entry_id: str) -> Nav:
-    """Where the keyboard moves from a node: parent, first child, siblings, next branch point."""
+    """Where the keyboard moves from a node: parent, first child, siblings, the next and previous
+    branch points in depth-first order (from any node: below it first, then the later branches,
+    wrapping round), and the root."""
     parent = tree.parent[entry_id]
     siblings = tree.conversation_children(parent) if parent else tree.roots
     i = siblings.index(entry_id) if entry_id in siblings else -1
-    branch = None
-    kids = tree.conversation_children(entry_id)
-    node = kids[0] if kids else None
-    while node is not None:  # follow the first child down to where the conversation splits
-        kids = tree.conversation_children(node)
-        if len(kids) > 1:
-            branch = node
-            break
-        node = kids[0] if kids else None
+    order = _tree_order(tree)
+    points = order.branch_points
+    next_bp = prev_bp = None
+    if points:
+        at = order.position.get(tree.conversation_leaf(entry_id) or "", 0)
+        cut = bisect.bisect_right(order.branch_positions, at)
+        next_bp = points[cut % len(points)]
+        before = cut - 1 if points[cut - 1] != entry_id else cut - 2
+        prev_bp = points[before % len(points)]
     return Nav(
         parent=parent,
         children=tree.conversation_children(entry_id),
         prev_sibling=siblings[i - 1] if i > 0 else None,
         next_sibling=siblings[i + 1] if 0 <= i < len(siblings) - 1 else None,
-        next_branch_point=branch,
+        next_branch_point=next_bp,
+        prev_branch_point=prev_bp,
+        root=order.root,
     )
 
 
