@@ -367,10 +367,6 @@ class Row:
     def continued(self) -> bool:
         return any(c and c.continued for c in self.cells)
 
-    @property
-    def gaps(self) -> int:
-        return sum(1 for c in self.cells if c is None)
-
 
 @dataclass
 class Comparison:

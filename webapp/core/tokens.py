@@ -139,24 +139,15 @@ def context_tokens(ctx: Context) -> TokenCount:
 
 
 def _path_overhead(ctx: Context) -> int:
-    return first_usage_overhead(ctx.tree, ctx.path)
-
-
-def first_usage(path: list[Entry]) -> Entry | None:
-    """The first entry on `path` with a usable reported usage."""
-    return next((e for e in path if usage_tokens(e) is not None), None)
-
-
-def first_usage_overhead(tree, path: list[Entry], at: Entry | None = None) -> int:
-    """Reported minus estimated tokens at the FIRST usage on the path (`at`, when the caller has
-    found it): there the context is smallest, so the difference is the fixed part (system
-    prompt, tools), not estimation error."""
-    e = at or first_usage(path)
-    if e is None:
-        return 0
-    earlier = build_context(tree, e.id)
-    anchor = _anchor(earlier, 0)
-    return max(usage_tokens(e) - _estimate(earlier.messages[: anchor[0] + 1]), 0) if anchor else 0
+    """Reported minus estimated tokens at the FIRST usage on the path: there the context is
+    smallest, so the difference is the fixed part (system prompt, tools), not estimation error."""
+    for e in ctx.path:
+        used = usage_tokens(e)
+        if used is not None:
+            earlier = build_context(ctx.tree, e.id)
+            at = _anchor(earlier, 0)
+            return max(used - _estimate(earlier.messages[: at[0] + 1]), 0) if at else 0
+    return 0
 
 
 def entry_cost(entry: Entry) -> float:
