@@ -255,6 +255,7 @@ def _page_context(rel: str, tab: str, drawing: bool = True):
         "svg": svg,
         "graph_note": note,
         "selected_dom": layout.dom_for(node) if node else None,
+        "path_dom": list(dict.fromkeys(layout.dom_for(e.id) for e in tree.path(node))) if node else [],
         **_tab_context(rel, session, tab, node, layout),
     }
 
