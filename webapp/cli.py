@@ -2,11 +2,16 @@
 
 Its command names and JSON keys are a contract that scripts rely on. Errors are one line on
 stderr and a non-zero exit (2), never a traceback; `validate` exits 1 when it finds problems.
+Human output escapes control characters (a label holding ESC or OSC sequences cannot drive the
+terminal) and file names that are not UTF-8; JSON output shows such names with `\\xNN` escapes.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
+import os
+import re
 import sys
 from pathlib import Path
 
@@ -32,6 +37,41 @@ from .models import context_window
 from .summarize import fork_with_summary, regenerate_summary, summarize_compaction
 
 
+# C0 controls but newline and tab, DEL, C1 controls, and lone surrogates (the bytes of a name
+# that is not UTF-8): none of them reaches a terminal as it is.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def _escape_char(m: re.Match) -> str:
+    o = ord(m.group())
+    if 0xDC80 <= o <= 0xDCFF:  # a byte that was not UTF-8, as Python keeps it
+        return f"\\x{o - 0xDC00:02x}"
+    return f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}"
+
+
+def escape_controls(text: str) -> str:
+    return _UNSAFE.sub(_escape_char, text)
+
+
+class _SafeText(io.TextIOBase):
+    """A text stream that escapes what `escape_controls` does before it reaches the terminal."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        self.stream.write(escape_controls(text))
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
+def _path_text(path) -> str:
+    """A path as JSON can hold it: bytes that are not UTF-8 as `\\xNN`."""
+    return os.fsencode(str(path)).decode("utf-8", "backslashreplace")
+
+
 def _print_json(obj) -> None:
     sys.stdout.write(orjson.dumps(obj, option=orjson.OPT_INDENT_2).decode() + "\n")
 
@@ -53,9 +93,9 @@ def cmd_ls(args) -> int:
     rows = []
     for path in discover(args.root):
         try:
-            rows.append(summarize_session(path).as_dict())
+            rows.append({**summarize_session(path).as_dict(), "path": _path_text(path)})
         except (OSError, SessionError) as exc:
-            rows.append({"path": str(path), "error": str(exc)})
+            rows.append({"path": _path_text(path), "error": escape_controls(str(exc))})
     if args.json:
         _print_json(rows)
         return 0
@@ -76,7 +116,7 @@ def cmd_show(args) -> int:
     session = _open(args)
     tree = session.tree
     info = {
-        "path": str(args.file),
+        "path": _path_text(args.file),
         "header": tree.header,
         "version": session.log.version,
         "name": tree.name,
@@ -234,7 +274,7 @@ def cmd_append(args) -> int:
             raise SessionError(f"stdin is not a JSON object or JSON Lines: {exc}") from None
     if not objs:
         raise SessionError("nothing on stdin: give one entry as a JSON object")
-    session = _open(args)
+    session = Session.open_for_append(args.file)  # reads the end of the file, not all of it
     for obj in objs:
         entry = session.append(obj)
         sys.stdout.write(entry["id"] + "\n")
@@ -451,9 +491,33 @@ def _model_options(sp, model_group=None) -> None:
     sp.add_argument("--instructions", metavar="TEXT", help="what the model summary should focus on")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage error in one line on stderr (exit 2) like every other error."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {escape_controls(message)} (see --help)\n")
+
+
+def _whole_number(low: int, high: int | None = None):
+    """An argparse type: an integer within [low, high]."""
+
+    def parse(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if n < low or (high is not None and n > high):
+            raise argparse.ArgumentTypeError(
+                f"{n} is out of range (from {low}{f' to {high}' if high is not None else ''})"
+            )
+        return n
+
+    return parse
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="session-tree", description="Explore LLM agent sessions stored as trees.")
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    p = _Parser(prog="session-tree", description="Explore LLM agent sessions stored as trees.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
 
     def command(name, func, help, file=True):
         sp = sub.add_parser(name, help=help, description=help)
@@ -499,9 +563,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp = command("compact", cmd_compact,
                  "plan a compaction, or write one: summary by a model, extractive, or from a file")
     sp.add_argument("--leaf", metavar="ID")
-    sp.add_argument("--keep-recent-tokens", type=int, default=DEFAULT_KEEP_RECENT_TOKENS)
-    sp.add_argument("--reserve-tokens", type=int, default=DEFAULT_RESERVE_TOKENS)
-    sp.add_argument("--context-window", type=int, help="default: the session model's window")
+    sp.add_argument("--keep-recent-tokens", type=_whole_number(0), default=DEFAULT_KEEP_RECENT_TOKENS)
+    sp.add_argument("--reserve-tokens", type=_whole_number(0), default=DEFAULT_RESERVE_TOKENS)
+    sp.add_argument("--context-window", type=_whole_number(1), help="default: the session model's window")
     sp.add_argument("--plan", action="store_true", help="print the plan, write nothing")
     sp.add_argument("--json", action="store_true")
     source = sp.add_mutually_exclusive_group()
@@ -532,7 +596,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp = command("serve", cmd_serve, "start the web app", file=False)
     sp.add_argument("root", metavar="ROOT", nargs="?", type=Path)
     sp.add_argument("--host", default="127.0.0.1")
-    sp.add_argument("--port", type=int, default=8000)
+    sp.add_argument("--port", type=_whole_number(1, 65535), default=8000)
     sp.add_argument("--open", action="store_true", help="open a browser on the app")
     sp.add_argument("--allow-host", action="append", default=[], metavar="NAME",
                     help="another host name the app may be reached by (for --host 0.0.0.0); repeatable")
@@ -543,15 +607,26 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if not getattr(args, "json", False):  # human output: escaped (JSON escapes on its own)
+        sys.stdout = _SafeText(sys.stdout)
     try:
         return args.func(args)
     except BrokenPipeError:
         return 0
     except (SessionError, ModelError, OSError) as exc:
-        print(f"session-tree: error: {exc}", file=sys.stderr)
+        print(f"session-tree: error: {escape_controls(str(exc))}", file=sys.stderr)
         if isinstance(exc, ModelError) and getattr(args, "verbose", False):
             print(exc.debug_text(), file=sys.stderr)
         return 2
+    except RecursionError:
+        print("session-tree: error: the session nests data too deeply to be processed", file=sys.stderr)
+        return 2
+    except (ValueError, TypeError) as exc:  # input no check above caught: still one line, no traceback
+        print(f"session-tree: error: {escape_controls(str(exc))[:500]}", file=sys.stderr)
+        return 2
+    finally:
+        if isinstance(sys.stdout, _SafeText):
+            sys.stdout = sys.stdout.stream
 
 
 if __name__ == "__main__":

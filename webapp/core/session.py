@@ -1,12 +1,16 @@
 """A session: its storage, what has been read of it, and every write (append, fork, label).
 
 Reads are incremental: only the bytes added since the last read are parsed, so a file that
-another process appends to is followed cheaply. Every write happens under the storage lock after
-catching up with the file, so the active leaf it continues from is the current one.
+another process appends to is followed cheaply; a file rewritten in place (pi does so when it
+migrates one) is noticed by a fingerprint of what was read, and read again from the start. Every
+write happens under the storage lock after catching up with the file, so the active leaf it
+continues from is the current one. Reads never wait for that lock: the session's own lock only
+covers the in-memory update, and a writer takes it after the file lock, not while waiting for it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 from dataclasses import dataclass
@@ -21,6 +25,7 @@ from .reader import SessionLog
 from .storage import JsonlStorage, MemoryStorage, Storage, cwd_folder_name, session_file_name
 from .tree import SessionTree
 
+FINGERPRINT_BYTES = 4096  # of the start and of the end of what was read, checked on every change
 ACTIVE = object()  # "append at the active leaf", as opposed to an explicit parent id or None
 
 # Keys a caller may not set on an entry it appends: the session fills them in.
@@ -40,6 +45,10 @@ class Session:
         self._log = SessionLog()
         self._key: tuple | None = None
         self._tree: SessionTree | None = None
+        self._stale = True  # the log read more than the tree holds
+        self._fingerprint: tuple[bytes, bytes] | None = None  # hashes of the first and last bytes read
+        self._tail_first = False  # see open_for_append
+        self.rewrites = 0  # how many times the file was found rewritten in place and read again
         # One session serves many request threads: reading and building happen one at a time.
         self._lock = threading.RLock()
 
@@ -51,24 +60,58 @@ class Session:
     def in_memory(cls, data: bytes = b"") -> "Session":
         return cls(MemoryStorage(data))
 
+    @classmethod
+    def open_for_append(cls, path: str | os.PathLike) -> "Session":
+        """A session that only appends (`session-tree append`): its first read takes the header
+        line and the last line, which name the active leaf whenever the last entry is not a
+        `leaf` entry and the file ends whole; it reads everything only otherwise (#13.3: an
+        append costs the same on any size). What it reads after that is read as usual."""
+        session = cls(JsonlStorage(path))
+        session._tail_first = True
+        return session
+
     # -- reading -------------------------------------------------------------------------------
 
     def refresh(self, force: bool = False) -> SessionLog:
-        """Catch up with the storage; start over if it shrank or was replaced.
+        """Catch up with the storage; start over if it shrank, was replaced or was rewritten.
 
         `force` reads even when the version key is unchanged (a write within the same mtime tick
-        can leave it so); a shrunk or replaced storage is still detected then.
+        can leave it so); a shrunk, replaced or rewritten storage is still detected then.
         """
         with self._lock:
             key = self.storage.version_key()
             if key == self._key and not force:
                 return self._log
-            if self._key is not None and (key[0] < self._log.offset or key[2:] != self._key[2:]):
+            if self._key is not None and (
+                key[0] < self._log.offset or key[2:] != self._key[2:] or self._rewritten()
+            ):
+                self.rewrites += 1  # rewritten in place, cut short, or replaced: read again
                 self._log = SessionLog()
-            self._log.feed_chunks(self.storage.read_chunks(self._log.offset))
+                self._fingerprint = None
+            if self._tail_first and self._key is None:
+                self._tail_first = False
+                log = _tail_log(self.storage, key[0])
+                if log is not None:
+                    self._log, self._key, self._stale = log, key, True
+                    return log
+            start = self._log.offset
+            recent = _Recent(start, self._fingerprint)
+            self._log.feed_chunks(recent.watch(self.storage.read_chunks(start)))
+            self._fingerprint = recent.fingerprint(self._log.offset, self.storage)
             self._key = key
-            self._tree = None
+            self._stale = True
             return self._log
+
+    def _rewritten(self) -> bool:
+        """True when the bytes read so far are no longer those in the storage (their first and
+        last 4 KiB are compared by hash: an append never changes them, a rewrite almost surely does)."""
+        if self._fingerprint is None or not self._log.offset:
+            return False
+        head, tail = _spans(self._log.offset)
+        return self._fingerprint != (
+            _digest(self.storage.read_at(*head)),
+            _digest(self.storage.read_at(*tail)),
+        )
 
     @property
     def log(self) -> SessionLog:
@@ -78,8 +121,10 @@ class Session:
     def tree(self) -> SessionTree:
         with self._lock:
             self.refresh()
-            if self._tree is None:
-                self._tree = SessionTree(self._log)
+            if self._stale:  # after an append, the tree grows; otherwise it is built anew
+                grown = self._tree.extended(self._log) if self._tree is not None else None
+                self._tree = grown or SessionTree(self._log)
+                self._stale = False
             return self._tree
 
     # -- writing -------------------------------------------------------------------------------
@@ -101,7 +146,7 @@ class Session:
         clash = [k for k in FILLED_KEYS if k in fields]
         if clash:
             raise InvalidWrite(f"do not set {', '.join(clash)}: the session fills them in")
-        with self._lock, self.storage.locked():
+        with self.storage.locked(), self._lock:  # (in this order: reads never wait for the file lock)
             log = self.refresh(force=True)  # read again under the lock
             if log.header is None and not log.has_entries and not log.all_bad_lines():
                 raise SessionError("the session has no header line; create it with `session-tree new`")
@@ -141,6 +186,110 @@ class Session:
         return self.tree.entry(entry_id)
 
 
+TAIL_STEP = 64 * 1024
+
+
+def _tail_log(storage: Storage, size: int) -> SessionLog | None:
+    """A log of the header line and the last line only, enough to append after the active leaf;
+    None when the end of the file cannot tell it (a torn or bad last line, a `leaf` entry, an
+    entry without an id or parent id as pi v1 writes them, no session header)."""
+    if not size or storage.read_at(size - 1, 1) != b"\n":
+        return None
+    first = _line_at(storage, 0, size)
+    start = size - 1  # the newline that ends the last line: find the one before it
+    while True:
+        step = min(TAIL_STEP, start)
+        chunk = storage.read_at(start - step, step)
+        cut = chunk.rfind(b"\n")
+        if cut >= 0 or step == start:
+            last_start = start - step + cut + 1
+            break
+        start -= step
+    last = storage.read_at(last_start, size - 1 - last_start)
+    log = SessionLog()
+    log._read_line(first, 1)
+    if log.header is None or log.bad_lines:
+        return None
+    if last_start:
+        try:
+            obj = orjson.loads(last)
+        except orjson.JSONDecodeError:
+            return None
+        if not (isinstance(obj, dict) and isinstance(obj.get("id"), str) and obj["id"]
+                and "parentId" in obj and obj.get("type") != LEAF):
+            return None
+        log._read_line(last, 2)  # (its line number is not known: not needed to append after it)
+    log.offset, log.lines = size, 2 if last_start else 1
+    return log
+
+
+def _line_at(storage: Storage, offset: int, size: int) -> bytes:
+    """The line that starts at `offset` (without its newline)."""
+    data = b""
+    while offset + len(data) < size:
+        data += storage.read_at(offset + len(data), TAIL_STEP)
+        end = data.find(b"\n")
+        if end >= 0:
+            return data[:end]
+    return data
+
+
+def _digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def _spans(offset: int) -> tuple[tuple[int, int], tuple[int, int]]:
+    """(start, length) of the first and of the last FINGERPRINT_BYTES before `offset`."""
+    head = min(FINGERPRINT_BYTES, offset)
+    return (0, head), (offset - min(FINGERPRINT_BYTES, offset), min(FINGERPRINT_BYTES, offset))
+
+
+class _Recent:
+    """Keeps, while a read goes by, the bytes a fingerprint needs: the file's first bytes and the
+    last ones before the end of the last complete line. Taken from the bytes that were parsed
+    where it can (a rewrite during the read then cannot slip into the fingerprint); what an
+    earlier read covered is read again."""
+
+    def __init__(self, start: int, previous: tuple[bytes, bytes] | None):
+        self.start = start
+        self.pos = start
+        self.head = bytearray()
+        self.previous = previous
+        self.chunks: list[tuple[int, bytes]] = []  # (position, bytes) from before the last newline
+
+    def watch(self, chunks):
+        for chunk in chunks:
+            if self.pos < FINGERPRINT_BYTES:
+                self.head += chunk[: FINGERPRINT_BYTES - self.pos]
+            self.chunks.append((self.pos, chunk))
+            self.pos += len(chunk)
+            nl = chunk.rfind(b"\n")
+            if nl >= 0:  # only bytes from 4 KiB before the last newline on can be needed
+                keep_from = self.pos - len(chunk) + nl + 1 - FINGERPRINT_BYTES
+                while len(self.chunks) > 1 and self.chunks[1][0] <= keep_from:
+                    self.chunks.pop(0)
+            yield chunk
+
+    def fingerprint(self, offset: int, storage: Storage) -> tuple[bytes, bytes] | None:
+        """Hashes of the first and last bytes before `offset` (the end of the complete lines)."""
+        if not offset:
+            return None
+        head_span, (tail_start, tail_len) = _spans(offset)
+        if self.start == 0:
+            head = _digest(bytes(self.head[: head_span[1]]))
+        elif self.previous is not None and self.start >= FINGERPRINT_BYTES:
+            head = self.previous[0]  # a whole 4 KiB was read before and checked since
+        else:
+            head = _digest(storage.read_at(*head_span))
+        first = self.chunks[0][0] if self.chunks else offset
+        if tail_start >= first:
+            data = b"".join(c for _, c in self.chunks)
+            tail = _digest(data[tail_start - first: tail_start - first + tail_len])
+        else:  # the last 4 KiB began in an earlier read
+            tail = _digest(storage.read_at(tail_start, tail_len))
+        return head, tail
+
+
 def create_session(root: str | os.PathLike, cwd: str, parent_session: str | None = None) -> Path:
     """Create an empty session (header only) in the per-cwd folder of `root`; return its path."""
     session_id = new_id()
@@ -148,11 +297,15 @@ def create_session(root: str | os.PathLike, cwd: str, parent_session: str | None
     header = {"type": "session", "version": SESSION_VERSION, "id": session_id, "timestamp": timestamp, "cwd": cwd}
     if parent_session:
         header["parentSession"] = parent_session
+    try:  # before anything is made on disk: a refused header leaves no folder and no empty file
+        line = orjson.dumps(header) + b"\n"
+    except TypeError:  # a str that is not UTF-8 (a non-UTF-8 argument keeps its bytes as surrogates)
+        raise InvalidWrite("the working directory and parent session must be UTF-8 text") from None
     folder = Path(root) / cwd_folder_name(cwd)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / session_file_name(timestamp, session_id)
     with open(path, "xb") as f:
-        f.write(orjson.dumps(header) + b"\n")
+        f.write(line)
         f.flush()
         os.fsync(f.fileno())
     return path

@@ -36,6 +36,10 @@ class Storage(ABC):
         """The bytes from `offset` to the current end, in consecutive pieces."""
         yield self.read_from(offset)
 
+    def read_at(self, offset: int, size: int) -> bytes:
+        """At most `size` bytes from `offset`."""
+        return self.read_from(offset)[:size]
+
     @abstractmethod
     def append_bytes(self, data: bytes) -> None:
         """Write `data` at the end in one call, durably; only called while `locked()`."""
@@ -75,6 +79,9 @@ class MemoryStorage(Storage):
     def read_from(self, offset: int) -> bytes:
         return bytes(self.data[offset:])
 
+    def read_at(self, offset: int, size: int) -> bytes:
+        return bytes(self.data[offset:offset + size])
+
     def append_bytes(self, data: bytes) -> None:
         self.data += data
         self._writes += 1
@@ -112,6 +119,10 @@ class JsonlStorage(Storage):
         with open(self.path, "rb") as f:
             f.seek(offset)
             return f.read()
+
+    def read_at(self, offset: int, size: int) -> bytes:
+        with open(self.path, "rb") as f:
+            return os.pread(f.fileno(), size, offset)
 
     def read_chunks(self, offset: int) -> Iterator[bytes]:
         with open(self.path, "rb") as f:

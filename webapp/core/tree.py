@@ -6,6 +6,8 @@ in the tree only (an orphan or the entry that closes a loop becomes a root) and 
 
 from __future__ import annotations
 
+import copy
+
 from .entries import COMPACTION, LABEL, MARKER_TYPES, SESSION_INFO, Entry, parse_time, tool_calls
 from .errors import AmbiguousEntry, UnknownEntry
 from .reader import BadLine, Problem, SessionLog, first_kept_id, gc_paused
@@ -41,20 +43,66 @@ class SessionTree:
         # through markers (most entries have none, and the check is made for every entry).
         self._marker_parents: set[str] = set()
         self._leaves: list[str] | None = None
+        # What `extend` needs: the log read, how much of it is in the tree, and the ids that
+        # earlier entries refer to but that do not exist (an append that brings one changes them).
+        self._log, self._log_entries, self._log_problems = log, len(log.entries), len(log.problems)
+        self._grows = log.tail_entry is None  # a torn last line is read again: build anew then
+        self._wanted: set[str] = set()
+        self.labels: dict[str, str] = {}
+        self.name: str | None = None
         with gc_paused():
-            self._link()
+            self._link(self.entries)
             self.active_leaf: str | None = log.active_leaf
-            self.labels, self.name = self._labels_and_name()
-            self._check_references()
+            self._labels_and_name(self.entries)
+            self._check_references(self.entries)
 
     # -- building ------------------------------------------------------------------------------
 
-    def _link(self) -> None:
+    def extended(self, log: SessionLog) -> SessionTree | None:
+        """The tree of `log` (the log this tree was built from) now that it read more, made from
+        this one at the cost of the new entries and the sibling lists they join (#13.3: an append
+        to a big file must not rebuild its tree); equal to `SessionTree(log)`. This tree is left
+        as it is, for the requests still reading it. None when the new lines change what was
+        decided about earlier ones (an entry they referred to, a parent written after its child,
+        a torn line read again): build a new tree then."""
+        if log is not self._log or not self._grows or len(log.entries) < self._log_entries:
+            return None
+        new = log.entries[self._log_entries:] + ([log.tail_entry] if log.tail_entry else [])
+        ids = {e.id: e for e in new}
+        if not ids.keys().isdisjoint(self._wanted) or any(
+            e.parent_id in ids and ids[e.parent_id].line >= e.line for e in new
+        ):
+            return None
+        tree = copy.copy(self)
+        for name in ("by_id", "parent", "children", "labels", "_wanted", "_marker_parents"):
+            setattr(tree, name, copy.copy(getattr(self, name)))
+        for name in ("roots", "orphans", "problems"):
+            setattr(tree, name, list(getattr(self, name)))
+        for e in new:  # sibling lists that grow are copied, not changed under a reader
+            if e.parent_id in tree.children:
+                tree.children[e.parent_id] = list(tree.children[e.parent_id])
+        with gc_paused():
+            tree.entries = log.all_entries()
+            tree.bad_lines = log.all_bad_lines()
+            tree.by_id.update(ids)
+            tree.problems += log.problems[self._log_problems:]
+            tree._log_entries, tree._log_problems = len(log.entries), len(log.problems)
+            tree._grows = log.tail_entry is None
+            tree._link(new)
+            tree.active_leaf = log.active_leaf
+            tree._labels_and_name(new)
+            tree._check_references(new)
+            tree._leaves = None
+        return tree
+
+    def _link(self, entries: list[Entry]) -> None:
+        """Parents, roots, orphans and sibling lists of `entries` (all of them, or those appended)."""
         by_id, parent = self.by_id, self.parent
         forward = False
-        for e in self.entries:
+        for e in entries:
             p = e.parent_id
             if p is not None and p not in by_id:
+                self._wanted.add(p)
                 self.orphans.append(e.id)
                 self.problems.append(
                     Problem("orphan", f"parent {p!r} does not exist; shown as a root", e.line, e.id)
@@ -66,20 +114,21 @@ class SessionTree:
         if forward:  # only a parent written after its child can close a loop
             self._cut_cycles()
         children, marker_parents = self.children, self._marker_parents
-        for e in self.entries:
+        grown: set[str] = set()
+        for e in entries:
             p = parent[e.id]
             if p is None:
                 self.roots.append(e.id)
                 continue
             if p in children:
                 children[p].append(e.id)
+                grown.add(p)
             else:  # (not setdefault, which would make an empty list for every entry)
                 children[p] = [e.id]
             if e.type in MARKER_TYPES:
                 marker_parents.add(p)
-        for kids in children.values():
-            if len(kids) > 1:
-                kids.sort(key=lambda k: _instant(by_id[k].timestamp))  # stable: file order breaks ties
+        for p in grown:
+            children[p].sort(key=lambda k: _instant(by_id[k].timestamp))  # stable: file order breaks ties
 
     def _cut_cycles(self) -> None:
         parent, by_id = self.parent, self.by_id
@@ -107,10 +156,9 @@ class SessionTree:
             for n in walk:
                 state[n] = 2
 
-    def _labels_and_name(self) -> tuple[dict[str, str], str | None]:
-        labels: dict[str, str] = {}
-        name = None
-        for e in self.entries:
+    def _labels_and_name(self, entries: list[Entry]) -> None:
+        labels = self.labels
+        for e in entries:
             if e.type == LABEL and e.target_id is not None:  # without a target it labels nothing
                 target, text = e.target_id, e.get("label")
                 if isinstance(text, str) and text.strip():
@@ -119,22 +167,24 @@ class SessionTree:
                     labels.pop(target, None)
             elif e.type == SESSION_INFO:
                 value = e.get("name")
-                name = value if isinstance(value, str) and value.strip() else name
-        return labels, name
+                self.name = value if isinstance(value, str) and value.strip() else self.name
 
-    def _check_references(self) -> None:
-        for e in self.entries:
+    def _check_references(self, entries: list[Entry]) -> None:
+        for e in entries:
             missing = e.missing_fields()
             if missing:
                 self.problems.append(
                     Problem("missing-field", f"{e.type} entry lacks {', '.join(missing)}", e.line, e.id)
                 )
             if e.type == LABEL and e.target_id not in self.by_id:
+                self._wanted.add(e.target_id)
                 self.problems.append(
                     Problem("dangling-label", f"label targets unknown id {e.target_id!r}", e.line, e.id)
                 )
             elif e.type == COMPACTION and "summary" in e.raw:
                 problem = self.first_kept_problem(e)
+                if first_kept_id(e) is not None:
+                    self._wanted.add(first_kept_id(e))  # (when it exists, wanting it costs nothing)
                 if problem:
                     self.problems.append(Problem("dangling-first-kept", problem, e.line, e.id))
                 elif self.by_id[first_kept_id(e)].role == "toolResult":

@@ -9,7 +9,7 @@ from flask import Flask
 from ..core.catalog import first_user_message
 from ..core.entries import parse_time, short_id
 from ..core.tokens import compaction_text, format_tokens, token_text, usage_text
-from . import render
+from . import budget, render
 from .views import context_meter, entry_summary, entry_title, short
 
 
@@ -58,6 +58,10 @@ def register(app: Flask) -> None:
     app.add_template_global(render.render_markdown)
     app.add_template_global(render.raw_json)
     app.add_template_global(render.render_files)
+    for helper in (budget.paged_text, budget.more_link, budget.more_url, budget.chars_label,
+                   budget.context_messages_shown, budget.raw_pager):
+        app.add_template_global(helper)
+    app.before_request(render.start_response)
 
     @app.get("/pygments.css")
     def pygments_css():

@@ -11,6 +11,7 @@ import difflib
 import json
 import re
 from collections.abc import Callable, Iterable
+from contextvars import ContextVar
 from typing import Any
 
 import nh3
@@ -78,12 +79,38 @@ def _pre(inner: Markup) -> Markup:
     return Markup('<pre class="code"><code>{}</code></pre>').format(inner)
 
 
+# What is left to show of the entry being rendered, and of the whole response: each text an entry
+# shows spends from both, so an entry of many long blocks, or a page of many entries (compare,
+# export), stays bounded too. Unset outside `render_entry_body` and before `start_response`.
+_entry_left: ContextVar[list[int] | None] = ContextVar("entry_left", default=None)
+_response_left: ContextVar[list[int] | None] = ContextVar("response_left", default=None)
+RESPONSE_CHARS = 2_000_000  # of entry content in one response
+
+
+def start_response() -> None:
+    """A new response starts with its whole budget (called before each request)."""
+    _response_left.set([RESPONSE_CHARS])
+
+
+def _allowance() -> int:
+    return min([SHOWN_CHARS] + [b[0] for b in (_entry_left.get(), _response_left.get()) if b is not None])
+
+
+def _spend(n: int) -> None:
+    for budget in (_entry_left.get(), _response_left.get()):
+        if budget is not None:
+            budget[0] = max(0, budget[0] - n)
+
+
 def _capped(text: str) -> tuple[str, Markup]:
     """The start of a very long text, cut at a line end, and a note on what was left out:
     a multi-megabyte tool output would otherwise make a page of tens of megabytes."""
-    if len(text) <= SHOWN_CHARS:
+    allowed = _allowance()
+    if len(text) <= allowed:
+        _spend(len(text))
         return text, _EMPTY
-    cut = text.rfind("\n", 0, SHOWN_CHARS) + 1 or SHOWN_CHARS
+    cut = (text.rfind("\n", 0, allowed) + 1 or allowed) if allowed else 0
+    _spend(cut)
     left = text.count("\n", cut) + 1
     note = f"{len(text) - cut:,} more characters ({left:,} lines) are not shown here; the raw JSON has all {len(text):,}."
     return text[:cut], _note(note)
@@ -116,7 +143,7 @@ def pygments_css() -> str:
     )
 
 
-def _json_text(value: Any) -> str:
+def json_text(value: Any) -> str:
     """Pretty JSON; Python's encoder covers what orjson refuses (integers beyond 64 bits)."""
     try:
         return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
@@ -124,13 +151,17 @@ def _json_text(value: Any) -> str:
         return json.dumps(value, indent=2, ensure_ascii=False, default=str)
 
 
-def raw_json(entry_raw: dict) -> Markup:
+def raw_json(entry_raw: dict, more: Callable[[str], Markup] | None = None) -> Markup:
     """An entry exactly as read, pretty-printed: the fallback view that never loses a field.
-    A very long one is shown whole but not highlighted, which would cost seconds."""
-    text = _json_text(entry_raw)
-    if len(text) > SHOWN_CHARS:
-        return _pre(Markup.escape(text))
-    return highlight(text, "json")
+    A very long one shows its first page, not highlighted (which would cost seconds), followed
+    by `more(text)` (the link to the next pages, for the raw view) or a note."""
+    text = json_text(entry_raw)
+    if more is not None and len(text) > SHOWN_CHARS:
+        return _pre(more(text))
+    if len(text) <= _allowance():
+        return highlight(text, "json")
+    shown, note = _capped(text)
+    return _pre(Markup.escape(shown)) + note
 
 
 # --- markdown -----------------------------------------------------------------------------------
@@ -202,8 +233,9 @@ def _file_list(title: str, files: Any) -> Markup:
 def _field_value(value: Any) -> Markup:
     """Scalars as text, anything structured as highlighted JSON."""
     if isinstance(value, (dict, list)):
-        return highlight(_json_text(value), "json")
-    return escape("" if value is None else value)
+        return highlight(json_text(value), "json")
+    shown, note = _capped("" if value is None else str(value))
+    return escape(shown) + note
 
 
 def _fields(pairs: Iterable[tuple[str, Any]]) -> Markup:
@@ -222,9 +254,13 @@ def _image(block: dict) -> Markup:
         isinstance(mime, str)
         and isinstance(data, str)
         and _IMAGE_MIME.fullmatch(mime)
+        and len(data) <= _allowance()
         and _BASE64.fullmatch(data)
     ):
+        _spend(len(data))
         return Markup('<img class="thumb" alt="image" src="data:{};base64,{}">').format(mime, data)
+    if isinstance(data, str) and len(data) > _allowance():
+        return _note(f"[image: {len(data):,} characters of data, too large to show here]")
     return _note("[image: unsupported]")
 
 
@@ -288,7 +324,7 @@ def _tool_args(name: Any, args: Any) -> Markup:
     if view and isinstance(args, dict) and all(k in args for k in view[0]):
         shown, layout = view
         return layout(args) + _extra_args(args, shown)
-    return highlight(_json_text(args), "json")
+    return highlight(json_text(args), "json")
 
 
 def _tool_call(block: dict) -> Markup:
@@ -442,7 +478,7 @@ def _meta(entry: Entry) -> Markup:
     if entry.type == E.LEAF and entry.target_id is None:
         fields["targetId"] = "(none: empty conversation)"
     if entry.type == E.CUSTOM and "data" in fields:
-        fields["data"] = highlight(_json_text(fields["data"]), "json")
+        fields["data"] = highlight(json_text(fields["data"]), "json")
     return _fields(fields.items())
 
 
@@ -460,9 +496,13 @@ def render_entry_body(entry: Entry, tool_call: dict | None = None) -> Markup:
     `tool_call` is the toolCall block a toolResult answers, when the caller knows it: a `read`
     result is then highlighted in the language of the file it read.
     """
-    if entry.type == E.MESSAGE:
-        if not entry.message:
-            return _raw_fallback("message shape", entry.raw)
-        return _message(entry, tool_call)
-    view = _ENTRY_VIEWS.get(entry.type)
-    return view(entry) if view else _raw_fallback(f"entry type {entry.type}", entry.raw)
+    token = _entry_left.set([SHOWN_CHARS])
+    try:
+        if entry.type == E.MESSAGE:
+            if not entry.message:
+                return _raw_fallback("message shape", entry.raw)
+            return _message(entry, tool_call)
+        view = _ENTRY_VIEWS.get(entry.type)
+        return view(entry) if view else _raw_fallback(f"entry type {entry.type}", entry.raw)
+    finally:
+        _entry_left.reset(token)

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 from urllib.parse import quote, urlencode
 
+import orjson
 from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
 
+from ..core.context import build_context
+from ..core.request import build_request
 from ..core.session import Session
 from .audit import audit_tab, cached_audit, is_summary
+from . import budget, render
 from .graph import build_layout, dom_id, render_svg
 from . import search, transcript
 from .store import SessionStore
@@ -153,8 +157,13 @@ def _tab_context(rel: str, session: Session, tab: str, node: str | None, layout)
     elif tab == "audit":
         ctx.update(audit_tab(rel, session, node, layout))
     elif tab == "problems":
-        ctx["problems"] = tree.all_problems()
-        ctx["bad_lines"] = tree.bad_lines
+        problems = tree.all_problems()
+        ctx["problem_count"] = len(problems)
+        ctx["problems"] = problems[: budget.PROBLEMS_PAGE]
+        ctx["rest"] = len(problems) - len(ctx["problems"])
+        ctx["next_url"] = budget.more_url(rel, "problems", budget.PROBLEMS_PAGE) if ctx["rest"] else None
+        ctx["bad_lines"] = tree.bad_lines[: budget.BAD_LINES_SHOWN]
+        ctx["more_bad_lines"] = len(tree.bad_lines) - len(ctx["bad_lines"])
     return ctx
 
 
@@ -211,12 +220,108 @@ def panel_fragment(rel: str, tab: str):
     return response
 
 
+@bp.get("/s/<path:rel>/-/version")
+def version(rel: str):
+    """What the page polls to follow a file being written (static/follow.js): a string that
+    changes whenever the file does, and the active leaf. Costs a stat, plus reading what was
+    appended (the tree grows by it, and the redraw that follows needs it anyway)."""
+    session = store().session(rel)
+    tree = session.tree
+    key = "-".join(map(str, (*session.storage.version_key(), session.rewrites)))
+    body = {"version": key, "activeLeaf": tree.conversation_leaf(tree.active_leaf), "entries": len(tree.entries)}
+    return current_app.response_class(orjson.dumps(body), mimetype="application/json",
+                                      headers={"Cache-Control": "no-store"})
+
+
 @bp.get("/s/<path:rel>/-/raw")
 def raw_entry(rel: str):
     """An entry's JSON as read: a fragment for the node panel, a page of its own otherwise."""
     entry = store().session(rel).entry(request.args.get("id", ""))
     template = "partials/_raw.html" if is_fragment() else "raw.html"
     return render_template(template, rel=rel, entry=entry)
+
+
+def _context_messages(tree, node: str, view: str | None) -> tuple[list[dict], list | None]:
+    """The messages of the context at `node`, or with view `request` those of the request as
+    sent (SPEC §5b) with its rows (status and reason of each)."""
+    ctx = build_context(tree, node)
+    if view != "request":
+        return ctx.messages, None
+    rows = build_request(ctx).rows
+    return [row.message for row in rows], rows
+
+
+def _context_text(tree, node: str, i: int, j: int | None, view: str | None) -> str:
+    """The text of message `i` (part `j` when its content is in parts) of the context at `node`."""
+    messages, _ = _context_messages(tree, node, view)
+    if not 0 <= i < len(messages):
+        abort(404, description=f"no message {i} in the context at {node!r}")
+    content = messages[i].get("content")
+    if j is None:
+        return content if isinstance(content, str) else ""
+    parts = content if isinstance(content, list) else []
+    if not 0 <= j < len(parts):
+        abort(404, description=f"no part {j} in message {i}")
+    return str(parts[j].get("text", ""))
+
+
+def _int_arg(name: str, default: int | None = None) -> int | None:
+    text = request.args.get(name, "")
+    if not text:
+        return default
+    if not (text.isascii() and text.isdigit()) or len(text) > 18:
+        abort(400, description=f"{name} must be a whole number, not {text[:40]!r}")
+    return int(text)
+
+
+@bp.get("/s/<path:rel>/-/more/<kind>")
+def more(rel: str, kind: str):
+    """The next page of a text or list a panel cut at its budget (see budget.py)."""
+    session = store().session(rel)
+    tree = session.tree
+    offset = _int_arg("offset", 0)
+    if kind == "problems":
+        problems = tree.all_problems()
+        shown = problems[offset:offset + budget.PROBLEMS_PAGE]
+        rest = len(problems) - offset - len(shown)
+        next_url = budget.more_url(rel, "problems", offset + len(shown)) if rest > 0 else None
+        template = "partials/_problem_items.html" if is_fragment() else "more.html"
+        return render_template(template, rel=rel, tree=tree, problems=shown, rest=rest, next_url=next_url,
+                               kind=kind, offset=offset)
+    if kind == "messages":
+        node = _selected(session, request.args.get("node") or None)
+        if not is_fragment():
+            return redirect(url_for("sessions.session_page", rel=rel, node=node, tab="context"))
+        view = request.args.get("view") or None
+        messages, rows = _context_messages(tree, node, view)
+        return render_template("partials/_context_messages.html", rel=rel, tree=tree, messages=messages, rows=rows,
+                               view=view, node=node, start=offset, stop=budget.context_messages_shown(messages, offset))
+    args: dict = {}
+    if kind == "raw":
+        entry = session.entry(request.args.get("id", ""))
+        args["id"] = entry.id
+        text = render.json_text(entry.raw)
+        title = f"raw JSON of {entry.id}"
+    elif kind == "line":
+        line = _int_arg("line")
+        found = [b for b in tree.bad_lines if b.line == line]
+        if not found:
+            abort(404, description=f"no bad line {line}")
+        args["line"] = line
+        text, title = found[0].raw, f"line {line}"
+    elif kind == "context":
+        node = _selected(session, request.args.get("node") or None)
+        i, j = _int_arg("i", 0), _int_arg("j")
+        view = request.args.get("view") or None
+        args.update(node=node, i=i, j=j, view=view)
+        text = _context_text(tree, node, i, j, view)
+        title = f"message {i} of the context at {node}"
+    else:
+        abort(404, description=f"nothing to page through called {kind!r}")
+    page = budget.page_of(text, offset)
+    next_url = budget.more_url(rel, kind, page.next_offset, **args) if page.next_offset is not None else None
+    template = "partials/_more_text.html" if is_fragment() else "more.html"
+    return render_template(template, rel=rel, page=page, next_url=next_url, title=title, kind=kind, offset=offset)
 
 
 @bp.app_template_global()

@@ -1,21 +1,44 @@
 """The sessions the app serves: safe lookup under the root, and caches keyed on file changes.
 
-A URL names a session by its path relative to the root. Nothing outside the root can be named:
-`..`, absolute paths and symlinks that lead out are refused. Sessions are kept open and follow
+A URL names a session by its path relative to the root (see `url_name`: a file name of any bytes
+can be named). Nothing outside the root can be named: `..`, absolute paths and symlinks that lead
+out are refused; a symlink loop, an over-long name or an unreadable file is a clear 404 or 403. Sessions are kept open and follow
 their file (a new append is read on the next request); derived views are cached on the file's
 size + mtime + inode, so a change on disk invalidates them without a restart.
 """
 
 from __future__ import annotations
 
+import os
+import stat
 import threading
 from collections import OrderedDict
 from pathlib import Path, PurePosixPath
+from urllib.parse import quote, unquote_to_bytes
+
+from werkzeug.exceptions import Forbidden
 
 from ..core.catalog import SessionSummary, summarize_session
 from ..core.errors import SessionError, SessionNotFound
 from ..core.session import Session
 from ..core.storage import discover
+
+
+def url_name(rel: str) -> str:
+    """A path under the root as URLs and pages carry it: as it is when it is UTF-8 text without
+    `%`, else its bytes percent-encoded. A file name that is not UTF-8 (held by Python with
+    surrogate escapes, which no page or URL can carry) is then listed and opened like any other;
+    every encoded name holds a `%` and no name left as it is does, so `fs_name` can tell them apart."""
+    try:
+        os.fsencode(rel).decode("utf-8")
+    except UnicodeDecodeError:
+        return quote(os.fsencode(rel), safe="/")
+    return quote(rel, safe="/") if "%" in rel else rel
+
+
+def fs_name(name: str) -> str:
+    """The path under the root a `url_name` stands for (as the file system's str)."""
+    return os.fsdecode(unquote_to_bytes(name)) if "%" in name else name
 
 
 class LRU:
@@ -51,8 +74,10 @@ class SessionStore:
         self.summaries = LRU(512)
         self.views = LRU(64)  # rendered graphs and other costly views
 
-    def resolve(self, rel: str) -> Path:
-        """The file a URL path names, or SessionNotFound when it is not a session under the root."""
+    def resolve(self, name: str) -> Path:
+        """The file a URL path names, or SessionNotFound (with the reason) when it is not a
+        session under the root."""
+        rel = fs_name(name)
         parts = PurePosixPath(rel).parts
         if (
             not rel
@@ -62,30 +87,45 @@ class SessionStore:
             or len(parts) > 2
             or not rel.endswith(".jsonl")
         ):
-            raise SessionNotFound(f"no session {rel!r}")
-        path = (self.root / rel).resolve()
-        if not path.is_relative_to(self.root) or not path.is_file():
-            raise SessionNotFound(f"no session {rel!r}")
+            raise SessionNotFound(f"no session {name!r}")
+        try:
+            path = (self.root / rel).resolve()
+            st = path.stat() if path.is_relative_to(self.root) else None
+        except RuntimeError:  # Path.resolve's word for a symlink loop
+            raise SessionNotFound(f"no session {name!r}: a symbolic link that leads to itself") from None
+        except OSError as exc:  # a name too long, a loop found by stat, ...
+            raise SessionNotFound(f"no session {name!r}: {exc.strerror or exc}") from None
+        if st is None or not stat.S_ISREG(st.st_mode):
+            raise SessionNotFound(f"no session {name!r}")
         return path
 
     def rel(self, path: Path) -> str:
-        return path.resolve().relative_to(self.root).as_posix()
+        """The `url_name` of a file under the root."""
+        return url_name(path.resolve().relative_to(self.root).as_posix())
 
-    def session(self, rel: str) -> Session:
-        path = self.resolve(rel)
-        with self._lock:
-            session = self._sessions.get(path)
-            if session is None:
-                session = Session.open(path)
-                self._sessions.put(path, session)
+    def session(self, name: str) -> Session:
+        """The open session a URL names, caught up with its file; an unreadable file is a 403."""
+        path = self.resolve(name)
+        try:
+            with self._lock:
+                session = self._sessions.get(path)
+                if session is None:
+                    session = Session.open(path)
+                    self._sessions.put(path, session)
+            session.refresh()
+        except PermissionError as exc:
+            raise Forbidden(f"{name}: the file cannot be read ({exc.strerror or 'permission denied'})") from None
         return session
 
     def list(self) -> list[tuple[str, SessionSummary | None, str | None]]:
         """(rel path, summary, error) for every session under the root, summaries cached."""
         out = []
         for path in discover(self.root):
-            if not path.resolve().is_relative_to(self.root):
-                continue  # a symlink that leads out of the root
+            try:
+                if not path.resolve().is_relative_to(self.root):
+                    continue  # a symlink that leads out of the root
+            except (OSError, RuntimeError):
+                continue  # a loop: not a session file (discover leaves them out already)
             rel = self.rel(path)
             try:
                 st = path.stat()

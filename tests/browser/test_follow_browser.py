@@ -1,0 +1,72 @@
+"""Live follow (#13.6): the session page shows what another process appends, without a reload."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import orjson
+from playwright.sync_api import expect
+
+from tests.conftest import Builder
+
+APPENDER = """
+import sys, orjson
+from webapp.core.session import Session
+session = Session.open_for_append(sys.argv[1])
+for text in sys.argv[2:]:
+    session.append({"type": "message", "message": {"role": "assistant", "content": text}})
+"""
+
+
+def test_the_page_follows_a_file_another_process_appends_to(tmp_path, browser):
+    from tests.browser.conftest import LiveServer
+
+    b = Builder()
+    b.user("Start the long job", id="u1")
+    b.assistant("Working on it", id="a1")
+    path = b.write(tmp_path / "live.jsonl")
+    server = LiveServer(tmp_path)
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    try:
+        page.goto(server.url + "/s/live.jsonl")
+        expect(page.locator('#graph g.node[id="e-a1"]')).to_have_class(re.compile("active-leaf"))
+        expect(page.locator("[data-follow]")).to_have_attribute("aria-pressed", "true")
+        page.evaluate("window.__notReloaded = true")  # gone if the page reloads
+
+        subprocess.run([sys.executable, "-c", APPENDER, str(path), "First result is in"], check=True)
+        new_id = orjson.loads(path.read_bytes().splitlines()[-1])["id"]
+        new_node = page.locator(f'#graph g.node[id="e-{new_id}"]')
+        expect(new_node).to_be_visible(timeout=5000)
+        expect(new_node).to_have_class(re.compile("active-leaf"))
+        expect(page.locator('#graph g.node[id="e-a1"]')).not_to_have_class(re.compile("active-leaf"))
+        expect(page.locator("#node-panel")).to_have_attribute("data-entry", new_id)  # the panel moved along
+        expect(page.locator("#node-panel")).to_contain_text("First result is in")
+        expect(page.locator("#stats")).to_contain_text("3 entries")
+        page.screenshot(path=str(tmp_path / "follow.png"))
+
+        # a reader looking at an older node keeps it; the graph still grows
+        page.locator('#graph g.node[id="e-u1"] a').click()
+        expect(page.locator("#node-panel")).to_have_attribute("data-entry", "u1")
+        subprocess.run([sys.executable, "-c", APPENDER, str(path), "Second result"], check=True)
+        second = orjson.loads(path.read_bytes().splitlines()[-1])["id"]
+        expect(page.locator(f'#graph g.node[id="e-{second}"]')).to_have_class(re.compile("active-leaf"), timeout=5000)
+        expect(page.locator("#node-panel")).to_have_attribute("data-entry", "u1")
+
+        # turned off, it stops following
+        page.click("[data-follow]")
+        expect(page.locator("[data-follow]")).to_have_attribute("aria-pressed", "false")
+        subprocess.run([sys.executable, "-c", APPENDER, str(path), "Third result"], check=True)
+        third = orjson.loads(path.read_bytes().splitlines()[-1])["id"]
+        page.wait_for_timeout(1500)
+        expect(page.locator(f'#graph g.node[id="e-{third}"]')).to_have_count(0)
+        assert page.evaluate("window.__notReloaded") is True
+        assert errors == []
+    finally:
+        context.close()
+        server.stop()
