@@ -22,9 +22,13 @@
   });
 
   // The selected entry is brought to the top of the panel once its transcript is in.
+  // (Below the sticky tabs and toolbar, whatever height they wrapped to.)
   function showFocus() {
     const focus = document.querySelector("#panel .t-focus");
-    if (focus) focus.scrollIntoView({ block: "start" });
+    if (!focus) return;
+    const above = [".tabs", ".t-toolbar"].map((s) => document.querySelector("#panel " + s));
+    focus.style.scrollMarginTop = above.reduce((h, el) => h + (el ? el.offsetHeight : 0), 8) + "px";
+    focus.scrollIntoView({ block: "start" });
   }
   document.addEventListener("htmx:afterSwap", (evt) => { if (evt.detail.target.id === "panel") showFocus(); });
   document.addEventListener("DOMContentLoaded", showFocus);

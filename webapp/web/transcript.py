@@ -10,12 +10,21 @@ from __future__ import annotations
 from flask import Blueprint, abort, redirect, render_template, request, url_for
 from markupsafe import Markup
 
-from ..core.entries import Entry, content_blocks, entry_text, short_id
-from ..core.transcript import FILTER_NAMES, FILTERS, WINDOW, Item, Options, Transcript, build_transcript, other_branches
+from ..core.entries import Entry, content_blocks
+from ..core.transcript import (
+    FILTER_NAMES,
+    FILTERS,
+    WINDOW,
+    Item,
+    Options,
+    Transcript,
+    branch_name,
+    build_transcript,
+    other_branches,
+)
 from ..core.tree import SessionTree
 from . import render, sessions
 from .graph import dom_id
-from .views import short
 
 bp = Blueprint("transcript", __name__)
 
@@ -142,20 +151,6 @@ def window(rel: str):
     return render_template("partials/_transcript_window.html", rel=rel, tree=tree, focus_id=None, **ctx)
 
 
-def _branch_name(tree: SessionTree, leaf: str) -> str:
-    """A branch by the nearest label above its tip, else by its last user message (found by
-    walking up from the tip, not by building the whole path)."""
-    node: str | None = leaf
-    while node is not None:
-        e = tree.by_id[node]
-        if node in tree.labels:
-            return tree.labels[node]
-        if e.role == "user":
-            return short(entry_text(e), 70)
-        node = tree.parent[node]
-    return short_id(leaf)
-
-
 @bp.get("/s/<path:rel>/-/transcript/branches")
 def branch_list(rel: str):
     """The tips of the session, each a link that opens its branch in the transcript."""
@@ -164,6 +159,6 @@ def branch_list(rel: str):
     tree = sessions.store().session(rel).tree
     options = Options.from_args(request.args)
     active = tree.conversation_leaf(tree.active_leaf)
-    rows = [(leaf, _branch_name(tree, leaf), leaf == active) for leaf in tree.leaves()]
+    rows = [(leaf, branch_name(tree, leaf), leaf == active) for leaf in tree.leaves()]
     return render_template("partials/_transcript_branches.html", rel=rel, rows=rows,
                            current=request.args.get("leaf"), params=options.params())
