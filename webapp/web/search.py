@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.entries import Entry
+from ..core.errors import SessionError
 from ..core.search import FileIndex, SessionIndex, Snippet, searchable_text, snippet
 from ..core.storage import JsonlStorage
 from ..core.transcript import branch_name, descend
@@ -41,7 +42,10 @@ def file_matches(path: Path, query: str) -> bool:
     """Whether the session file mentions `query` anywhere (what the index page filter asks)."""
     index = _cached(_file_indexes, path, FileIndex)
     with _lock:
-        index.update(JsonlStorage(path))
+        try:
+            index.update(JsonlStorage(path))
+        except (OSError, SessionError):  # gone or unreadable since it was listed: no match
+            return False
         return index.matches(query)
 
 
