@@ -121,7 +121,10 @@ def test_search_finds_a_tool_result_on_a_side_branch_and_selects_it(live_server,
     expect(hits.locator("mark")).to_have_text("operand")
     hits.locator("a.hit-link").click()
     expect(page.locator(".tab.current")).to_have_text("Transcript")
-    expect(page.locator(f'#t-e-{OPERAND_RESULT}')).to_be_attached()  # the result, folded under its call
+    result = page.locator(f"#t-e-{OPERAND_RESULT}")  # the result, under its call, opened
+    expect(result).to_have_attribute("open", "")
+    expect(result).to_contain_text("operand")
+    expect(result).to_be_in_viewport()
     expect(page.locator(f'#graph g.node[id="e-{OPERAND_RESULT}"]')).to_have_class(re.compile("selected"))
     assert console == []
 

@@ -108,7 +108,8 @@ def transcript_context(tree: SessionTree, node: str | None, args) -> dict:
     t = build_transcript(tree, node, args.get("leaf"), options)
     focus = t.index_of(node)
     start = max(0, focus - 10) if focus >= WINDOW - 10 else 0
-    return window_context(tree, t, start) | {"focus_id": node}
+    # The item that shows the node (a tool result is shown by its call's item).
+    return window_context(tree, t, start) | {"focus_id": t.items[focus].entry.id if t.items else None}
 
 
 def window_context(tree: SessionTree, t: Transcript, start: int, size: int = WINDOW) -> dict:
