@@ -34,7 +34,7 @@
     focus.style.scrollMarginTop = above.reduce((h, el) => h + (el ? el.offsetHeight : 0), 8) + "px";
     focus.scrollIntoView({ block: "start" });
   }
-  document.addEventListener("htmx:afterSwap", (evt) => { if (evt.detail.target.id === "panel") showFocus(); });
+  document.addEventListener("htmx:afterSwap", (evt) => { if ((evt.detail.target || evt.target).id === "panel") showFocus(); }); // a history restore has no target
   document.addEventListener("DOMContentLoaded", showFocus);
 
   // "/" focuses the session's search box (unless one is typing already).
