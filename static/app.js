@@ -364,6 +364,7 @@
     form.querySelectorAll("button").forEach((b) => { b.disabled = false; });
     if (!failed) { refreshAll(node); return; }
     say(failed.message, "error");
+    form.dispatchEvent(new CustomEvent("reply-failed", { detail: failed, bubbles: true }));  // model.js
     if (stream) stream.hidden = true;
     if (user) offerRetry(form, user);
   }

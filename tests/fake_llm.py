@@ -3,6 +3,10 @@
 `FakeLLM` runs `http.server.ThreadingHTTPServer` on 127.0.0.1 in a thread. A test picks what it
 answers with `fake.behave(kind, **options)` and reads what it was sent in `fake.requests` (the
 parsed JSON bodies), so it can check the exact messages of a call.
+
+The server is strict the way OpenAI is: a request whose messages OpenAI would refuse (a tool call
+without its result, a tool result without its call, an empty assistant message) gets OpenAI's
+400 with OpenAI's wording, so every model test proves the request would be accepted.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ class FakeLLM:
         self.options: dict = {}
         self.requests: list[dict] = []  # the JSON bodies
         self.seen: list[tuple[str, str | None]] = []  # (path, Authorization header) of each request
+        self.refused: list[str] = []  # why each request the strict checks refused was refused
         self.port = 0
         self.stopped = threading.Event()  # ends a hang when the test is over
 
@@ -86,6 +91,42 @@ ERRORS = {
 }
 
 
+def strict_problem(messages) -> str | None:
+    """Why OpenAI would refuse these chat messages (its own wording), or None if it accepts them."""
+    if not isinstance(messages, list) or not messages:
+        return "[] is too short - 'messages'"
+    pending: list[str] = []  # tool_call_ids of the last assistant message not answered yet
+    answerable: set[str] = set()
+    for i, m in enumerate(messages):
+        role = m.get("role")
+        if role == "tool":
+            call_id = m.get("tool_call_id")
+            if call_id not in answerable:
+                return ("Invalid parameter: messages with role 'tool' must be a response to a preceeding "
+                        "message with 'tool_calls'.")
+            answerable.discard(call_id)
+            pending = [c for c in pending if c != call_id]
+            continue
+        if pending:
+            return ("An assistant message with 'tool_calls' must be followed by tool messages responding to "
+                    "each 'tool_call_id'. The following tool_call_ids did not have response messages: "
+                    + ", ".join(pending))
+        answerable = set()
+        if role == "assistant":
+            calls = m.get("tool_calls") or []
+            content = m.get("content")
+            if not calls and (content is None or content == "" or content == []):
+                return (f"Invalid value for 'messages[{i}]': an assistant message must have 'content' "
+                        "or 'tool_calls'.")
+            pending = [c.get("id") for c in calls]
+            answerable = set(pending)
+    if pending:
+        return ("An assistant message with 'tool_calls' must be followed by tool messages responding to "
+                "each 'tool_call_id'. The following tool_call_ids did not have response messages: "
+                + ", ".join(pending))
+    return None
+
+
 def _handler(fake: FakeLLM):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -102,15 +143,40 @@ def _handler(fake: FakeLLM):
             if "on_request" in fake.options:
                 fake.options["on_request"](body)
             kind = fake.kind
+            refused = strict_problem(body.get("messages"))
+            if refused:
+                fake.refused.append(refused)
+                return self._json(400, {"error": {"message": refused, "type": "invalid_request_error",
+                                                  "param": "messages", "code": None}})
             if kind in ERRORS:
                 status, code, message = ERRORS[kind]
                 return self._json(status, {"error": {"message": message, "type": code, "code": code}})
+            if kind == "html":  # a wrong --api-base: some web server's page, with a 200
+                return self._raw(200, "text/html", b"<!doctype html><html><body><h1>Welcome</h1></body></html>")
+            if kind == "badjson":
+                return self._raw(200, "application/json", b'{"id": "chatcmpl-test", "choices": [')
+            if kind == "cut":  # the body stops short of its Content-Length
+                return self._raw(200, "application/json", b'{"id": "chatcmpl-test"', length=400)
+            if kind == "anthropic404":  # Anthropic's error shape
+                return self._json(404, {"type": "error", "error": {"type": "not_found_error",
+                                                                   "message": "model: test-model"}})
             if kind == "hang":
                 fake.stopped.wait(HANG_SECONDS)
                 return self._json(200, fake.reply_body())
             if body.get("stream"):
                 return self._stream(fake.stream_chunks(), broken=kind == "break")
             return self._json(200, fake.reply_body())
+
+        def _raw(self, status: int, ctype: str, data: bytes, length: int | None = None) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(length or len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            if length:
+                self.wfile.flush()
+                self.close_connection = True
+                self.connection.shutdown(2)
 
         def _json(self, status: int, obj: dict) -> None:
             data = json.dumps(obj).encode()

@@ -25,14 +25,16 @@ from .core.compaction import (
     write_compaction,
 )
 from .core.context import build_context, settings_on
+from .core.request import build_request
 from .core.errors import SessionError
 from .core.session import Session, create_session
 from .core.storage import discover
 from .core.texttree import render_text_tree
-from .core.tokens import context_tokens
-from .llm import ModelConfig, ModelError, continue_branch
+from .core.tree import WARNING_KINDS
+from .core.tokens import context_tokens, format_tokens, token_text
+from .llm import ModelConfig, ModelError, continue_branch, regenerate_reply
 from .models import context_window
-from .summarize import fork_with_summary, summarize_compaction
+from .summarize import fork_with_summary, regenerate_summary, summarize_compaction
 
 
 # C0 controls but newline and tab, DEL, C1 controls, and lone surrogates (the bytes of a name
@@ -163,6 +165,8 @@ def cmd_context(args) -> int:
     leaf = _leaf(session, args.leaf)
     ctx = build_context(session.tree, leaf)
     tokens = context_tokens(ctx)
+    if args.request:
+        return _print_request(args, leaf, ctx)
     if args.json:
         _print_json(
             {
@@ -179,8 +183,7 @@ def cmd_context(args) -> int:
         )
         return 0
     print(f"leaf {leaf}  model {ctx.settings.model_name or '-'}  "
-          f"thinking {ctx.settings.thinking_level or '-'}  tokens {tokens.context} "
-          f"({tokens.estimated} estimated)")
+          f"thinking {ctx.settings.thinking_level or '-'}  {token_text(tokens)}")
     for p in ctx.problems:
         print(f"! {p}")
     for m in ctx.messages:
@@ -193,13 +196,38 @@ def cmd_context(args) -> int:
     return 0
 
 
+def _print_request(args, leaf: str | None, ctx) -> int:
+    """The request a model would be sent at `leaf` (SPEC §5b), with what was added or skipped."""
+    request = build_request(ctx)
+    if args.json:
+        _print_json({"leafId": leaf, "model": ctx.settings.model, "messages": request.messages,
+                     "changes": [c.as_dict() for c in request.changes]})
+        return 0
+    print(f"leaf {leaf}  model {ctx.settings.model_name or '-'}  {len(request.messages)} messages "
+          f"({len(request.added)} added, {len(request.skipped)} skipped)")
+    for c in request.skipped:
+        print(f"- skipped [{c.entry_id}]: {c.reason}")
+    for m in request.messages:
+        content = m.get("content")
+        text = content if isinstance(content, str) else orjson.dumps(content).decode() if content else ""
+        calls = ", ".join(f"{c['function']['name']} ({c['id']})" for c in m.get("tool_calls", ()))
+        mark = "+ added " if m.get("added") else "--- "
+        extra = f" for {m['tool_call_id']}" if m.get("role") == "tool" else ""
+        print(f"{mark}{m['role']} [{m['entryId']}]{extra}" + (f" → {calls}" if calls else ""))
+        if text:
+            print(text)
+    return 0
+
+
 def cmd_validate(args) -> int:
+    """Every problem with its line; warnings (WARNING_KINDS) are listed but do not fail it."""
     problems = _open(args).tree.all_problems()
     for p in problems:
-        print(f"{args.file}:{p.line or '-'}: {p.kind}: {p.message}")
+        level = "warning: " if p.kind in WARNING_KINDS else ""
+        print(f"{args.file}:{p.line or '-'}: {level}{p.kind}: {p.message}")
     if not problems:
         print(f"{args.file}: no problems")
-    return 1 if problems else 0
+    return 1 if any(p.kind not in WARNING_KINDS for p in problems) else 0
 
 
 # -- writing commands ------------------------------------------------------------------------------
@@ -298,29 +326,62 @@ def _print_plan(d: dict) -> None:
     print(f"files modified     {', '.join(d['modifiedFiles']) or '-'}")
 
 
-def cmd_continue(args) -> int:
-    """Stream the reply's text to stdout as it arrives; tool calls are listed, not run."""
-    config = ModelConfig.from_env(args.model, args.api_base)
-    streamed = False
+def _show_reply(assistant: dict) -> None:
+    print()
+    for block in assistant["message"]["content"]:
+        if block["type"] == "toolCall":
+            print(f"→ {block['name']} {orjson.dumps(block['arguments']).decode()} (not run)")
+
+
+def _streaming():
+    """An on_delta that writes the reply's text to stdout, and whether anything was written."""
+    state = {"streamed": False}
 
     def show(kind: str, text: str) -> None:
-        nonlocal streamed
         if kind == "text":
             sys.stdout.write(text)
             sys.stdout.flush()
-            streamed = True
+            state["streamed"] = True
 
+    return show, state
+
+
+def cmd_continue(args) -> int:
+    """Stream the reply's text to stdout as it arrives; tool calls are listed, not run."""
+    if args.retry == (args.message is not None):
+        raise SessionError("give either --message TEXT, or --retry to ask again for the message waiting")
+    config = ModelConfig.from_env(args.model, args.api_base)
+    show, state = _streaming()
+    session = _open(args)
+    leaf = _leaf(session, args.leaf) if args.leaf else None
     try:
-        session = _open(args)
-        result = continue_branch(session, config, args.message, _leaf(session, args.leaf) if args.leaf else None, on_delta=show)
+        result = continue_branch(session, config, args.message, leaf, on_delta=show)
+    except ModelError as exc:
+        if state["streamed"]:  # end the partial reply's line; the error goes to stderr
+            print()
+        if exc.kept_user and args.message is not None:
+            exc.args = (f"{exc} Your message was kept as entry {exc.kept_user} with no reply; to ask again "
+                        f"without writing it twice: session-tree continue {args.file} --retry",)
+        raise
+    _show_reply(result["assistantEntry"])
+    return 0
+
+
+def cmd_regenerate(args) -> int:
+    """A new reply beside a message, or a new summary beside a compaction or branch summary."""
+    config = ModelConfig.from_env(args.model, args.api_base)
+    session = _open(args)
+    entry = session.tree.find(args.id)
+    if entry.type in ("compaction", "branch_summary"):
+        print(regenerate_summary(session, config, entry.id)["id"])
+        return 0
+    show, state = _streaming()
+    try:
+        _show_reply(regenerate_reply(session, config, entry.id, on_delta=show))
     except ModelError:
-        if streamed:  # end the partial reply's line; the error goes to stderr
+        if state["streamed"]:
             print()
         raise
-    print()
-    for block in result["assistantEntry"]["message"]["content"]:
-        if block["type"] == "toolCall":
-            print(f"→ {block['name']} {orjson.dumps(block['arguments']).decode()} (not run)")
     return 0
 
 
@@ -329,6 +390,73 @@ def cmd_serve(args) -> int:
 
     return serve(args.root, host=args.host, port=args.port, open_browser=args.open,
                  model=args.model, api_base=args.api_base, allow_hosts=tuple(args.allow_host))
+
+
+# -- audit: what each summary lost ----------------------------------------------------------------
+
+
+def cmd_audit(args) -> int:
+    """The facts each compaction's span held and whether its summary carries them."""
+    from .core.audit import CATEGORIES, audit_entry, judge, summaries_on_path
+
+    tree = _open(args).tree
+    if args.compaction:
+        entries = [tree.find(args.compaction)]
+        if entries[0].type not in ("compaction", "branch_summary"):
+            raise SessionError(f"{entries[0].id} is a {entries[0].type}, not a compaction or a branch summary")
+    else:
+        entries = [e for e in summaries_on_path(tree, tree.active_leaf) if e.type == "compaction"]
+    audits = [audit_entry(tree, e.id) for e in entries]
+    if args.model:
+        from .llm import complete
+
+        config = ModelConfig.from_env(args.model, args.api_base)
+        for audit in audits:
+            judge(audit, lambda prompt: complete(config, [{"role": "user", "content": prompt}]).text, config.model)
+    if args.json:
+        _print_json([a.as_dict() for a in audits])
+    else:
+        if not audits:
+            print("no compaction on the active path")
+        for audit in audits:
+            _print_audit(tree, audit, CATEGORIES)
+    scores = [s for a in audits for s in (a.score(), *a.scores().values()) if s is not None]
+    return 1 if args.fail_under is not None and any(s < args.fail_under for s in scores) else 0
+
+
+def _print_audit(tree, audit, categories) -> None:
+    entry = tree.by_id[audit.summary_id]
+    kind = audit.kind.replace("_", " ")
+    carried = f"{_pct(audit.score())} of {len(audit.facts)} facts carried" if audit.facts else "no facts to carry"
+    print(f"{kind} {audit.summary_id} (line {entry.line}): {carried}")
+    if audit.problem:
+        print(f"  {audit.problem}")
+    for c in categories:
+        facts = audit.of(c)
+        if facts:
+            print(f"  {c:<13} {_pct(audit.score(c)):>4}  ({len(audit.covered(c))}/{len(facts)})")
+    for c in categories:
+        for f in audit.missing(c):
+            extra = f" [{', '.join(f.details)}]" if f.details else ""
+            print(f"  missing {c}: {f.text}{extra}  <- {', '.join(f.sources[:5])}{' …' if len(f.sources) > 5 else ''}")
+            if f.judge is not None:
+                print(f"      model's opinion ({audit.judged_by}): {f.judge} — {f.judge_reason}")
+    print()
+
+
+def _pct(score: int | None) -> str:
+    return "–" if score is None else f"{score}%"
+
+
+def _audit_command(command) -> None:
+    sp = command("audit", cmd_audit, "what each compaction of the active path (or --compaction ID) lost: "
+                 "the facts of what it summarized that its summary does not carry")
+    sp.add_argument("--compaction", metavar="ID", help="this compaction or branch summary only")
+    sp.add_argument("--json", action="store_true")
+    sp.add_argument("--fail-under", type=float, metavar="PERCENT",
+                    help="exit 1 when any score (a category's or the overall one) is lower")
+    sp.add_argument("--model", metavar="M", help="ask this litellm model, per missing fact, whether the summary implies it")
+    sp.add_argument("--api-base", metavar="URL", help="an OpenAI-compatible server (default: $SESSION_TREE_API_BASE)")
 
 
 # -- parser ----------------------------------------------------------------------------------------
@@ -391,6 +519,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp = command("context", cmd_context, "what the model sees at the active leaf or at --leaf")
     sp.add_argument("--leaf", metavar="ID")
     sp.add_argument("--json", action="store_true")
+    sp.add_argument("--request", action="store_true",
+                    help="the request as it would be sent (SPEC 5b), with what was added or skipped and why")
 
     sp = command("fork", cmd_fork, "move the active leaf to an entry (at) or its parent (before)")
     sp.add_argument("--from", dest="from_id", metavar="ID", required=True)
@@ -424,12 +554,24 @@ def build_parser() -> argparse.ArgumentParser:
     _model_options(sp, source)
 
     sp = command("continue", cmd_continue, "send a user message and append the model's streamed reply")
-    sp.add_argument("--message", metavar="TEXT", required=True)
+    sp.add_argument("--message", metavar="TEXT")
+    sp.add_argument("--retry", action="store_true",
+                    help="ask again for the user message waiting at the active leaf (or --leaf); writes no new one")
     sp.add_argument("--leaf", metavar="ID", help="continue from this entry instead of the active leaf")
     sp.add_argument("--model", metavar="M", help="a litellm model string (default: $SESSION_TREE_MODEL)")
     sp.add_argument("--api-base", metavar="URL", help="an OpenAI-compatible server (default: $SESSION_TREE_API_BASE)")
+    sp.add_argument("--verbose", action="store_true", help="on a failure, print the request and the raw response")
+
+    sp = command("regenerate", cmd_regenerate,
+                 "a new reply beside a message, or a new summary beside a compaction or branch summary")
+    sp.add_argument("id", metavar="ID")
+    sp.add_argument("--model", metavar="M", help="a litellm model string (default: $SESSION_TREE_MODEL; "
+                    "for a summary, none: extractive)")
+    sp.add_argument("--api-base", metavar="URL", help="an OpenAI-compatible server (default: $SESSION_TREE_API_BASE)")
+    sp.add_argument("--verbose", action="store_true", help="on a failure, print the request and the raw response")
 
     command("validate", cmd_validate, "list every problem; exit 1 if there is any")
+    _audit_command(command)
 
     sp = command("serve", cmd_serve, "start the web app", file=False)
     sp.add_argument("root", metavar="ROOT", nargs="?", type=Path)
@@ -453,6 +595,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except (SessionError, ModelError, OSError) as exc:
         print(f"session-tree: error: {escape_controls(str(exc))}", file=sys.stderr)
+        if isinstance(exc, ModelError) and getattr(args, "verbose", False):
+            print(exc.debug_text(), file=sys.stderr)
         return 2
     except RecursionError:
         print("session-tree: error: the session nests data too deeply to be processed", file=sys.stderr)

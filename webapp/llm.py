@@ -10,7 +10,6 @@ behind the user's back, so a failure is reported at once and they decide what to
 from __future__ import annotations
 
 import os
-import re
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -18,26 +17,16 @@ from typing import Callable
 import orjson
 
 from .core.context import build_context
+from .core.entries import MODEL_CHANGE, THINKING_LEVEL_CHANGE
 from .core.errors import InvalidWrite
+from .core.request import build_request
 from .core.session import ACTIVE, Session
+from .model_errors import ModelError, detail, model_error
 
 DEFAULT_TIMEOUT = 60.0
 NO_MODEL = "No model configured: pass --model or set SESSION_TREE_MODEL (e.g. openai/gpt-4o-mini)."
 
 DeltaCallback = Callable[[str, str], None]  # (kind: "text" | "thinking", text)
-
-
-class ModelError(Exception):
-    """A model call that failed; `kind` says how, the message says what to do about it."""
-
-    KINDS = frozenset(
-        {"no-model", "auth", "rate-limit", "timeout", "connection", "server", "bad-request", "stream"}
-    )
-
-    def __init__(self, kind: str, message: str):
-        assert kind in self.KINDS, kind
-        super().__init__(message)
-        self.kind = kind
 
 
 @dataclass
@@ -157,7 +146,9 @@ def complete(
     tools: list[dict] | None = None,
 ) -> Reply:
     """One model call. Streaming calls `on_delta` as text arrives and still returns the whole
-    Reply; a stream that breaks raises ModelError("stream") rather than return part of one."""
+    Reply; a stream that breaks raises ModelError("stream") rather than return part of one.
+    A reply with neither text nor tool calls is not a reply: ModelError("bad-response").
+    Every ModelError raised here carries the messages that were sent (`request`)."""
     if not config.configured:
         raise ModelError("no-model", NO_MODEL)
     litellm = _litellm()
@@ -179,19 +170,39 @@ def complete(
     import openai  # litellm's exceptions are openai's, subclassed
 
     try:
-        response = litellm.completion(**kwargs)
-    except openai.OpenAIError as exc:
-        raise _model_error(exc, config) from exc
-    if stream:
-        response = _collect(litellm, response, messages, on_delta, config)
-    return _reply(litellm, response, config, provider, model_id)
+        try:
+            response = litellm.completion(**kwargs)
+        except openai.OpenAIError as exc:
+            raise _model_error(exc, config) from exc
+        if stream:
+            response, raw, reported = _collect(litellm, response, messages, on_delta, config)
+        else:
+            raw = orjson.dumps(response.model_dump(exclude_none=True)).decode()
+            usage = getattr(response, "usage", None)
+            reported = bool(usage and (usage.prompt_tokens or usage.completion_tokens))
+        reply = _reply(litellm, response, config, provider, model_id, reported)
+        if not reply.text.strip() and not reply.tool_calls:
+            raise ModelError("bad-response", f"The model {config.model} answered with neither text nor tool "
+                                             "calls, so nothing was written. Try again.", raw)
+        return reply
+    except ModelError as exc:
+        exc.request = messages
+        raise
 
 
 def _collect(litellm, chunks_in, messages: list[dict], on_delta: DeltaCallback | None, config: ModelConfig):
-    """Read a stream to its end, passing on deltas; assemble the chunks into one response."""
+    """Read a stream to its end, passing on deltas; assemble the chunks into one response.
+
+    Returns (response, raw, reported): raw is the server's chunks as received, for debugging;
+    reported says whether the server sent usage (litellm makes up an estimate when it did not)."""
     chunks = []
     received = 0
     it = iter(chunks_in)
+    ctype = (getattr(chunks_in, "_response_headers", None) or {}).get("content-type", "")
+    if ctype and "event-stream" not in ctype and "json" not in ctype:
+        raise ModelError("bad-response", f"The server at {config.api_base or 'the provider'} answered with "
+                                         f"{ctype.split(';')[0]}, not a model reply. "
+                                         "Check --api-base / SESSION_TREE_API_BASE.", f"content-type: {ctype}")
     while True:
         try:
             chunk = next(it)
@@ -202,8 +213,9 @@ def _collect(litellm, chunks_in, messages: list[dict], on_delta: DeltaCallback |
                 raise _model_error(exc, config) from exc
             raise ModelError(
                 "stream",
-                f"The reply stream broke off after {received} characters ({_detail(exc)}); "
+                f"The reply stream broke off after {received} characters ({detail(exc)}); "
                 "the partial reply was discarded. Try again.",
+                _raw_chunks(chunks),
             ) from exc
         chunks.append(chunk)
         if not chunk.choices:
@@ -214,13 +226,25 @@ def _collect(litellm, chunks_in, messages: list[dict], on_delta: DeltaCallback |
                 received += len(text)
                 if on_delta is not None:
                     on_delta(kind, text)
+    server_chunks = getattr(chunks_in, "chunks", None) or chunks  # litellm keeps the server's own
+    raw = _raw_chunks(server_chunks)
     response = litellm.stream_chunk_builder(chunks, messages=messages) if chunks else None
     if response is None or not response.choices:
-        raise ModelError("stream", "The reply stream ended before the model sent anything. Try again.")
-    return response
+        raise ModelError("stream", "The reply stream ended before the model sent anything. Try again.", raw)
+    return response, raw, any(getattr(c, "usage", None) is not None for c in server_chunks)
 
 
-def _reply(litellm, response, config: ModelConfig, provider: str | None, model_id: str) -> Reply:
+def _raw_chunks(chunks) -> str:
+    lines = []
+    for c in chunks:
+        try:
+            lines.append(orjson.dumps(c.model_dump(exclude_none=True)).decode())
+        except Exception:  # a chunk litellm built oddly is still shown
+            lines.append(repr(c))
+    return "\n".join(lines)
+
+
+def _reply(litellm, response, config: ModelConfig, provider: str | None, model_id: str, reported: bool) -> Reply:
     choice = response.choices[0]
     msg = choice.message
     calls = [
@@ -233,11 +257,14 @@ def _reply(litellm, response, config: ModelConfig, provider: str | None, model_i
         stop = "length"
     else:
         stop = "stop"
+    usage = _usage(litellm, getattr(response, "usage", None), config)
+    if not reported:
+        usage["estimated"] = True
     return Reply(
         text=msg.content or "",
         thinking=getattr(msg, "reasoning_content", None) or "",
         tool_calls=calls,
-        usage=_usage(litellm, getattr(response, "usage", None), config),
+        usage=usage,
         stop_reason=stop,
         provider=provider,
         model=model_id,
@@ -292,108 +319,94 @@ def _usage(litellm, usage, config: ModelConfig) -> dict:
 
 # -- errors ----------------------------------------------------------------------------------------
 
-_PREFIX = re.compile(r"^(?:litellm\.\w+:\s*|\w+(?:Error|Exception|Timeout)(?::| -)\s*)+")
-
-
-def _detail(exc: BaseException) -> str:
-    """The provider's own words, without litellm's class-name prefixes, on one line."""
-    text = str(getattr(exc, "message", None) or exc).strip()
-    text = _PREFIX.sub("", text.splitlines()[0] if text else "")
-    text = text.split(" LiteLLM Retried:")[0].strip().rstrip(".")
-    return text[:300] or type(exc).__name__
-
-
-def _chain(exc: BaseException):
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        yield exc
-        exc = exc.__cause__ or exc.__context__
-
-
-def _kind(exc: BaseException) -> str:
-    import openai
-
-    if any(isinstance(e, openai.APITimeoutError) for e in _chain(exc)):
-        return "timeout"
-    if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
-        return "auth"
-    if isinstance(exc, openai.RateLimitError):
-        return "rate-limit"
-    if "Missing credentials" in str(exc) or "api_key client option" in str(exc):
-        return "auth"
-    # litellm reports a refused connection as a 500 whose cause is the connection error
-    if any(isinstance(e, (openai.APIConnectionError, ConnectionError)) for e in _chain(exc)):
-        return "connection"
-    status = getattr(exc, "status_code", None)
-    if isinstance(exc, (openai.BadRequestError, openai.NotFoundError, openai.UnprocessableEntityError)) or (
-        isinstance(status, int) and 400 <= status < 500
-    ):
-        return "bad-request"
-    return "server"
-
 
 def _model_error(exc: BaseException, config: ModelConfig) -> ModelError:
-    """Map a litellm (or openai/httpx) exception to a ModelError with advice for a person."""
-    if isinstance(exc, ModelError):
-        return exc
-    kind = _kind(exc)
-    detail = _detail(exc)
-    status = getattr(exc, "status_code", None)
-    code = f" ({status})" if isinstance(status, int) else ""
+    """webapp.model_errors' mapping, told which server and key variable this configuration uses."""
     provider = _route(_litellm(), config)[0] or "openai"
     key_var = f"{provider.upper().replace('-', '_')}_API_KEY"
-    where = config.api_base or f"the {provider} API"
-    if kind == "auth":
-        if "Missing credentials" in str(exc) or "api_key client option" in str(exc):
-            message = f"No API key for {config.model}. Set {key_var} or SESSION_TREE_API_KEY."
-        else:
-            message = (
-                f"The model server refused the API key{code}: {detail}. Set {key_var} or SESSION_TREE_API_KEY."
-            )
-    elif kind == "rate-limit":
-        message = f"The model server is rate-limiting requests{code}: {detail}. Wait a moment and try again."
-    elif kind == "timeout":
-        message = (
-            f"The model did not answer within {config.timeout:g} s. "
-            "Try again, or raise SESSION_TREE_TIMEOUT."
-        )
-    elif kind == "connection":
-        message = (
-            f"Could not connect to the model server at {where}: {detail}. "
-            "Check --api-base / SESSION_TREE_API_BASE and that the server is running."
-        )
-    elif kind == "bad-request":
-        hint = " Check --model / SESSION_TREE_MODEL." if status == 404 else ""
-        message = f"The model server rejected the request{code}: {detail}.{hint}"
-    else:
-        message = f"The model server failed{code}: {detail}. Try again later."
-    return ModelError(kind, message)
+    return model_error(exc, config.model, config.api_base or f"the {provider} API", key_var, config.timeout)
 
 
 # -- continuing a branch ---------------------------------------------------------------------------
 
 
+def record_model_choice(session: Session, config: ModelConfig, user_id: str) -> str:
+    """Where the reply to `user_id` goes. A model that differs from the branch's is first
+    recorded after the user message (a `model_change`), so the tree says which model answers from
+    here on; a retry reuses the one an earlier attempt wrote."""
+    tree = session.tree
+    settings = build_context(tree, user_id).settings
+    provider, model_id = model_identity(config)
+    if (settings.provider, settings.model_id) == (provider, model_id):
+        return user_id
+    for child in tree.children.get(user_id, ()):
+        e = tree.by_id[child]
+        if e.type == MODEL_CHANGE and (e.get("provider"), e.get("modelId")) == (provider, model_id):
+            return child
+    return session.append({"type": MODEL_CHANGE, "provider": provider, "modelId": model_id}, parent=user_id)["id"]
+
+
+def waiting_user(session: Session, entry_id: str | None) -> str:
+    """The user message a reply at `entry_id` answers: the entry itself, or the user message a
+    settings entry (model or thinking change) right after it follows. Anything else is refused."""
+    tree = session.tree
+    node = tree.conversation_leaf(entry_id)  # a label that moved the active leaf is not an answer
+    while node is not None and tree.by_id[node].type in (MODEL_CHANGE, THINKING_LEVEL_CHANGE):
+        node = tree.parent[node]
+    if node is None or tree.by_id[node].role != "user":
+        what = "an empty conversation" if node is None else f"{tree.by_id[node].role or tree.by_id[node].type} {node}"
+        raise InvalidWrite(f"nothing waits for a reply there: it is {what}, not a user message")
+    return node
+
+
+def reply_to(session: Session, config: ModelConfig, user_id: str, on_delta: DeltaCallback | None = None) -> dict:
+    """The one way a reply is asked for and written, by the CLI and the web alike (continue, retry,
+    fork with a message, regenerate): record the model choice, send the request of SPEC §5b for
+    the context there, append the reply as a child once it is whole. A failure writes no reply."""
+    if not config.configured:
+        raise ModelError("no-model", NO_MODEL)
+    at = record_model_choice(session, config, user_id)
+    request = build_request(build_context(session.tree, at))
+    reply = complete(config, request.llm_messages(), stream=True, on_delta=on_delta)
+    return session.append({"type": "message", "message": reply.assistant_message()}, parent=at)
+
+
 def continue_branch(
     session: Session,
     config: ModelConfig,
-    text: str,
+    text: str | None,
     leaf: str | None = None,
     on_delta: DeltaCallback | None = None,
 ) -> dict:
-    """Append a user message at `leaf` (else the active leaf), send the model exactly the core's
-    context for it, and append the streamed reply as its child.
+    """Append a user message at `leaf` (else the active leaf) and ask the model to answer it;
+    with `text` None, ask again for the user message already waiting at `leaf` (a retry).
 
     A missing model is refused before anything is written. A failed call leaves the user message
-    in place (it was said) and writes no assistant entry. Tool calls in the reply are stored,
-    not run.
+    in place (it was said; `ModelError.kept_user` names it) and writes no assistant entry. Tool
+    calls in the reply are stored, not run.
     """
     if not config.configured:
         raise ModelError("no-model", NO_MODEL)
-    if not text.strip():
-        raise InvalidWrite("the message is empty")
-    user = session.append(user_entry(text), parent=ACTIVE if leaf is None else leaf)
-    context = build_context(session.tree, user["id"])
-    reply = complete(config, context.llm_messages(), stream=True, on_delta=on_delta)
-    assistant = session.append({"type": "message", "message": reply.assistant_message()}, parent=user["id"])
+    if text is None:
+        user_id = waiting_user(session, session.tree.active_leaf if leaf is None else leaf)
+        user = {**session.entry(user_id).raw, "id": user_id}
+    else:
+        if not text.strip():
+            raise InvalidWrite("the message is empty")
+        user = session.append(user_entry(text), parent=ACTIVE if leaf is None else leaf)
+    try:
+        assistant = reply_to(session, config, user["id"], on_delta)
+    except ModelError as exc:
+        exc.kept_user = user["id"]
+        raise
     return {"userEntry": user, "assistantEntry": assistant}
+
+
+def regenerate_reply(session: Session, config: ModelConfig, entry_id: str,
+                     on_delta: DeltaCallback | None = None) -> dict:
+    """Another answer beside an assistant message (or to a user message): a sibling, the old one
+    stays. It is written where the old one was answered (the user message or its model change)."""
+    tree = session.tree
+    entry = tree.entry(entry_id)
+    target = tree.parent[entry_id] if entry.role == "assistant" else entry_id
+    return reply_to(session, config, waiting_user(session, target), on_delta)

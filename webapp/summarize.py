@@ -10,19 +10,25 @@ and the write appends them (`with_file_lists`).
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 from .core.compaction import (
     BranchSummaryPlan,
     CompactionPlan,
     plan_branch_summary,
+    plan_compaction,
     with_file_lists,
     write_branch_summary,
+    write_compaction,
 )
-from .core.entries import BRANCH_SUMMARY, Entry, content_text
+from .core.context import settings_on
+from .core.entries import BRANCH_SUMMARY, COMPACTION, Entry, as_key, content_text
 from .core.errors import InvalidWrite
+from .core.reader import first_kept_id
 from .core.session import ForkResult, Session
-from .llm import ModelConfig, ModelError, complete
+from .llm import DeltaCallback, ModelConfig, Reply, complete
+from .models import context_window
 
 SECTIONS = """## Goal
 [What the user is trying to accomplish; several items if the conversation covers several tasks.]
@@ -62,6 +68,7 @@ RULES = (
 
 _MARK = re.compile(r"^(?:[-*]|\d+\.)\s*(?:\[[ x]\]\s*)?")  # "- ", "1. ", "- [x] " before a list item
 _FILE_NOTES = ("Files read:", "Files modified:")  # recomputed on every compaction, never carried over
+DRAFT_LABEL = "draft (no model)"  # what the extractive summarizer's text is, said wherever it shows
 _MAX_MESSAGE_CHARS = 4000  # per transcript message: a huge tool result must not crowd out the rest
 
 
@@ -110,11 +117,9 @@ def _focus(instructions: str | None) -> str:
     return f"\n\nAdditional focus from the user: {text}" if text else ""
 
 
-def _ask(config: ModelConfig, prompt: str) -> str:
-    text = complete(config, _llm_messages(prompt)).text.strip()
-    if not text:
-        raise ModelError("server", f"The model {config.model} returned an empty summary. Try again.")
-    return text
+def _ask(config: ModelConfig, prompt: str, on_delta: DeltaCallback | None = None) -> Reply:
+    """The model's summary (an empty reply raises); streamed to `on_delta` when one is given."""
+    return complete(config, _llm_messages(prompt), stream=on_delta is not None, on_delta=on_delta)
 
 
 # -- model summaries -------------------------------------------------------------------------------
@@ -154,13 +159,15 @@ def branch_prompt(plan: BranchSummaryPlan, instructions: str | None = None) -> s
     )
 
 
-def model_compaction_summary(config: ModelConfig, plan: CompactionPlan, instructions: str | None = None) -> str:
-    return _ask(config, compaction_prompt(plan, instructions))
+def model_compaction_summary(config: ModelConfig, plan: CompactionPlan, instructions: str | None = None,
+                             on_delta: DeltaCallback | None = None) -> Reply:
+    return _ask(config, compaction_prompt(plan, instructions), on_delta)
 
 
-def model_branch_summary(config: ModelConfig, plan: BranchSummaryPlan, instructions: str | None = None) -> str:
+def model_branch_summary(config: ModelConfig, plan: BranchSummaryPlan, instructions: str | None = None,
+                         on_delta: DeltaCallback | None = None) -> Reply:
     _check_branch(plan)
-    return _ask(config, branch_prompt(plan, instructions))
+    return _ask(config, branch_prompt(plan, instructions), on_delta)
 
 
 # -- extractive summaries --------------------------------------------------------------------------
@@ -293,30 +300,51 @@ def _check_branch(plan: BranchSummaryPlan) -> None:
 # -- choosing --------------------------------------------------------------------------------------
 
 
-def _details(config: ModelConfig | None) -> dict:
-    if config is not None and config.configured:
-        return {"summarizer": "model", "model": config.model}
-    return {"summarizer": "extractive", "model": None}
+def _made_by(config: ModelConfig | None, reply: Reply | None) -> dict:
+    """`details` of a summary as drafted: by the model (with its usage and cost), or extractive."""
+    if reply is None:
+        return {"summarizer": "extractive", "model": None, "label": DRAFT_LABEL}
+    return {"summarizer": "model", "model": config.model, "usage": reply.usage}
 
 
 def summarize_compaction(
-    config: ModelConfig | None, plan: CompactionPlan, instructions: str | None = None
+    config: ModelConfig | None, plan: CompactionPlan, instructions: str | None = None,
+    on_delta: DeltaCallback | None = None,
 ) -> tuple[str, dict]:
     """(summary, details): the model when one is configured, else extractive (which ignores
     `instructions`). A model failure is raised, never silently replaced by an extract."""
-    details = _details(config)
-    if details["summarizer"] == "model":
-        return model_compaction_summary(config, plan, instructions), details
-    return extractive_compaction_summary(plan), details
+    if config is not None and config.configured:
+        reply = model_compaction_summary(config, plan, instructions, on_delta)
+        return reply.text.strip(), _made_by(config, reply)
+    return extractive_compaction_summary(plan), _made_by(None, None)
 
 
 def summarize_branch(
-    config: ModelConfig | None, plan: BranchSummaryPlan, instructions: str | None = None
+    config: ModelConfig | None, plan: BranchSummaryPlan, instructions: str | None = None,
+    on_delta: DeltaCallback | None = None,
 ) -> tuple[str, dict]:
-    details = _details(config)
-    if details["summarizer"] == "model":
-        return model_branch_summary(config, plan, instructions), details
-    return extractive_branch_summary(plan), details
+    if config is not None and config.configured:
+        reply = model_branch_summary(config, plan, instructions, on_delta)
+        return reply.text.strip(), _made_by(config, reply)
+    return extractive_branch_summary(plan), _made_by(None, None)
+
+
+def draft_digest(text: str) -> str:
+    """A fingerprint of a drafted summary, to tell later whether a person changed it (line
+    endings and surrounding blanks, which a browser's textarea alters, do not count)."""
+    return hashlib.sha256(text.replace("\r\n", "\n").strip().encode()).hexdigest()[:16]
+
+
+def written_details(text: str, drafted: dict | None, digest: str | None) -> dict:
+    """`details` for a summary about to be written: as drafted when the text is the draft,
+    else `edited`, saying what drafted it (None: a person wrote it from nothing)."""
+    drafted = drafted or {}
+    if drafted.get("summarizer") and digest and draft_digest(text) == digest:
+        return drafted
+    out = {"summarizer": "edited", "draftedBy": drafted.get("summarizer"), "model": drafted.get("model")}
+    if drafted.get("usage"):
+        out["usage"] = drafted["usage"]  # the draft was paid for all the same
+    return out
 
 
 def fork_with_summary(
@@ -343,3 +371,27 @@ def fork_with_summary(
     if position == "before" and target.role == "user":
         edit = content_text(target.message.get("content"))
     return ForkResult(entry["id"], entry, edit)
+
+
+def regenerate_summary(session: Session, config: ModelConfig | None, entry_id: str) -> dict:
+    """A new summary beside an old one (same parent, and the same cut or the same branch left):
+    a new entry, which becomes the active leaf; the old line stays as it is. CLI and web share it."""
+    tree = session.tree
+    old = tree.entry(entry_id)
+    parent = tree.parent[entry_id]
+    if old.type == COMPACTION:
+        settings = settings_on(tree, tree.path(parent))
+        window = context_window(settings.provider, settings.model_id)
+        plan = plan_compaction(tree, parent, context_window=window, first_kept=first_kept_id(old))
+        if not plan.can_compact:
+            raise InvalidWrite(f"this compaction cannot be made again: {plan.reason}")
+        text, details = summarize_compaction(config, plan)
+        return write_compaction(session, plan, text, {**details, "regenerates": entry_id})
+    if old.type == BRANCH_SUMMARY:
+        from_id = as_key(old.get("fromId"))
+        if from_id not in tree.by_id:
+            raise InvalidWrite(f"the branch this summary left ({from_id!r}) is not in the session")
+        plan = plan_branch_summary(tree, from_id, parent)
+        text, details = summarize_branch(config, plan)
+        return write_branch_summary(session, plan, text, {**details, "regenerates": entry_id})
+    raise InvalidWrite("only a compaction or a branch summary can be regenerated")

@@ -97,8 +97,11 @@ def test_usage_from_before_the_latest_compaction_is_ignored():
     t = context_tokens(ctx)
     assert kept in ctx.entry_ids
     assert t.usage_entry_id is None
-    assert t.context == t.estimated == sum(estimate_message_tokens(m) for m in ctx.messages)
-    assert t.context < 1000
+    # estimated: the messages, plus what the first reported usage held beyond its messages
+    first = 150000 - sum(estimate_message_tokens(m) for m in build_context(tree, "e2").messages)
+    assert t.overhead == first
+    assert t.context == t.estimated == sum(estimate_message_tokens(m) for m in ctx.messages) + first
+    assert t.context < 1000 + first
     b.assistant("after", usage=700)
     assert tokens_of(b).context == 700 and tokens_of(b).usage_entry_id == "e7"
 

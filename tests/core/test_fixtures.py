@@ -10,6 +10,7 @@ from webapp.core.context import build_context
 from webapp.core.reader import first_kept_id
 from webapp.core.session import Session
 from webapp.core.tokens import context_tokens
+from webapp.core.tree import WARNING_KINDS
 
 
 def line_count(data: bytes) -> int:
@@ -30,7 +31,7 @@ def test_pi_sessions_open_cleanly_with_every_line_accounted_for(path):
     assert log.header is not None and log.header["type"] == "session"
     assert tree.bad_lines == []
     assert 1 + len(tree.entries) + len(tree.bad_lines) + log.blank_lines == line_count(data)
-    assert tree.problems == []
+    assert [p for p in tree.problems if p.kind not in WARNING_KINDS] == []  # warnings: test_request.py
     assert tree.orphans == [] and tree.cycle_cuts == []
     assert tree.active_leaf == tree.entries[-1].id
 

@@ -15,6 +15,7 @@ from webapp.llm import ModelConfig
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 MODEL = "openai/test-model"
+TEST_MODEL = {"provider": "openai", "model": "test-model"}  # what answered in rich_session: MODEL
 TIMEOUT = 1.0  # seconds: failures must be fast
 LOOPBACK = {"127.0.0.1", "::1", "localhost"}
 ENV = ("SESSION_TREE_MODEL", "SESSION_TREE_API_BASE", "SESSION_TREE_API_KEY", "SESSION_TREE_TIMEOUT",
@@ -52,14 +53,15 @@ def rich_session(path: Path) -> Path:
     b = Builder()
     b.add("model_change", id="m0", provider="openai", modelId="test-model")
     b.user("Build a parser for the config files.", id="u1")
-    b.assistant("I will start with the grammar.", id="a2")
+    b.assistant("I will start with the grammar.", id="a2", **TEST_MODEL)
     b.user("Keep it in pure Python, no dependencies.", id="u3")
     b.add("compaction", id="c4", summary="## Goal\nBuild a config parser.", firstKeptEntryId="u3",
           tokensBefore=5000, details={"readFiles": ["docs/format.md"], "modifiedFiles": []})
-    b.assistant("", id="a5", calls=[{"id": "call_9", "name": "read", "arguments": {"path": "src/parse.py"}}])
+    b.assistant("", id="a5", calls=[{"id": "call_9", "name": "read", "arguments": {"path": "src/parse.py"}}],
+                **TEST_MODEL)
     b.tool_result("call_9", "def parse(text): ...", id="t6")
-    b.assistant("The parser exists; I will extend it.", id="a7")
-    b.assistant("A different approach.", id="a8", parent="u3")
+    b.assistant("The parser exists; I will extend it.", id="a7", **TEST_MODEL)
+    b.assistant("A different approach.", id="a8", parent="u3", **TEST_MODEL)
     b.add("branch_summary", id="b9", parent="a7", fromId="a8", summary="Tried a regex approach; too slow.")
     b.user("Now add error messages with line numbers.", id="u10")
     return b.write(path)

@@ -122,11 +122,16 @@ def test_without_a_model_the_summarizer_is_extractive():
     plan = the_plan(work_session())
     for config in (None, ModelConfig(None)):
         text, details = summarize_compaction(config, plan)
-        assert details == {"summarizer": "extractive", "model": None}
+        assert details == {"summarizer": "extractive", "model": None, "label": "draft (no model)"}
         assert text == extractive_compaction_summary(plan)
 
 
 # -- model -----------------------------------------------------------------------------------------
+
+
+# what the fake server reports for each call (tests/fake_llm.py), priced at 0 (an unknown model)
+USAGE = {"input": 12, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 17,
+         "cost": {"input": 0.0, "output": 0.0, "cacheRead": 0.0, "cacheWrite": 0.0, "total": 0.0}}
 
 
 def prompt_of(llm_server) -> str:
@@ -139,7 +144,8 @@ def test_model_summary_is_one_call_with_a_transcript_and_the_sections(llm_server
     llm_server.behave("reply", text="## Goal\nRetries.")
     plan = the_plan(work_session())
     text, details = summarize_compaction(config, plan, instructions="Mention the backoff.")
-    assert text == "## Goal\nRetries." and details == {"summarizer": "model", "model": config.model}
+    assert text == "## Goal\nRetries."
+    assert details == {"summarizer": "model", "model": config.model, "usage": USAGE}
     assert len(llm_server.requests) == 1 and not llm_server.requests[0].get("stream")
     prompt = prompt_of(llm_server)
     assert "[User]: Add retries to the HTTP client." in prompt
@@ -181,10 +187,11 @@ def test_model_branch_summary_and_its_failures(llm_server, config):
     tree = tree_of(work_session())
     plan = plan_branch_summary(tree, "e9", "e1")
     llm_server.behave("reply", text="## Goal\nBranch.")
-    assert summarize_branch(config, plan) == ("## Goal\nBranch.", {"summarizer": "model", "model": config.model})
+    assert summarize_branch(config, plan) == ("## Goal\nBranch.", {"summarizer": "model", "model": config.model,
+                                                                   "usage": USAGE})
     assert "BRANCH the user is leaving" in prompt_of(llm_server)
     llm_server.behave("reply", text="   ")
-    with pytest.raises(ModelError, match="empty summary"):
+    with pytest.raises(ModelError, match="neither text nor tool calls"):
         summarize_branch(config, plan)
     llm_server.behave("429")
     with pytest.raises(ModelError) as e:
@@ -199,7 +206,7 @@ def test_a_model_summary_is_written_with_its_details(llm_server, config, tmp_pat
     llm_server.behave("reply", text="## Goal\nRetries for the HTTP client.")
     entry = write_compaction(session, plan, *summarize_compaction(config, plan))
     assert entry["details"] == {"readFiles": [], "modifiedFiles": ["src/http.py"], "summarizer": "model",
-                                "model": config.model}
+                                "model": config.model, "usage": USAGE}
     assert entry["summary"].endswith("<modified-files>\nsrc/http.py\n</modified-files>")
 
 

@@ -103,7 +103,8 @@ def test_fork_with_an_edited_branch_summary(client, app, root):
     assert summary.type == "branch_summary"
     assert summary.get("fromId") == old_leaf and tree.parent[summary.id] == EDITED_ORIGINAL
     assert summary.get("summary").startswith("We tried the float fix.")
-    assert summary.get("details")["summarizer"] == "extractive"
+    # the text is not the draft the extractive summarizer made: a person wrote it
+    assert summary.get("details")["summarizer"] == "edited" and summary.get("details")["draftedBy"] == "extractive"
 
 
 def test_label_and_settings_append_entries(client, app, root):

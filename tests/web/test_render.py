@@ -261,7 +261,7 @@ def test_compaction():
         "details": {"readFiles": ["r.py"], "modifiedFiles": ["m.py"]},
     }))
     assert "<h2>Goal</h2>" in html
-    assert "1000 → 200" in html and "abc123" in html
+    assert "1.0k → 200 tokens (after: estimated)" in html and "abc123" in html  # one format: tokens.py
     assert "<li><code>r.py</code></li>" in html and "<li><code>m.py</code></li>" in html
 
 

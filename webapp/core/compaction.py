@@ -10,11 +10,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .context import Context, build_context, entry_messages
+from .context import Context, build_context, entry_messages, summary_message_of
 from .entries import BRANCH_SUMMARY, COMPACTION, CUSTOM_MESSAGE, MESSAGE, Entry, as_key, tool_calls
 from .errors import InvalidWrite
 from .session import Session
-from .tokens import context_tokens, estimate_message_tokens
+from .tokens import TokenCount, context_tokens, estimate_message_tokens, format_tokens
 from .tree import SessionTree
 
 DEFAULT_RESERVE_TOKENS = 16384
@@ -84,6 +84,7 @@ class CompactionPlan:
     context_window: int | None
     reserve_tokens: int
     keep_recent_tokens: int
+    token_count: TokenCount | None = None  # tokens_before, with what of it is reported
     first_kept_entry_id: str | None = None
     summarize: list[Entry] = field(default_factory=list)  # whole turns before the cut
     turn_prefix: list[Entry] = field(default_factory=list)  # a split turn's early part
@@ -126,8 +127,11 @@ class CompactionPlan:
         return self.messages_of(self.entries_to_summarize())
 
     def tokens_after(self, summary: str | None = None) -> int:
+        """Estimated: the kept messages, the summary, and the overhead the provider counts beyond
+        the messages (the same figure the inspector gives at the compaction once written)."""
         text = summary if summary is not None else (self.previous_summary or "")
-        return self.tokens_kept + estimate_message_tokens({"content": text})
+        overhead = self.token_count.overhead if self.token_count else 0
+        return self.tokens_kept + estimate_message_tokens(summary_message_of(text)) + overhead
 
     def as_dict(self) -> dict:
         return {
@@ -163,8 +167,9 @@ def plan_compaction(
     `first_kept` cuts there instead of where `keep_recent_tokens` falls (a summary made again
     for the same cut)."""
     ctx = build_context(tree, leaf_id)
+    count = context_tokens(ctx)
     plan = CompactionPlan(
-        leaf_id, ctx, context_tokens(ctx).context, context_window, reserve_tokens, keep_recent_tokens,
+        leaf_id, ctx, count.context, context_window, reserve_tokens, keep_recent_tokens, token_count=count,
         active_leaf=tree.active_leaf, at_active_leaf=leaf_id == tree.conversation_leaf(tree.active_leaf),
     )
     # The entries the current context is made of, oldest first, each with its estimated size.
@@ -187,8 +192,8 @@ def plan_compaction(
     if cut is None:
         total = sum(sizes.values())
         plan.reason = (
-            f"nothing to compact: the context's {total} estimated tokens fit in keepRecentTokens "
-            f"({keep_recent_tokens}); lower it to compact anyway"
+            f"nothing to compact: the messages, {format_tokens(total)} tokens (estimated), fit in the "
+            f"{format_tokens(keep_recent_tokens)} to keep (keepRecentTokens); keep fewer to compact anyway"
         )
         return plan
     if cut == 0:

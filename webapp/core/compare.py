@@ -29,7 +29,7 @@ from .entries import (
     entry_text,
     tool_calls,
 )
-from .tokens import context_tokens
+from .tokens import context_tokens, entry_cost  # entry_cost: summaries' calls count too
 from .tree import SessionTree
 
 _WORDS = re.compile(r"\s+|\w+|[^\w\s]")
@@ -46,14 +46,6 @@ def user_text(entry: Entry) -> str:
 
 def assistant_text(entry: Entry) -> str:
     return content_text(entry.message.get("content")) if entry.role == "assistant" else ""
-
-
-def entry_cost(entry: Entry) -> float:
-    """The cost an assistant message reports (`usage.cost.total`), else 0."""
-    usage = entry.message.get("usage") if entry.role == "assistant" else None
-    cost = usage.get("cost") if isinstance(usage, dict) else None
-    total = cost.get("total") if isinstance(cost, dict) else None
-    return float(total) if isinstance(total, (int, float)) else 0.0
 
 
 def final_answer(entries: list[Entry]) -> Entry | None:

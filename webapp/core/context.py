@@ -60,6 +60,7 @@ class Context:
     after_index: int = 0  # index in `messages` of the first message from after the compaction
     replaced_by: dict[str, str] = field(default_factory=dict)  # entry id -> compaction id
     problems: list[str] = field(default_factory=list)
+    tree: SessionTree | None = field(default=None, repr=False)  # what it was built from
 
     def llm_messages(self) -> list[dict]:
         """The messages as litellm takes them, without the `entryId` tags."""
@@ -153,7 +154,11 @@ def entry_messages(entry: Entry) -> list[dict]:
 
 
 def summary_message(compaction: Entry) -> dict:
-    summary = compaction.get("summary") or ""
+    return summary_message_of(compaction.get("summary") or "")
+
+
+def summary_message_of(summary: str) -> dict:
+    """The system message a compaction's summary becomes (SPEC §5)."""
     return {"role": "system", "content": f"{COMPACTION_PREFIX}\n\n<summary>\n{summary}\n</summary>"}
 
 
@@ -185,7 +190,7 @@ def _kept_start(tree: SessionTree, path: list[Entry], at: int) -> int | None:
 
 def build_context(tree: SessionTree, leaf_id: str | None) -> Context:
     path = tree.path(leaf_id)
-    ctx = Context(leaf_id, path, settings_on(tree, path))
+    ctx = Context(leaf_id, path, settings_on(tree, path), tree=tree)
     last = None
     start = 0
     dropped = 0  # path[:dropped] is in `replaced_by` already

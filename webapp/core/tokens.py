@@ -1,7 +1,13 @@
 """Token counts for a context (SPEC §6): real usage where the model reported it, else an estimate.
 
-The estimate is the usual 4 characters per token; images count a flat amount. It only has to be
-good enough to place a cut point and to warn before the window fills.
+The one token accounting of the project: every figure people see (graph, inspector, meter,
+compaction preview, compare, CLI) comes from `context_tokens` and is written by `token_text`,
+which says which part the provider reported and which part is estimated.
+
+The estimate is the usual 4 characters per token; images count a flat amount. A provider's count
+also holds what the session does not (the system prompt, the tool definitions): that overhead is
+measured at the first reported usage on the path and added to an estimate made without one, so a
+figure just after a compaction does not read as a quarter of the next reported one.
 """
 
 from __future__ import annotations
@@ -9,8 +15,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .context import Context
-from .entries import Entry
+from .context import Context, build_context
+from .entries import BRANCH_SUMMARY, COMPACTION, Entry
 
 IMAGE_TOKENS = 1200
 
@@ -39,12 +45,13 @@ def estimate_message_tokens(message: dict) -> int:
 
 
 def usage_tokens(entry: Entry) -> int | None:
-    """The context size an assistant message reports, or None (no usage, aborted or failed)."""
+    """The context size an assistant message reports, or None (no usage, aborted or failed, or a
+    usage the client estimated because the server sent none: `usage.estimated`)."""
     msg = entry.message
     if entry.role != "assistant" or msg.get("stopReason") in ("aborted", "error"):
         return None
     usage = msg.get("usage")
-    if not isinstance(usage, dict):
+    if not isinstance(usage, dict) or usage.get("estimated"):
         return None
     total = usage.get("totalTokens")
     if isinstance(total, (int, float)) and total > 0:
@@ -59,23 +66,98 @@ class TokenCount:
     context: int  # the whole context, as best known
     estimated: int  # the part of `context` that is an estimate rather than reported usage
     usage_entry_id: str | None  # the assistant message whose usage anchors the count
+    overhead: int = 0  # reported tokens beyond the messages (system prompt, tools), measured
+
+    @property
+    def reported(self) -> int:
+        return self.context - self.estimated
+
+
+def token_text(count: TokenCount) -> str:
+    """The one way a context's size is written: `6.8k tokens (6.6k reported + 0.2k estimated)`."""
+    total = f"{format_tokens(count.context)} tokens"
+    if not count.estimated:
+        return f"{total} (reported)"
+    if not count.reported:
+        extra = f", {format_tokens(count.overhead)} of it system prompt and tools" if count.overhead else ""
+        return f"{total} (estimated{extra})"
+    return f"{total} ({format_tokens(count.reported)} reported + {format_tokens(count.estimated)} estimated)"
+
+
+def compaction_text(before, after) -> str:
+    """A compaction's `tokensBefore → tokensAfter`, in the same units as every other figure."""
+    def fmt(n) -> str:
+        return format_tokens(n) if isinstance(n, (int, float)) and not isinstance(n, bool) else "?"
+    tail = " (after: estimated)" if after is not None else ""
+    return f"{fmt(before)} → {fmt(after)} tokens{tail}"
+
+
+def usage_text(usage) -> str:
+    """One model call's usage as people read it: `6.6k tokens (reported) · $0.0123`."""
+    if not isinstance(usage, dict):
+        return "no usage recorded"
+    total = usage.get("totalTokens")
+    if not isinstance(total, (int, float)):
+        total = sum(v for k in ("input", "output", "cacheRead", "cacheWrite")
+                    if isinstance(v := usage.get(k), (int, float)))
+    text = f"{format_tokens(total)} tokens ({'estimated: the server reported none' if usage.get('estimated') else 'reported'})"
+    cost = usage.get("cost", {}).get("total") if isinstance(usage.get("cost"), dict) else None
+    if isinstance(cost, (int, float)) and cost:
+        text += f" · ${cost:.4f}" if cost < 0.01 else f" · ${cost:.2f}"
+    return text
+
+
+def _estimate(messages: list[dict]) -> int:
+    return sum(estimate_message_tokens(m) for m in messages)
+
+
+def _anchor(ctx: Context, start: int) -> tuple[int, int] | None:
+    """(message index, reported tokens) of the last usable usage among ctx.messages[start:]."""
+    for i in range(len(ctx.messages) - 1, start - 1, -1):
+        used = usage_tokens(ctx.sources[i])
+        if used is not None:
+            return i, used
+    return None
 
 
 def context_tokens(ctx: Context) -> TokenCount:
     """The last usable assistant usage after the compaction, plus an estimate of what follows it.
 
     Usage reported before the latest compaction measured the context before it was compacted,
-    so only messages after the compaction entry can anchor the count.
+    so only messages after the compaction entry can anchor the count. Without an anchor the
+    whole context is estimated, plus the overhead measured at the first usage on the path.
     """
-    anchor = None
-    for i in range(len(ctx.messages) - 1, ctx.after_index - 1, -1):
-        used = usage_tokens(ctx.sources[i])
+    anchor = _anchor(ctx, ctx.after_index)
+    if anchor is not None:
+        i, used = anchor
+        estimate = _estimate(ctx.messages[i + 1:])
+        overhead = max(used - _estimate(ctx.messages[: i + 1]), 0)
+        return TokenCount(used + estimate, estimate, ctx.sources[i].id, overhead)
+    estimate = _estimate(ctx.messages)
+    overhead = _path_overhead(ctx) if ctx.tree is not None else 0
+    return TokenCount(estimate + overhead, estimate + overhead, None, overhead)
+
+
+def _path_overhead(ctx: Context) -> int:
+    """Reported minus estimated tokens at the FIRST usage on the path: there the context is
+    smallest, so the difference is the fixed part (system prompt, tools), not estimation error."""
+    for e in ctx.path:
+        used = usage_tokens(e)
         if used is not None:
-            anchor = (i, used)
-            break
-    if anchor is None:
-        estimate = sum(estimate_message_tokens(m) for m in ctx.messages)
-        return TokenCount(estimate, estimate, None)
-    i, used = anchor
-    estimate = sum(estimate_message_tokens(m) for m in ctx.messages[i + 1:])
-    return TokenCount(used + estimate, estimate, ctx.sources[i].id)
+            earlier = build_context(ctx.tree, e.id)
+            at = _anchor(earlier, 0)
+            return max(used - _estimate(earlier.messages[: at[0] + 1]), 0) if at else 0
+    return 0
+
+
+def entry_cost(entry: Entry) -> float:
+    """What an entry cost: an assistant message's `usage.cost.total`, or the summary call behind a
+    compaction or branch summary (`details.usage.cost.total`); 0 when none is recorded."""
+    if entry.role == "assistant":
+        usage = entry.message.get("usage")
+    else:
+        details = entry.get("details") if entry.type in (COMPACTION, BRANCH_SUMMARY) else None
+        usage = details.get("usage") if isinstance(details, dict) else None
+    cost = usage.get("cost") if isinstance(usage, dict) else None
+    total = cost.get("total") if isinstance(cost, dict) else None
+    return float(total) if isinstance(total, (int, float)) else 0.0

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 
-from .entries import COMPACTION, LABEL, MARKER_TYPES, SESSION_INFO, Entry, parse_time
+from .entries import COMPACTION, LABEL, MARKER_TYPES, SESSION_INFO, Entry, parse_time, tool_calls
 from .errors import AmbiguousEntry, UnknownEntry
 from .reader import BadLine, Problem, SessionLog, first_kept_id, gc_paused
 
@@ -19,6 +19,10 @@ def _instant(timestamp: str) -> tuple:
     ISO-8601 sorts first."""
     t = parse_time(timestamp)
     return (False, timestamp) if t is None else (True, t.timestamp())
+
+
+# Problems the file can live with: a model request is repaired for them (SPEC §5b).
+WARNING_KINDS = frozenset({"first-kept-tool-result", "unanswered-tool-call"})
 
 
 class SessionTree:
@@ -88,8 +92,24 @@ class SessionTree:
             tree.active_leaf = log.active_leaf
             tree._labels_and_name(new)
             tree._check_references(new)
+            tree._recheck_tool_results(new, ids)
             tree._leaves = None
         return tree
+
+    def _recheck_tool_results(self, new: list[Entry], ids: dict) -> None:
+        """An earlier assistant turn whose tool results arrive among `new` is checked again."""
+        again = set()
+        for e in new:
+            node: Entry | None = e
+            while node is not None and (node.role == "toolResult" or node.type in MARKER_TYPES):
+                parent = self.parent.get(node.id)
+                node = self.by_id[parent] if parent is not None else None
+            if node is not None and node is not e and node.id not in ids and node.role == "assistant":
+                again.add(node.id)
+        if again:
+            self.problems = [p for p in self.problems if not (p.kind == "unanswered-tool-call" and p.entry_id in again)]
+            for entry_id in again:
+                self._check_tool_results(self.by_id[entry_id])
 
     def _link(self, entries: list[Entry]) -> None:
         """Parents, roots, orphans and sibling lists of `entries` (all of them, or those appended)."""
@@ -183,6 +203,35 @@ class SessionTree:
                     self._wanted.add(first_kept_id(e))  # (when it exists, wanting it costs nothing)
                 if problem:
                     self.problems.append(Problem("dangling-first-kept", problem, e.line, e.id))
+                elif self.by_id[first_kept_id(e)].role == "toolResult":
+                    self.problems.append(Problem(
+                        "first-kept-tool-result",
+                        f"the first entry kept, {first_kept_id(e)!r}, is a tool result without its call: "
+                        "it is left out of model requests", e.line, e.id))
+            elif e.role == "assistant":
+                self._check_tool_results(e)
+
+    def _check_tool_results(self, e: Entry) -> None:
+        """Warn of tool calls with no result among the tool results that follow the call."""
+        calls = [str(c.get("id", "")) for c in tool_calls(e)]
+        if not calls:
+            return
+        answered: set = set()
+        stack = list(self.children.get(e.id, ()))
+        while stack:
+            child = self.by_id[stack.pop()]
+            if child.role == "toolResult" or child.type in MARKER_TYPES:
+                answered.add(child.message.get("toolCallId"))
+                stack.extend(self.children.get(child.id, ()))
+        missing = [c for c in calls if c not in answered]
+        if missing:
+            stop = e.message.get("stopReason")
+            then = (f"the turn {'was aborted' if stop == 'aborted' else 'ended with an error'}, so it is not sent"
+                    if stop in ("aborted", "error") else "model requests send \"No result provided\" for them")
+            self.problems.append(Problem(
+                "unanswered-tool-call",
+                f"{len(missing)} of {len(calls)} tool calls have no result ({', '.join(missing)}): {then}",
+                e.line, e.id))
 
     def first_kept_problem(self, compaction: Entry) -> str | None:
         """Why a compaction's `firstKeptEntryId` cannot be honoured, or None when it can."""

@@ -16,12 +16,18 @@ from flask import Blueprint, Response, abort, current_app, redirect, render_temp
 
 from ..core.compaction import plan_branch_summary, write_branch_summary, write_compaction
 from ..core.context import build_context
-from ..core.entries import MODEL_CHANGE, THINKING_LEVEL_CHANGE, as_key, content_text
+from ..core.entries import MODEL_CHANGE, THINKING_LEVEL_CHANGE, content_text
 from ..core.errors import InvalidWrite, SessionError
-from ..core.reader import first_kept_id
 from ..core.session import Session
-from ..llm import ModelConfig, ModelError, complete, model_identity, user_entry
-from ..summarize import summarize_branch, summarize_compaction
+from ..llm import ModelConfig, ModelError, reply_to, user_entry
+from ..summarize import (
+    DRAFT_LABEL,
+    draft_digest,
+    regenerate_summary,
+    summarize_branch,
+    summarize_compaction,
+    written_details,
+)
 from .sessions import store
 from .views import compaction_plan
 
@@ -117,8 +123,19 @@ def branch_summary_preview(rel: str):
 
 
 def _summary_details() -> dict:
-    """Who made a summary that comes back from the editor (see _summary_editor.html)."""
-    return {"summarizer": request.form.get("summarizer", "edited"), "model": request.form.get("summary_model") or None}
+    """What made a summary that comes back from the editor (see _summary_editor.html): as
+    drafted, or `edited` when a person changed the draft."""
+    form = request.form
+    try:
+        usage = json.loads(form.get("summary_usage") or "null")
+    except ValueError:
+        usage = None
+    drafted = {"summarizer": form.get("summarizer") or None, "model": form.get("summary_model") or None}
+    if drafted["summarizer"] == "extractive":
+        drafted["label"] = DRAFT_LABEL
+    if isinstance(usage, dict):
+        drafted["usage"] = usage
+    return written_details(form.get("summary", ""), drafted, form.get("draft_digest"))
 
 
 def _summary_editor(summarize, plan):
@@ -127,7 +144,7 @@ def _summary_editor(summarize, plan):
         text, details = summarize(model_config(), plan, request.form.get("instructions") or None)
     except ModelError as exc:
         abort(502, description=str(exc))
-    return render_template("partials/_summary_editor.html", text=text, details=details)
+    return render_template("partials/_summary_editor.html", text=text, details=details, digest=draft_digest(text))
 
 
 # -- writes ---------------------------------------------------------------------------------------------
@@ -177,22 +194,6 @@ def reply(rel: str):
     return _reply_or_done(rel, session, node)
 
 
-def _record_model_choice(session: Session, config: ModelConfig, user_id: str) -> str:
-    """Where the reply goes. A model that differs from the branch's is first recorded after the
-    user message (a `model_change`), so the tree says which model answers from here on; a retry
-    reuses the one an earlier attempt wrote."""
-    tree = session.tree
-    settings = build_context(tree, user_id).settings
-    provider, model_id = model_identity(config)
-    if (settings.provider, settings.model_id) == (provider, model_id):
-        return user_id
-    for child in tree.children.get(user_id, ()):
-        e = tree.by_id[child]
-        if e.type == MODEL_CHANGE and (e.get("provider"), e.get("modelId")) == (provider, model_id):
-            return child
-    return session.append({"type": MODEL_CHANGE, "provider": provider, "modelId": model_id}, parent=user_id)["id"]
-
-
 def _model_for_request() -> ModelConfig:
     """The configured model, or the one picked in the composer (same server and key)."""
     config = model_config()
@@ -206,29 +207,19 @@ def _reply_or_done(rel: str, session: Session, user_id: str):
     config = _model_for_request()
     if not config.configured:
         return _done(rel, user_id, "message added; no model is configured, so no reply was asked for")
-    try:
-        at = _record_model_choice(session, config, user_id)
-    except SessionError as exc:
-        return _failure(exc, 409)
     if not wants_stream():
         try:
-            _answer(session, config, at, None)
+            reply_to(session, config, user_id)
+        except SessionError as exc:
+            return _failure(exc, 409)
         except ModelError as exc:
             abort(502, description=f"{exc} The message was kept: retry from its panel.")
         return _done(rel, user_id, "replied")
-    return Response(_stream(session, config, user_id, at), mimetype="text/event-stream",
+    return Response(_stream(session, config, user_id), mimetype="text/event-stream",
                     headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
 
-def _answer(session: Session, config: ModelConfig, at: str, on_delta) -> dict:
-    """Send the core's context at `at` (the user message, or a model_change just after it);
-    append the reply there only once it is whole."""
-    ctx = build_context(session.tree, at)
-    answer = complete(config, ctx.llm_messages(), stream=True, on_delta=on_delta)
-    return session.append({"type": "message", "message": answer.assistant_message()}, parent=at)
-
-
-def _stream(session: Session, config: ModelConfig, user_id: str, at: str):
+def _stream(session: Session, config: ModelConfig, user_id: str):
     """Server-sent events: the user entry, text deltas as they arrive, then done or error.
 
     The model call runs in a thread so deltas can be sent while it works; the reply is written
@@ -237,10 +228,13 @@ def _stream(session: Session, config: ModelConfig, user_id: str, at: str):
 
     def work() -> None:
         try:
-            entry = _answer(session, config, at, lambda kind, text: events.put(("delta", {"kind": kind, "text": text})))
+            entry = reply_to(session, config, user_id,
+                             lambda kind, text: events.put(("delta", {"kind": kind, "text": text})))
             events.put(("done", {"node": entry["id"], "user": user_id, "message": "replied"}))
         except (ModelError, SessionError) as exc:
-            events.put(("error", {"message": str(exc), "kind": getattr(exc, "kind", "write"), "user": user_id}))
+            debug = exc.debug_text() if isinstance(exc, ModelError) else None
+            events.put(("error", {"message": str(exc), "kind": getattr(exc, "kind", "write"), "user": user_id,
+                                  "details": debug}))
         finally:
             events.put(None)
 
@@ -332,26 +326,8 @@ def regenerate(rel: str):
     entry, which becomes the active leaf; the old line stays as it is."""
     session = store().session(rel)
     node = _form_node(session)
-    tree = session.tree
-    old = tree.entry(node)
-    parent = tree.parent[node]
-    config = model_config()
     try:
-        if old.type == "compaction":
-            plan = compaction_plan(tree, parent, first_kept=first_kept_id(old))
-            if not plan.can_compact:
-                raise InvalidWrite(f"this compaction cannot be made again: {plan.reason}")
-            text, details = summarize_compaction(config, plan)
-            entry = write_compaction(session, plan, text, {**details, "regenerates": node})
-        elif old.type == "branch_summary":
-            from_id = as_key(old.get("fromId"))
-            if from_id not in tree.by_id:
-                raise InvalidWrite(f"the branch this summary left ({from_id!r}) is not in the session")
-            plan = plan_branch_summary(tree, from_id, parent)
-            text, details = summarize_branch(config, plan)
-            entry = write_branch_summary(session, plan, text, {**details, "regenerates": node})
-        else:
-            raise InvalidWrite("only a compaction or a branch summary can be regenerated")
+        entry = regenerate_summary(session, model_config(), node)
     except SessionError as exc:
         return _failure(exc, 409)
     except ModelError as exc:

@@ -103,13 +103,14 @@ def create_app(
     def http_error(exc):
         return error_page(exc.code, exc.description)
 
-    from . import actions, compare, csrf, filters, sessions
+    from . import actions, audit, compare, csrf, filters, sessions
 
     csrf.protect(app)
     filters.register(app)
     app.register_blueprint(sessions.bp)
     app.register_blueprint(compare.bp)
     app.register_blueprint(actions.bp)
+    app.register_blueprint(audit.bp)
     return app
 
 

@@ -27,6 +27,7 @@ from pygments.util import ClassNotFound
 
 from webapp.core import entries as E
 from webapp.core.entries import Entry, content_blocks
+from webapp.core.tokens import compaction_text
 
 FOLD_LINES = 20
 SHOWN_CHARS = 100_000  # past this a panel shows the start and says what it left out
@@ -442,7 +443,7 @@ def render_files(details: Any) -> Markup:
 
 def _compaction(entry: Entry) -> Markup:
     after = entry.get("tokensAfter")
-    tokens = f"{entry.get('tokensBefore', '?')} → {'?' if after is None else after}"
+    tokens = compaction_text(entry.get("tokensBefore"), after)
     first = ("first kept entry", entry.get("firstKeptEntryId"))
     if "firstKeptEntryId" not in entry.raw and "firstKeptEntryIndex" in entry.raw:
         first = ("first kept entry index (v1)", entry.get("firstKeptEntryIndex"))

@@ -12,8 +12,10 @@ import orjson
 from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
 
 from ..core.context import build_context
+from ..core.request import build_request
 from ..core.session import Session
 from . import budget, render
+from .audit import audit_tab, cached_audit, is_summary
 from .graph import build_layout, dom_id, render_svg
 from .store import SessionStore
 from .views import (
@@ -29,7 +31,7 @@ from .views import (
 
 bp = Blueprint("sessions", __name__)
 
-TABS = ("node", "context", "branches", "summaries", "problems", "compact")
+TABS = ("node", "context", "branches", "summaries", "problems", "audit", "compact")
 
 
 def store() -> SessionStore:
@@ -131,6 +133,7 @@ def _tab_context(rel: str, session: Session, tab: str, node: str | None, layout)
         ctx["entry"] = tree.by_id[node]
         ctx["tool_call"] = tool_call_for(tree, tree.by_id[node])
         ctx["unanswered"] = awaits_reply(tree, node) and current_app.config["MODEL_CONFIG"].configured
+        ctx["audit"] = cached_audit(rel, session, node) if is_summary(tree.by_id[node]) else None
     elif tab == "context" and node:
         ctx["entry"] = tree.by_id[node]
         ctx["cv"] = context_view(tree, node, layout)
@@ -145,6 +148,8 @@ def _tab_context(rel: str, session: Session, tab: str, node: str | None, layout)
             abort(400, description=str(exc))
         ctx["plan"] = plan
         ctx["compact_overlay"] = compaction_overlay(plan, layout)
+    elif tab == "audit":
+        ctx.update(audit_tab(rel, session, node, layout))
     elif tab == "problems":
         problems = tree.all_problems()
         ctx["problem_count"] = len(problems)
@@ -230,12 +235,18 @@ def raw_entry(rel: str):
     return render_template(template, rel=rel, entry=entry)
 
 
-def _context_text(tree, node: str, i: int, j: int | None) -> str:
+def _context_items(tree, node: str, as_sent: bool) -> list:
+    """The messages of the context at `node`, or the rows of the request made from it."""
+    ctx = build_context(tree, node)
+    return build_request(ctx).rows if as_sent else ctx.messages
+
+
+def _context_text(tree, node: str, as_sent: bool, i: int, j: int | None) -> str:
     """The text of message `i` (part `j` when its content is in parts) of the context at `node`."""
-    messages = build_context(tree, node).messages
-    if not 0 <= i < len(messages):
+    items = _context_items(tree, node, as_sent)
+    if not 0 <= i < len(items):
         abort(404, description=f"no message {i} in the context at {node!r}")
-    content = messages[i].get("content")
+    content = (items[i].message if as_sent else items[i]).get("content")
     if j is None:
         return content if isinstance(content, str) else ""
     parts = content if isinstance(content, list) else []
@@ -271,9 +282,10 @@ def more(rel: str, kind: str):
         node = _selected(session, request.args.get("node") or None)
         if not is_fragment():
             return redirect(url_for("sessions.session_page", rel=rel, node=node, tab="context"))
-        ctx = build_context(tree, node)
-        return render_template("partials/_context_messages.html", rel=rel, ctx=ctx, messages=ctx.messages,
-                               node=node, start=offset, stop=budget.context_messages_shown(ctx.messages, offset))
+        as_sent = request.args.get("view") == "request"
+        items = _context_items(tree, node, as_sent)
+        return render_template("partials/_context_messages.html", rel=rel, tree=tree, items=items, as_sent=as_sent,
+                               node=node, start=offset, stop=budget.context_messages_shown(items, as_sent, offset))
     args: dict = {}
     if kind == "raw":
         entry = session.entry(request.args.get("id", ""))
@@ -290,8 +302,9 @@ def more(rel: str, kind: str):
     elif kind == "context":
         node = _selected(session, request.args.get("node") or None)
         i, j = _int_arg("i", 0), _int_arg("j")
-        args.update(node=node, i=i, j=j)
-        text = _context_text(tree, node, i, j)
+        as_sent = request.args.get("view") == "request"
+        args.update(node=node, i=i, j=j, view="request" if as_sent else None)
+        text = _context_text(tree, node, as_sent, i, j)
         title = f"message {i} of the context at {node}"
     else:
         abort(404, description=f"nothing to page through called {kind!r}")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core.compare import entry_cost
 from ..core.compaction import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS, CompactionPlan, plan_compaction
 from ..core.context import Context, build_context, settings_on
 from ..core.entries import (
@@ -21,7 +20,8 @@ from ..core.entries import (
     tool_calls,
 )
 from ..core.reader import first_kept_id
-from ..core.tokens import TokenCount, context_tokens
+from ..core.request import Request, build_request
+from ..core.tokens import TokenCount, context_tokens, entry_cost
 from ..core.tree import SessionTree
 from ..models import context_window
 from .graph import GraphLayout, dom_id
@@ -109,6 +109,7 @@ class ContextView:
     tokens: TokenCount
     window: int | None
     overlay: dict  # drawn node dom id -> state, for the graph
+    request: Request  # what a model call at this node is sent (SPEC §5b)
 
     @property
     def percent(self) -> int | None:
@@ -137,7 +138,7 @@ def context_view(tree: SessionTree, node_id: str, layout: GraphLayout) -> Contex
         if drawn not in states or rank[state["state"]] > rank[states[drawn]["state"]]:
             states[drawn] = state
     overlay = {"nodes": states, "onPath": sorted({layout.dom_for(i) for i in on_path})}
-    return ContextView(ctx, tokens, window, overlay)
+    return ContextView(ctx, tokens, window, overlay, build_request(ctx))
 
 
 @dataclass
@@ -231,6 +232,7 @@ class Meter:
     tokens: int
     window: int | None
     over_threshold: bool  # SPEC §6: fewer than the reserve tokens left in the window
+    count: TokenCount  # what of `tokens` is reported and what estimated (token_text)
 
     @property
     def percent(self) -> int | None:
@@ -240,9 +242,9 @@ class Meter:
 def context_meter(tree: SessionTree) -> Meter:
     """How full the context of the active leaf is."""
     ctx = build_context(tree, tree.active_leaf)
-    tokens = context_tokens(ctx).context
+    count = context_tokens(ctx)
     window = context_window(ctx.settings.provider, ctx.settings.model_id)
-    return Meter(tokens, window, bool(window) and tokens > window - DEFAULT_RESERVE_TOKENS)
+    return Meter(count.context, window, bool(window) and count.context > window - DEFAULT_RESERVE_TOKENS, count)
 
 
 def awaits_reply(tree: SessionTree, entry_id: str) -> bool:
