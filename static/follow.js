@@ -13,6 +13,16 @@
   function stateValue(name) { const i = $(`#graph-state [name="${name}"]`); return i ? i.value : ""; }
   function rewrites(version) { return String(version).split("-").pop(); }
 
+  // A panel someone is typing in, or waiting on (a reply streaming, a status shown), stays put:
+  // the graph still moves, and the panel follows on the next change after it is done.
+  function inUse() {
+    const panel = $("#panel");
+    if (!panel) return false;
+    if (panel.contains(document.activeElement) && document.activeElement.matches("input, textarea, select")) return true;
+    if ([...panel.querySelectorAll("textarea")].some((t) => t.value.trim())) return true;
+    return [...panel.querySelectorAll(".form-status")].some((s) => s.textContent.trim());
+  }
+
   async function update(el, v) {
     const selected = stateValue("node");
     const atTip = !selected || selected === el.dataset.activeLeaf;
@@ -23,7 +33,7 @@
     const node = atTip ? v.activeLeaf || "" : selected;
     if (node) q.set("node", node);
     await htmx.ajax("GET", el.dataset.graphUrl + "?" + q.toString(), { target: "#graph", swap: "innerHTML" });
-    if (atTip && node) {
+    if (atTip && node && !inUse()) {
       const body = $("#panel .panel-body");
       const tab = (body && body.dataset.tab) || "node";
       await htmx.ajax("GET", el.dataset.panelUrl.replace("__tab__", tab) + "?" + q.toString(), { target: "#panel", swap: "innerHTML" });

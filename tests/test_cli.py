@@ -122,14 +122,17 @@ def test_show_json_of_malformed_entries_is_still_json(capsys, tmp_path):
     assert {"missing-field", "dangling-label"} <= {p["kind"] for p in info["problems"]}
 
 
-def test_other_formats_show_no_header(capsys):
+def test_other_formats_show_their_format_and_a_normalised_header(capsys):
     path = FIXTURES / "codex" / "agent-sessions_codex_small.jsonl"
     info = run_json(capsys, "show", path, "--json")
-    assert info["header"] is None and info["version"] is None
-    assert info["entries"][0]["line"] == 1
-    assert "no-header" in {p["kind"] for p in info["problems"]}
+    assert info["format"] == "codex" and info["version"] is None
+    assert info["header"]["source"] == "codex" and info["header"]["id"] == "019fc8be-3658-7ca3-9e29-000000000000"
+    assert info["entries"][0]["line"] == 2  # line 1 (session_meta) is the header
+    assert "no-header" not in {p["kind"] for p in info["problems"]}
+    code, out, _ = run(capsys, "show", path)
+    assert code == 0 and "format codex" in out
     code, out, _ = run(capsys, "validate", path)
-    assert code == 1 and "no-header" in out
+    assert code == 0
 
 
 def test_tree_marks_the_active_path_and_shows_labels(capsys, branched):

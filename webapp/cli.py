@@ -17,7 +17,7 @@ from pathlib import Path
 
 import orjson
 
-from .core.catalog import summarize_session
+from .core.catalog import USUAL_PLACES, summarize_session, usual_places
 from .core.compaction import (
     DEFAULT_KEEP_RECENT_TOKENS,
     DEFAULT_RESERVE_TOKENS,
@@ -89,9 +89,24 @@ def _leaf(session: Session, leaf: str | None) -> str | None:
 # -- reading commands ------------------------------------------------------------------------------
 
 
+def _agent_folders(args) -> tuple[Path, list[str]]:
+    """The folder to list and the sessions folders under it: ROOT as it is, or (no ROOT, or
+    --pi/--claude/--codex) the agents' usual folders under the home folder that exist."""
+    chosen = [s for s in USUAL_PLACES if getattr(args, s.replace("-", "_"), False)]
+    if args.root is not None and not chosen:
+        return args.root, []
+    home = Path.home()
+    places = usual_places(home, chosen or tuple(USUAL_PLACES))
+    if not places:
+        wanted = ", ".join("~/" + "/".join(USUAL_PLACES[s]) for s in chosen or USUAL_PLACES)
+        raise SessionError(f"no sessions folder found (looked for {wanted}); name a ROOT")
+    return home, places
+
+
 def cmd_ls(args) -> int:
     rows = []
-    for path in discover(args.root):
+    root, within = _agent_folders(args)
+    for path in discover(root, within):
         try:
             rows.append({**summarize_session(path).as_dict(), "path": _path_text(path)})
         except (OSError, SessionError) as exc:
@@ -106,7 +121,7 @@ def cmd_ls(args) -> int:
         title = r["name"] or (r["firstMessage"] or "")[:60] or "(no messages)"
         print(f"{r['path']}\n    {title}")
         print(
-            f"    id {r['id']}  cwd {r['cwd']}  entries {r['entries']}  leaves {r['leaves']}  "
+            f"    {r['format']}  id {r['id']}  cwd {r['cwd']}  entries {r['entries']}  leaves {r['leaves']}  "
             f"compactions {r['compactions']}  bad lines {r['badLines']}  modified {r['modified']}"
         )
     return 0
@@ -119,6 +134,7 @@ def cmd_show(args) -> int:
         "path": _path_text(args.file),
         "header": tree.header,
         "version": session.log.version,
+        "format": tree.format,
         "name": tree.name,
         "counts": tree.counts_by_type(),
         "roots": tree.roots,
@@ -136,7 +152,7 @@ def cmd_show(args) -> int:
         _print_json(info)
         return 0
     header = tree.header or {}
-    version = f"format v{info['version']}" if info["version"] else "no session header"
+    version = f"format {tree.format}" if tree.format != "unknown" else "no session header"
     print(f"session   {header.get('id', '-')}  ({version})")
     print(f"name      {tree.name or '-'}")
     print(f"cwd       {header.get('cwd', '-')}")
@@ -388,8 +404,102 @@ def cmd_regenerate(args) -> int:
 def cmd_serve(args) -> int:
     from .web.app import serve  # Flask only when serving
 
-    return serve(args.root, host=args.host, port=args.port, open_browser=args.open,
-                 model=args.model, api_base=args.api_base, allow_hosts=tuple(args.allow_host))
+    root, within = args.root, ()
+    if root is None and not os.environ.get("SESSION_TREE_ROOT") and usual_places(Path.home()):
+        root, within = _agent_folders(args)  # the agents' folders, else the bundled samples
+    return serve(root, host=args.host, port=args.port, open_browser=args.open,
+                 model=args.model, api_base=args.api_base, allow_hosts=tuple(args.allow_host),
+                 within=tuple(within))
+
+
+# -- compare (branches side by side) ---------------------------------------------------------------
+
+
+def cmd_compare(args) -> int:
+    from .core.compare import FIGURE_ROWS, compare, comparison_data
+
+    tree = _open(args).tree
+    ids = list(dict.fromkeys(tree.find(ref).id for ref in args.ids))
+    if len(ids) < 2:
+        raise SessionError("compare: name at least two different entries")
+    base = ids.index(tree.find(args.baseline).id) if args.baseline else 0
+    if args.html:
+        return _compare_html(args, ids)
+    cmp = compare(tree, ids, baseline=base, alignment=args.align)
+    if args.json:
+        _print_json(comparison_data(cmp))
+        return 0
+    from .core.entries import short_id
+    from .web.compare import figure_text
+
+    where = f"from {short_id(cmp.ancestor)} ({len(cmp.shared)} shared entries)" if cmp.ancestor else "sharing no entry"
+    first = "none" if cmp.divergence is None else f"row {cmp.divergence + 1} ({cmp.divergence_kind})"
+    print(f"{len(ids)} branches {where}; {len(cmp.rows)} aligned rows; first divergence: {first}")
+    print("figures: after the divergence / whole path")
+    table = [["", *[f"{i + 1} {short_id(b.tip)}" for i, b in enumerate(cmp.branches)]],
+             ["status", *[b.outcome.status_text for b in cmp.branches]]]
+    for row in FIGURE_ROWS:
+        cells = []
+        for b in cmp.branches:
+            mine = figure_text(row.kind, row.mine(b))
+            whole = row.whole and figure_text(row.whole_kind or row.kind, row.whole(b))
+            cells.append(f"{mine} / {whole}" if whole and row.kind != "names" else mine)
+        table.append([row.title.lower(), *cells])
+    widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
+    for r in table:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+    for i, b in enumerate(cmp.branches):
+        text = " ".join((b.outcome.answer_text or "(no answer)").split())
+        print(f"\n[{i + 1}] {short_id(b.tip)} final answer ({b.outcome.status_text}):\n  {text[:400]}{'…' if len(text) > 400 else ''}")
+    return 0
+
+
+def _compare_html(args, ids: list[str]) -> int:
+    """The web app's self-contained export, rendered without a server."""
+    from urllib.parse import urlencode
+
+    from .web.app import create_app
+    from .web.compare import export_html
+
+    path = args.file.resolve()
+    app = create_app(path.parent)
+    query = urlencode({"ids": ",".join(ids), "align": args.align, **({"base": ids[0]} if not args.baseline else
+                                                                     {"base": _open(args).tree.find(args.baseline).id})})
+    with app.test_request_context(f"/s/{path.name}/compare/export?{query}"):
+        html, _ = export_html(path.name, ids)
+    Path(args.html).write_text(html, encoding="utf-8")
+    print(f"wrote {args.html} ({len(html.encode()) / 1024:.0f} KB)")
+    return 0
+
+
+def _compare_command(command) -> None:
+    sp = command("compare", cmd_compare, "compare branches: outcomes, figures after the divergence, aligned turns")
+    sp.add_argument("ids", metavar="ID", nargs="+", help="the tips of the branches (two or more)")
+    sp.add_argument("--align", choices=("content", "number"), default="content",
+                    help="line turns up by their prompts (default) or by their number")
+    sp.add_argument("--baseline", metavar="ID", help="the branch word diffs are made against (default: the first)")
+    out = sp.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true")
+    out.add_argument("--html", metavar="OUT", help="write the comparison as one self-contained HTML file")
+
+
+# -- export: the session as one HTML file ---------------------------------------------------------
+
+
+def cmd_export(args) -> int:
+    from .web.export import export_session  # Flask (its templates) only when exporting
+
+    html = export_session(args.file, args.leaf)
+    out = args.output or args.file.with_suffix(".html")
+    out.write_text(html, encoding="utf-8")
+    print(f"session-tree: wrote {out} ({len(html.encode()):,} bytes)")
+    return 0
+
+
+def _export_command(command) -> None:
+    sp = command("export", cmd_export, "write the session as one self-contained HTML file (every branch, or --leaf's)")
+    sp.add_argument("-o", "--output", metavar="OUT.html", type=Path, help="default: FILE with .html")
+    sp.add_argument("--leaf", metavar="ID", help="only the path from the root to this entry")
 
 
 # -- audit: what each summary lost ----------------------------------------------------------------
@@ -507,9 +617,14 @@ def build_parser() -> argparse.ArgumentParser:
         sp.set_defaults(func=func)
         return sp
 
-    sp = command("ls", cmd_ls, "list the sessions under a sessions root", file=False)
-    sp.add_argument("root", metavar="ROOT", type=Path)
+    sp = command("ls", cmd_ls, "list the sessions under a sessions root (else the agents' usual folders)",
+                 file=False)
+    sp.add_argument("root", metavar="ROOT", type=Path, nargs="?")
     sp.add_argument("--json", action="store_true")
+    sp.add_argument("--pi", action="store_true", help="pi's sessions: ~/.pi/agent/sessions")
+    sp.add_argument("--claude", dest="claude_code", action="store_true",
+                    help="Claude Code's sessions: ~/.claude/projects")
+    sp.add_argument("--codex", action="store_true", help="Codex's sessions: ~/.codex/sessions")
 
     command("show", cmd_show, "header, counts, roots, leaves, labels and problems").add_argument(
         "--json", action="store_true"
@@ -571,7 +686,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--verbose", action="store_true", help="on a failure, print the request and the raw response")
 
     command("validate", cmd_validate, "list every problem; exit 1 if there is any")
+    _compare_command(command)
     _audit_command(command)
+    _export_command(command)
 
     sp = command("serve", cmd_serve, "start the web app", file=False)
     sp.add_argument("root", metavar="ROOT", nargs="?", type=Path)

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import orjson
 
+from .core.formats.pi import as_v1
+
 DEFAULT_OUT = Path(__file__).resolve().parent.parent / "sample_sessions"
 DEEP_PATH_ENTRIES = 10_000
 SYSTEM_TOKENS = 4_200  # system prompt + tool schemas: the context size before the first message
@@ -1424,6 +1426,26 @@ def synthetic_session(n_entries: int, seed: int = 0, *, branches: int | None = N
     return b.header, b.entries
 
 
+
+def many_branches_session(branches: int, trunk: int = 2_000, seed: int = 13) -> tuple[dict, list[dict]]:
+    """A session with many short side branches: a `trunk` of turns, then `branches` retries that
+    each fork from a random user prompt of it (a new prompt and its answer, about 3 entries):
+    the shape that makes a drawing wide rather than long (the graph's node cap is tested on it)."""
+    header, entries = synthetic_session(trunk, seed, branches=0, compactions=0)
+    b = SessionBuilder(header["cwd"], seed + 1, _ms(entries[-1]["timestamp"]) + 1000)
+    b.header = header
+    b.entries = entries
+    b.by_id = {e["id"]: e for e in entries}
+    prompts = [e["id"] for e in entries if e["type"] == "message" and e["message"]["role"] == "user"]
+    for i in range(branches):
+        b.tip = b.by_id[b.rng.choice(prompts)]["parentId"]
+        b.user(f"Retry {i}: try another approach to this step.")
+        if i % 3:
+            b.answer(f"Tried approach {i}; it works the same.")
+        else:
+            b.step([b.bash(f"pytest -q -k case{i}", "1 passed")])
+    return b.header, b.entries
+
 def large_session(n_entries: int = 3000, seed: int = 11) -> tuple[dict, list[dict]]:
     """The big bundled sample: enough entries to exercise the tree view's layout and paging."""
     return synthetic_session(n_entries, seed, branches=6, compactions=3,
@@ -1470,15 +1492,7 @@ def pi_v1_session() -> tuple[dict, list[dict]]:
     header, entries = synthetic_session(30, seed=1118, branches=0, compactions=1,
                                         project="legacy-cli",
                                         start_ms=_ms("2025-11-18T10:05:33.910+00:00"))
-    index = {e["id"]: i for i, e in enumerate(entries, start=1)}  # the header is line 0
-    v1 = []
-    for e in entries:
-        e = {k: v for k, v in e.items() if k not in ("id", "parentId")}
-        if e["type"] == "compaction":
-            e = {"type": "compaction", "timestamp": e["timestamp"], "summary": e["summary"],
-                 "firstKeptEntryIndex": index[e["firstKeptEntryId"]],
-                 "tokensBefore": e["tokensBefore"]}
-        v1.append(e)
+    _, v1 = as_v1(header, entries)
     header = {"type": "session", "id": header["id"], "timestamp": header["timestamp"],
               "cwd": header["cwd"], "provider": "anthropic", "modelId": DEFAULT_MODEL,
               "thinkingLevel": "medium"}

@@ -70,10 +70,12 @@ def test_v1_first_kept_entry_index_resolves_to_the_entry_on_that_line():
     compactions = tree.compactions()
     assert len(compactions) == 2
     for c in compactions:
-        index = c.get("firstKeptEntryIndex")
+        index = c.source["firstKeptEntryIndex"]  # as written; migrated to an id when read
+        assert "firstKeptEntryIndex" not in c.raw
         kept = tree.entry(first_kept_id(c))
         assert kept.line == index + 1  # the header is index 0 and line 1
-        assert kept.raw == orjson.loads(lines[index])
+        assert kept.source == orjson.loads(lines[index])
+        assert kept.raw == {**kept.source, "id": kept.id, "parentId": kept.parent_id}
         assert tree.is_ancestor(kept.id, c.id)
         assert kept.role == "user"
     ctx = build_context(tree, tree.active_leaf)
@@ -91,13 +93,18 @@ def test_v1_ids_are_stable_across_opens():
 
 
 @pytest.mark.parametrize("path", OTHER_FIXTURES, ids=lambda p: p.name)
-def test_other_formats_open_without_a_header_and_lose_nothing(path):
+def test_other_formats_open_with_a_normalised_header_and_lose_nothing(path):
     data = path.read_bytes()
     s = Session.open(path)
     log, tree = s.log, s.tree
-    assert log.header is None and log.version is None and log.session_id is None
-    assert "no-header" in [p.kind for p in tree.problems]
-    assert len(tree.entries) + len(tree.bad_lines) + log.blank_lines == line_count(data)
+    assert log.format == path.parent.name and log.version is None
+    assert log.header["type"] == "session" and log.header["source"] == path.parent.name
+    assert "no-header" not in [p.kind for p in tree.problems]
+    # Every line is the source of an entry (several lines for a merged one), a metadata line,
+    # or a bad line: nothing read is dropped.
+    sources = {id(o): o for e in tree.entries
+               for o in (e.source if isinstance(e.source, list) else [e.source if e.source is not None else e.raw])}
+    assert len(sources) + len(log.metadata) + len(tree.bad_lines) + log.blank_lines == line_count(data)
     assert len(tree.entries) > 0
     build_context(tree, tree.active_leaf)
     tree.all_problems()

@@ -17,14 +17,13 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from .compaction import (
-    _READ_TOOLS,
-    _WRITE_TOOLS,
     CompactionPlan,
     plan_branch_summary,
     plan_compaction,
     with_file_lists,
 )
 from .entries import BRANCH_SUMMARY, COMPACTION, CUSTOM_MESSAGE, MESSAGE, Entry, as_key, content_blocks, tool_calls
+from .formats.tools import tool_action
 from .reader import first_kept_id
 from .tree import SessionTree
 
@@ -33,7 +32,6 @@ CATEGORY_TITLES = {
     "files": "Files", "commands": "Commands run", "errors": "Errors", "identifiers": "Identifiers",
     "urls": "URLs", "versions": "Versions", "instructions": "User instructions",
 }
-_BASH_TOOLS = frozenset({"bash"})
 KEY_WORD_SHARE = 2 / 3  # of an instruction's or error's key words, for the summary to carry it
 _MAX_TEXT = 200  # a fact longer than this is shown cut (and matched on its key words)
 
@@ -234,23 +232,6 @@ class _Collector:
         return found
 
 
-def _tool_action(call: dict) -> tuple[str, str | None, str | None]:
-    """(kind, path, command) of a tool call: kind is read, edit, write, bash or other."""
-    name = (as_key(call.get("name")) or "").lower()
-    args = call.get("arguments")
-    args = args if isinstance(args, dict) else {}
-    path = args.get("path") or args.get("file_path")
-    path = path if isinstance(path, str) else None
-    if name in _READ_TOOLS:
-        return "read", path, None
-    if name in _WRITE_TOOLS:
-        return name, path, None
-    if name in _BASH_TOOLS:
-        command = args.get("command")
-        return "bash", None, command if isinstance(command, str) else None
-    return "other", path, None
-
-
 _ACTION_DETAIL = {"read": "read", "edit": "edited", "write": "written"}
 
 
@@ -272,11 +253,12 @@ def collect_facts(entries: list[Entry], previous: Entry | None = None) -> list[F
             elif role == "assistant":
                 out.text(_result_text(msg.get("content")), e.id)
                 for call in tool_calls(e):
-                    kind, path, command = _tool_action(call)
-                    if path and kind in _ACTION_DETAIL:
-                        out.add("files", path, e.id, _ACTION_DETAIL[kind])
-                    if command:
-                        commands[str(call.get("id"))] = out.add("commands", _short(command), e.id)
+                    action = tool_action(call)
+                    if action.kind in _ACTION_DETAIL:
+                        for path in action.paths:
+                            out.add("files", path, e.id, _ACTION_DETAIL[action.kind])
+                    if action.command:
+                        commands[str(call.get("id"))] = out.add("commands", _short(action.command), e.id)
             elif role == "toolResult":
                 _tool_result(out, e, commands.get(str(msg.get("toolCallId"))))
             elif role == "bashExecution" and isinstance(msg.get("command"), str):

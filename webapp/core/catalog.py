@@ -1,4 +1,5 @@
-"""Facts about a session file at a glance: what `ls` and the index page list for each session."""
+"""Facts about a session file at a glance: what `ls` and the index page list for each session,
+where each agent keeps its sessions, and how a listing groups them (by agent, then project)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,36 @@ from .tree import SessionTree
 
 
 _JSON_KEYS = {"first_message": "firstMessage", "bad_lines": "badLines"}
+
+# Each agent's sessions folder under the home folder, in the order a listing shows them.
+USUAL_PLACES = {
+    "pi": (".pi", "agent", "sessions"),
+    "claude-code": (".claude", "projects"),
+    "codex": (".codex", "sessions"),
+}
+SOURCE_TITLES = {"pi": "pi", "claude-code": "Claude Code", "codex": "Codex"}
+
+
+def source_of(fmt: str) -> str:
+    """The agent a `SessionLog.format` belongs to (pi's versions and unknown files are pi's)."""
+    return fmt if fmt in ("claude-code", "codex") else "pi"
+
+
+def usual_places(home: Path, sources=tuple(USUAL_PLACES)) -> list[str]:
+    """The sessions folders of `sources` that exist under `home`, relative to it."""
+    return [str(Path(*USUAL_PLACES[s])) for s in sources if home.joinpath(*USUAL_PLACES[s]).is_dir()]
+
+
+def group_sessions(rows: list[tuple[str, SessionSummary | None, str | None]]) -> dict[tuple[str, str], list]:
+    """(rel path, summary, error) rows grouped by agent, then project: the session's working
+    folder, else the folder it is in. Agents in a fixed order, projects by name."""
+    groups: dict[tuple[str, str], list] = {}
+    for rel, summary, error in rows:
+        source = summary.source if summary else "pi"
+        project = summary.cwd if summary and summary.cwd else rel.rsplit("/", 1)[0] if "/" in rel else "(no folder)"
+        groups.setdefault((SOURCE_TITLES[source], project), []).append((rel, summary, error))
+    order = list(SOURCE_TITLES.values())
+    return dict(sorted(groups.items(), key=lambda g: (order.index(g[0][0]), g[0][1])))
 
 
 @dataclass(frozen=True)
@@ -30,6 +61,12 @@ class SessionSummary:
     bad_lines: int
     problems: int
     version: int | None
+    format: str = "pi-v3"  # SessionLog.format: pi-v3, pi-v1, claude-code, codex, ...
+
+    @property
+    def source(self) -> str:
+        """The agent that wrote the file."""
+        return source_of(self.format)
 
     def as_dict(self) -> dict:
         return {_JSON_KEYS.get(k, k): v for k, v in asdict(self).items()}
@@ -68,4 +105,5 @@ def summarize_session(path: Path, session: Session | None = None) -> SessionSumm
         bad_lines=len(tree.bad_lines),
         problems=len(tree.all_problems()),
         version=session.log.version,
+        format=tree.format,
     )

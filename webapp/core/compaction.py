@@ -11,8 +11,9 @@ import re
 from dataclasses import dataclass, field
 
 from .context import Context, build_context, entry_messages, summary_message_of
-from .entries import BRANCH_SUMMARY, COMPACTION, CUSTOM_MESSAGE, MESSAGE, Entry, as_key, tool_calls
+from .entries import BRANCH_SUMMARY, COMPACTION, CUSTOM_MESSAGE, MESSAGE, Entry, tool_calls
 from .errors import InvalidWrite
+from .formats.tools import EDIT, READ, WRITE, tool_action
 from .session import Session
 from .tokens import TokenCount, context_tokens, estimate_message_tokens, format_tokens
 from .tree import SessionTree
@@ -21,8 +22,6 @@ DEFAULT_RESERVE_TOKENS = 16384
 DEFAULT_KEEP_RECENT_TOKENS = 20000
 
 _CUT_ROLES = frozenset({"user", "assistant", "bashExecution", "custom"})
-_READ_TOOLS = frozenset({"read"})
-_WRITE_TOOLS = frozenset({"edit", "write"})
 _FILE_LISTS = re.compile(r"\n*<(read|modified)-files>\n.*?\n</\1-files>", re.S)
 
 
@@ -50,15 +49,11 @@ class FileOps:
 
     def add_entry(self, entry: Entry) -> None:
         for call in tool_calls(entry):
-            args = call.get("arguments")
-            path = args.get("path") or args.get("file_path") if isinstance(args, dict) else None
-            if not isinstance(path, str):
-                continue
-            name = as_key(call.get("name"))
-            if name in _READ_TOOLS:
-                self.read.add(path)
-            elif name in _WRITE_TOOLS:
-                self.modified.add(path)
+            action = tool_action(call)
+            if action.kind == READ:
+                self.read.update(action.paths)
+            elif action.kind in (EDIT, WRITE):
+                self.modified.update(action.paths)
         if entry.type == BRANCH_SUMMARY:
             self.add_details(entry.get("details"))
 

@@ -122,28 +122,33 @@ def _bash(msg: dict) -> str:
     return text
 
 
+def message_messages(msg: dict) -> list[dict]:
+    """The LLM messages one SPEC §2 message contributes (none for a role the model does not take)."""
+    role = msg.get("role")
+    if role == "user":
+        return [{"role": "user", "content": _text_or_parts(msg.get("content"))}]
+    if role == "assistant":
+        return [_assistant(msg)]
+    if role == "toolResult":
+        return [
+            {
+                "role": "tool",
+                "tool_call_id": msg.get("toolCallId", ""),
+                "content": _tool_result_text(msg.get("content")),
+            }
+        ]
+    if role == "bashExecution":
+        return [] if msg.get("excludeFromContext") else [{"role": "user", "content": _bash(msg)}]
+    if role == "custom":
+        return [{"role": "user", "content": _text_or_parts(msg.get("content"))}]
+    return []
+
+
 def entry_messages(entry: Entry) -> list[dict]:
     """The LLM messages one path entry contributes (none for meta entries)."""
     t = entry.type
     if t == MESSAGE:
-        msg, role = entry.message, entry.role
-        if role == "user":
-            return [{"role": "user", "content": _text_or_parts(msg.get("content"))}]
-        if role == "assistant":
-            return [_assistant(msg)]
-        if role == "toolResult":
-            return [
-                {
-                    "role": "tool",
-                    "tool_call_id": msg.get("toolCallId", ""),
-                    "content": _tool_result_text(msg.get("content")),
-                }
-            ]
-        if role == "bashExecution":
-            return [] if msg.get("excludeFromContext") else [{"role": "user", "content": _bash(msg)}]
-        if role == "custom":
-            return [{"role": "user", "content": _text_or_parts(msg.get("content"))}]
-        return []
+        return message_messages(entry.message)
     if t == CUSTOM_MESSAGE:
         return [{"role": "user", "content": _text_or_parts(entry.get("content"))}]
     if t == BRANCH_SUMMARY:
@@ -200,7 +205,9 @@ def build_context(tree: SessionTree, leaf_id: str | None) -> Context:
         kept = _kept_start(tree, path, i)
         if kept is None:
             kept = i + 1
-            ctx.problems.append(f"compaction {e.id} (line {e.line}): {tree.first_kept_problem(e)}")
+            problem = tree.first_kept_problem(e)
+            if problem:
+                ctx.problems.append(f"compaction {e.id} (line {e.line}): {problem}")
         for j in range(dropped, kept):
             if path[j].type != COMPACTION:
                 ctx.replaced_by[path[j].id] = e.id
@@ -214,8 +221,15 @@ def build_context(tree: SessionTree, leaf_id: str | None) -> Context:
         ctx.replaced_by.pop(e.id, None)
     ctx.compaction = path[last]
     ctx.kept_from = start
-    ctx.messages.append(dict(summary_message(path[last]), entryId=path[last].id))
-    ctx.sources.append(path[last])
+    history = path[last].get("replacementHistory")
+    if isinstance(history, list):  # the compaction says what the whole context before it became
+        for msg in history:
+            for m in message_messages(msg):
+                ctx.messages.append(dict(m, entryId=path[last].id))
+                ctx.sources.append(path[last])
+    else:
+        ctx.messages.append(dict(summary_message(path[last]), entryId=path[last].id))
+        ctx.sources.append(path[last])
     _add_messages(ctx, path[start:last])
     ctx.after_index = len(ctx.messages)
     _add_messages(ctx, path[last + 1:])

@@ -1,7 +1,9 @@
 """Entries of a session file: the header, the eleven entry types of SPEC §2, ids and timestamps.
 
-An entry keeps the dict it was read from untouched (`raw`), so unknown types and fields survive
-as they are; the typed accessors below only read from it.
+An entry's `raw` is the SPEC §2 dict the format seam (`formats/`) made of its line: for a pi v3
+line the dict as read, untouched, so unknown types and fields survive as they are. The line as
+written, where it differs (another format, a pi migration, a field of the wrong type), is kept
+as `source` for the raw view. The typed accessors below only read from `raw`.
 """
 
 from __future__ import annotations
@@ -90,12 +92,24 @@ class Entry:
     """One tree node read from (or about to be written to) a session file.
 
     `id` is the node's key in the tree. It equals the id on the line, except for lines without
-    one (pi v1: derived from the line number) and for duplicates (suffixed, so both stay visible).
+    one (pi v1, Codex: derived from the line number) and for duplicates (suffixed, so both stay
+    visible). `line` is the (first) line it was read from; `source` the line's own dict (a list
+    of them for an entry merged from several lines), or None where it is `raw` itself;
+    `sidechain` marks a sub-agent's entry (Claude Code), drawn off the main path.
     """
 
-    __slots__ = ("raw", "line", "id", "parent_id", "type", "timestamp", "generated_id")
+    __slots__ = ("raw", "line", "id", "parent_id", "type", "timestamp", "generated_id", "source", "sidechain")
 
-    def __init__(self, raw: dict, line: int, id: str, parent_id: str | None, generated_id=False):
+    def __init__(
+        self,
+        raw: dict,
+        line: int,
+        id: str,
+        parent_id: str | None,
+        generated_id=False,
+        source: dict | list | None = None,
+        sidechain: bool = False,
+    ):
         self.raw = raw
         self.line = line
         self.id = id
@@ -105,9 +119,16 @@ class Entry:
         ts = raw.get("timestamp")
         self.timestamp = ts if isinstance(ts, str) else ""
         self.generated_id = generated_id
+        self.source = source
+        self.sidechain = sidechain
 
     def __repr__(self) -> str:
         return f"Entry({self.type!r}, id={self.id!r}, parent={self.parent_id!r}, line={self.line})"
+
+    @property
+    def original(self) -> dict | list:
+        """What the file holds for this entry, for the raw view: its line's dict (or lines')."""
+        return self.raw if self.source is None else self.source
 
     def get(self, key: str, default: Any = None) -> Any:
         return self.raw.get(key, default)
@@ -119,9 +140,13 @@ class Entry:
 
     @property
     def role(self) -> str | None:
-        """The message role, with pi v2's `hookMessage` read as v3's `custom`."""
-        role = self.message.get("role")
-        return "custom" if role == "hookMessage" else role
+        return self.message.get("role")
+
+    @property
+    def first_kept_id(self) -> str | None:
+        """A compaction's `firstKeptEntryId` (None: nothing before it is kept)."""
+        kept = self.raw.get("firstKeptEntryId")
+        return kept if isinstance(kept, str) else None
 
     @property
     def target_id(self) -> str | None:

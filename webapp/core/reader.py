@@ -1,9 +1,10 @@
 """Line-by-line reading of session files (SPEC §1, §2, §7).
 
 `SessionLog` is fed the bytes of a file, possibly in several pieces as the file grows, and keeps
-every line accounted for: the header, the entries (pi v1 lines get ids derived from their line
-number, chained in file order), and the lines that could not be read, each with its line number,
-reason and raw text. Reading never fails and never writes.
+every line accounted for: the header, the entries, and the lines that could not be read, each
+with its line number, reason and raw text. Which format the file is in (pi, Claude Code, Codex)
+is told from its first readable line; from then on that format's reader (`formats/`) turns lines
+into normalised entries. Reading never fails and never writes.
 """
 
 from __future__ import annotations
@@ -11,50 +12,19 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 import orjson
 
 from .entries import COMPACTION, LEAF, Entry
+from .formats import reader_for
+from .formats.base import BadLine, Problem, generated_id  # noqa: F401 (part of this module's interface)
 
 BOM = b"\xef\xbb\xbf"
 
 
-@dataclass(frozen=True)
-class BadLine:
-    line: int
-    reason: str
-    raw: str
-    torn: bool = False
-
-
-@dataclass(frozen=True)
-class Problem:
-    """Something wrong in a file that still loads: where it is and what it is."""
-
-    kind: str
-    message: str
-    line: int | None = None
-    entry_id: str | None = None
-
-    def as_dict(self) -> dict:
-        return {"kind": self.kind, "message": self.message, "line": self.line, "entryId": self.entry_id}
-
-
-def generated_id(line: int) -> str:
-    """The id of a line that has none (pi v1): stable for the same file, from its line number."""
-    return f"L{line}"
-
-
 def first_kept_id(entry: Entry) -> str | None:
-    """A compaction's `firstKeptEntryId`, or pi v1's `firstKeptEntryIndex` (header = index 0)."""
-    if "firstKeptEntryId" in entry.raw:
-        kept = entry.raw["firstKeptEntryId"]
-        return kept if isinstance(kept, str) else None
-    index = entry.raw.get("firstKeptEntryIndex")
-    if isinstance(index, int) and not isinstance(index, bool):
-        return generated_id(index + 1)
-    return None
+    """A compaction's `firstKeptEntryId` (pi v1's index was made one when the line was read)."""
+    return entry.first_kept_id
 
 
 def _decode(raw: bytes) -> str:
@@ -97,7 +67,9 @@ class SessionLog:
         self.lines = 0  # complete lines consumed
         self.blank_lines = 0
         self._active: str | None = None
-        self._prev_id: str | None = None
+        # Lines that are not nodes (Claude Code titles and snapshots, Codex events): (line, dict).
+        self.metadata: list[tuple[int, dict]] = []
+        self._reader = None  # the format's reader, chosen by the first readable line
         # The unterminated last line, read again each time more bytes arrive.
         self.tail_entry: Entry | None = None
         self.tail_bad: BadLine | None = None
@@ -124,9 +96,11 @@ class SessionLog:
                 end = data.rfind(b"\n") + 1
                 self._read_lines(data, end)
                 pending = [data[end:]] if end < len(data) else []
-        rest = b"".join(pending)
-        if rest:
-            self._read_tail(rest, self.lines + 1)
+            rest = b"".join(pending)
+            if rest:
+                self._read_tail(rest, self.lines + 1)
+            if self._reader is not None:
+                self._reader.finish()
 
     def _read_lines(self, data: bytes, end: int) -> None:
         """Read the complete lines in `data[:end]`, one at a time (a copy of each line, not of
@@ -147,19 +121,10 @@ class SessionLog:
             else:
                 self.bad_lines.append(BadLine(line, reason, _decode(raw)))
             return
-        if line == 1 and obj.get("type") == "session":
-            self.header = obj
-            return
-        if line == 1:
-            self.problems.append(Problem("no-header", "line 1 is not a session header", 1))
-        entry = self._make_entry(obj, line)
-        self.entries.append(entry)
-        self.ids[entry.id] = entry
-        self._prev_id = entry.id
-        if entry.type == LEAF:
-            self._active = self._leaf_after(entry, self._active, record=True)
-        else:
-            self._active = entry.id  # what _leaf_after says, without a call for most lines
+        reader = self._reader
+        if reader is None:
+            reader = self._reader = reader_for(obj)(self)
+        reader.line(obj, line)
 
     def _read_tail(self, raw: bytes, line: int) -> None:
         obj, reason = self._parse(raw, line)
@@ -167,10 +132,9 @@ class SessionLog:
             if reason is not None:
                 self.tail_bad = BadLine(line, f"torn last line (no newline at end): {reason}", _decode(raw), torn=True)
             return
-        if line == 1 and obj.get("type") == "session":
-            self.header = obj  # whole, only its newline is missing: the next append writes one first
-            return
-        self.tail_entry = self._make_entry(obj, line)
+        if self._reader is None:
+            self._reader = reader_for(obj)(self)
+        self._reader.tail(obj, line)
 
     @staticmethod
     def _parse(raw: bytes, line: int) -> tuple[dict | None, str | None]:
@@ -203,23 +167,6 @@ class SessionLog:
             return None, f"not a JSON object (a {type(obj).__name__})"
         return obj, None
 
-    def _make_entry(self, obj: dict, line: int) -> Entry:
-        raw_id = obj.get("id")
-        generated = not isinstance(raw_id, str) or not raw_id
-        entry_id = generated_id(line) if generated else raw_id
-        if "parentId" in obj:
-            parent = obj["parentId"]
-            parent = parent if isinstance(parent, str) and parent else None
-        else:
-            parent = self._prev_id  # pi v1: entries form a chain in file order
-        if entry_id in self.ids:
-            first = self.ids[entry_id].line
-            entry_id = f"{entry_id}@L{line}"
-            self.problems.append(
-                Problem("duplicate-id", f"id {raw_id!r} already used on line {first}", line, entry_id)
-            )
-        return Entry(obj, line, entry_id, parent, generated)
-
     def _leaf_after(self, entry: Entry, active: str | None, record: bool) -> str | None:
         """SPEC §3: a `leaf` entry moves the active leaf to its target, any other entry to itself."""
         if entry.type != LEAF:
@@ -237,8 +184,11 @@ class SessionLog:
 
     @property
     def version(self) -> int | None:
-        """The format version: 1 for pi v1 (a header without `version`), None without a header."""
-        if self.header is None:
+        """pi's format version: 1 for pi v1 (a header without `version`), None without a pi
+        header (the normalised header of another format says 3: its entries are read as v3's)."""
+        if self.header is None or self._reader is None:
+            return None
+        if self._reader.name != "pi":
             return None
         v = self.header.get("version")
         return v if isinstance(v, int) else 1
@@ -246,7 +196,10 @@ class SessionLog:
     @property
     def format(self) -> str:
         """Which writer's format the file is in: `pi-v3` (the one we write), `pi-v1`, `pi-v2`,
-        `empty` (nothing read yet), or `unknown` (lines without a session header)."""
+        `claude-code`, `codex`, `empty` (nothing read yet), or `unknown` (lines without a session
+        header)."""
+        if self._reader is not None and self._reader.name != "pi":
+            return self._reader.name
         if self.header is None:
             return "unknown" if self.has_entries or self.bad_lines or self.tail_bad else "empty"
         return f"pi-v{self.version}"

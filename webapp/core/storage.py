@@ -12,7 +12,7 @@ import os
 import re
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -160,11 +160,34 @@ def session_file_name(timestamp: str, session_id: str) -> str:
     return f"{timestamp.replace(':', '-').replace('.', '-')}_{session_id}.jsonl"
 
 
-def discover(root: str | os.PathLike) -> list[Path]:
-    """Every session file under a sessions root: in its per-cwd folders, or right in it."""
+# How far below a sessions folder session files are looked for: pi's per-cwd folders are one
+# level down, Claude Code's per-project folders one, Codex's YYYY/MM/DD folders three.
+DISCOVER_DEPTH = 3
+
+
+def discover(root: str | os.PathLike, within: Iterable[str] = ()) -> list[Path]:
+    """Every session file under a sessions root: right in it or in its folders, down to pi's
+    per-cwd folders, Claude Code's per-project folders and Codex's YYYY/MM/DD folders; only
+    under the folders `within` (relative to the root) when given. Hidden folders and Claude
+    Code's `subagents/` folders (transcripts read with their session) are not entered."""
     root = Path(root)
     if not root.is_dir():
         raise SessionNotFound(f"{root}: not a folder")
-    found = [p for p in root.glob("*.jsonl") if p.is_file()]
-    found += [p for p in root.glob("*/*.jsonl") if p.is_file()]
+    found: list[Path] = []
+    for top in [root / w for w in within] or [root]:
+        level = [top]
+        for depth in range(DISCOVER_DEPTH + 1):
+            below = []
+            for folder in level:
+                try:
+                    children = sorted(folder.iterdir())
+                except OSError:
+                    continue
+                for p in children:
+                    if p.name.endswith(".jsonl") and p.is_file():
+                        found.append(p)
+                    elif depth < DISCOVER_DEPTH and not p.name.startswith(".") and p.name != "subagents" \
+                            and p.is_dir() and not p.is_symlink():
+                        below.append(p)
+            level = below
     return sorted(found)

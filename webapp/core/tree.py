@@ -10,6 +10,7 @@ import copy
 
 from .entries import COMPACTION, LABEL, MARKER_TYPES, SESSION_INFO, Entry, parse_time, tool_calls
 from .errors import AmbiguousEntry, UnknownEntry
+from .formats import READ_ONLY_FORMATS
 from .reader import BadLine, Problem, SessionLog, first_kept_id, gc_paused
 
 
@@ -28,6 +29,8 @@ WARNING_KINDS = frozenset({"first-kept-tool-result", "unanswered-tool-call"})
 class SessionTree:
     def __init__(self, log: SessionLog):
         self.header = log.header
+        self.format = log.format
+        self.metadata = log.metadata  # lines that are not nodes (another agent's titles, events)
         self.entries: list[Entry] = log.all_entries()
         self.bad_lines: list[BadLine] = log.all_bad_lines()
         self.by_id: dict[str, Entry] = dict(log.ids)  # every entry by its id, in file order
@@ -54,6 +57,8 @@ class SessionTree:
             self._link(self.entries)
             self.active_leaf: str | None = log.active_leaf
             self._labels_and_name(self.entries)
+            title = (self.header or {}).get("title")  # another format's title, from the seam
+            self.name = self.name or (title if isinstance(title, str) and title.strip() else None)
             self._check_references(self.entries)
 
     # -- building ------------------------------------------------------------------------------
@@ -66,6 +71,8 @@ class SessionTree:
         decided about earlier ones (an entry they referred to, a parent written after its child,
         a torn line read again): build a new tree then."""
         if log is not self._log or not self._grows or len(log.entries) < self._log_entries:
+            return None
+        if self.format in READ_ONLY_FORMATS:  # their entries are made again from every line
             return None
         new = log.entries[self._log_entries:] + ([log.tail_entry] if log.tail_entry else [])
         ids = {e.id: e for e in new}
@@ -203,7 +210,7 @@ class SessionTree:
                     self._wanted.add(first_kept_id(e))  # (when it exists, wanting it costs nothing)
                 if problem:
                     self.problems.append(Problem("dangling-first-kept", problem, e.line, e.id))
-                elif self.by_id[first_kept_id(e)].role == "toolResult":
+                elif first_kept_id(e) is not None and self.by_id[first_kept_id(e)].role == "toolResult":
                     self.problems.append(Problem(
                         "first-kept-tool-result",
                         f"the first entry kept, {first_kept_id(e)!r}, is a tool result without its call: "
@@ -236,6 +243,8 @@ class SessionTree:
     def first_kept_problem(self, compaction: Entry) -> str | None:
         """Why a compaction's `firstKeptEntryId` cannot be honoured, or None when it can."""
         kept = first_kept_id(compaction)
+        if kept is None and self.format in READ_ONLY_FORMATS:
+            return None  # these agents' compactions keep nothing before them, by design
         if kept is None:
             return "compaction has no firstKeptEntryId; nothing before it is kept"
         if kept not in self.by_id:

@@ -50,9 +50,11 @@ def create_app(
     allow_hosts: tuple[str, ...] = (),
     model: str | None = None,
     api_base: str | None = None,
+    within: tuple[str, ...] = (),
     **config,
 ) -> Flask:
-    """Build the app for a sessions root (default: $SESSION_TREE_ROOT, else the bundled samples);
+    """Build the app for a sessions root (default: $SESSION_TREE_ROOT, else the bundled samples),
+    serving only its folders `within` when given (the agents' folders under a home folder);
     `model` / `api_base` (else $SESSION_TREE_MODEL / _API_BASE) choose the model for replies."""
     app = Flask(
         __name__,
@@ -67,7 +69,7 @@ def create_app(
         MODEL_CONFIG=ModelConfig.from_env(model, api_base),
     )
     app.config.update(config)
-    app.extensions["session_store"] = SessionStore(root)
+    app.extensions["session_store"] = SessionStore(root, within)
 
     @app.before_request
     def check_host():
@@ -103,7 +105,7 @@ def create_app(
     def http_error(exc):
         return error_page(exc.code, exc.description)
 
-    from . import actions, audit, compare, csrf, filters, sessions
+    from . import actions, audit, compare, csrf, export, filters, present, sessions, transcript
 
     csrf.protect(app)
     filters.register(app)
@@ -111,12 +113,16 @@ def create_app(
     app.register_blueprint(compare.bp)
     app.register_blueprint(actions.bp)
     app.register_blueprint(audit.bp)
+    app.register_blueprint(transcript.bp)
+    app.register_blueprint(export.bp)
+    app.register_blueprint(present.bp)
     return app
 
 
 def serve(root=None, host: str = "127.0.0.1", port: int = 8000, open_browser: bool = False,
-          model: str | None = None, api_base: str | None = None, allow_hosts: tuple[str, ...] = ()) -> int:
-    app = create_app(root, host=host, allow_hosts=allow_hosts, model=model, api_base=api_base)
+          model: str | None = None, api_base: str | None = None, allow_hosts: tuple[str, ...] = (),
+          within: tuple[str, ...] = ()) -> int:
+    app = create_app(root, host=host, allow_hosts=allow_hosts, model=model, api_base=api_base, within=within)
     url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}/"
     print(f"session-tree: serving {app.config['SESSION_TREE_ROOT']} on {url}", flush=True)
     if open_browser:

@@ -27,6 +27,7 @@ from pygments.util import ClassNotFound
 
 from webapp.core import entries as E
 from webapp.core.entries import Entry, content_blocks
+from webapp.core.formats.tools import ToolAction, tool_action
 from webapp.core.tokens import compaction_text
 
 FOLD_LINES = 20
@@ -282,14 +283,13 @@ def _extra_args(args: dict, shown: tuple[str, ...]) -> Markup:
     return _fields((k, v) for k, v in args.items() if k not in shown)
 
 
-def _bash_call(args: dict) -> Markup:
-    return highlight(str(args.get("command", "")), "bash")
+def _bash_call(action: ToolAction) -> Markup:
+    return highlight(action.command or "", "bash")
 
 
-def _edit_call(args: dict) -> Markup:
+def _edit_call(action: ToolAction) -> Markup:
     """The edit as a unified diff, the way a reviewer reads a change."""
-    path = str(args.get("path", ""))
-    old, new = str(args.get("oldText", "")), str(args.get("newText", ""))
+    path, old, new = action.path or "", action.old or "", action.new or ""
     if len(old) + len(new) > SHOWN_CHARS:  # diffing megabytes takes seconds: show both sides
         lexer = _lexer_for_path(path)
         parts = [_path(path), _note("Too long to diff here. Old text:"), _folded(old, lexer),
@@ -301,29 +301,40 @@ def _edit_call(args: dict) -> Markup:
     return _path(path) + highlight("\n".join(diff), "diff")
 
 
-def _write_call(args: dict) -> Markup:
-    path = args.get("path")
-    return _path(path) + _folded(str(args.get("content", "")), _lexer_for_path(path))
+def _patch_call(action: ToolAction) -> Markup:
+    return _EMPTY.join(_path(p) for p in action.paths) + highlight(action.patch or "", "diff")
 
 
-def _read_call(args: dict) -> Markup:
-    return _path(args.get("path"))
+def _write_call(action: ToolAction) -> Markup:
+    return _path(action.path) + _folded(action.content or "", _lexer_for_path(action.path))
 
 
-_TOOL_VIEWS: dict[str, tuple[tuple[str, ...], Callable[[dict], Markup]]] = {
-    "bash": (("command",), _bash_call),
-    "edit": (("path", "oldText", "newText"), _edit_call),
-    "write": (("path", "content"), _write_call),
-    "read": (("path",), _read_call),
-}
+def _read_call(action: ToolAction) -> Markup:
+    return _path(action.path)
 
 
-def _tool_args(name: Any, args: Any) -> Markup:
+def _tool_layout(action: ToolAction) -> Callable[[ToolAction], Markup] | None:
+    """The card for what the call does, when its arguments hold all the card shows."""
+    if action.kind == "bash":
+        return _bash_call
+    if action.kind == "edit" and action.patch is not None:
+        return _patch_call
+    if action.kind == "edit" and action.old is not None:
+        return _edit_call
+    if action.kind == "write" and action.content is not None:
+        return _write_call
+    if action.kind == "read":
+        return _read_call
+    return None
+
+
+def _tool_args(block: dict) -> Markup:
     """The arguments laid out for the tool, or as JSON when the tool or their shape is unknown."""
-    view = _TOOL_VIEWS.get(name) if isinstance(name, str) else None
-    if view and isinstance(args, dict) and all(k in args for k in view[0]):
-        shown, layout = view
-        return layout(args) + _extra_args(args, shown)
+    action = tool_action(block)
+    layout = _tool_layout(action)
+    args = block.get("arguments")
+    if layout is not None and isinstance(args, dict):
+        return layout(action) + _extra_args(args, action.shown)
     return highlight(json_text(args), "json")
 
 
@@ -331,7 +342,7 @@ def _tool_call(block: dict) -> Markup:
     name = block.get("name")
     return Markup(
         '<div class="tool-call"><div class="tool-name">{}</div>{}</div>'
-    ).format(name if name is not None else "?", _tool_args(name, block.get("arguments")))
+    ).format(name if name is not None else "?", _tool_args(block))
 
 
 # --- message content ----------------------------------------------------------------------------
@@ -374,8 +385,8 @@ def _tool_result(msg: dict, tool_call: dict | None) -> Markup:
     """Text output highlighted and folded; images as thumbnails."""
     blocks = content_blocks(msg.get("content"))
     text = "\n".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
-    args = (tool_call or {}).get("arguments")
-    path = args.get("path") if msg.get("toolName") == "read" and isinstance(args, dict) else None
+    action = tool_action(tool_call)
+    path = action.path if action.kind == "read" else None
     images = _EMPTY.join(_image(b) for b in blocks if b.get("type") == "image")
     others = _EMPTY.join(
         _unknown_block(b) for b in blocks if b.get("type") not in ("text", "image")
@@ -445,8 +456,6 @@ def _compaction(entry: Entry) -> Markup:
     after = entry.get("tokensAfter")
     tokens = compaction_text(entry.get("tokensBefore"), after)
     first = ("first kept entry", entry.get("firstKeptEntryId"))
-    if "firstKeptEntryId" not in entry.raw and "firstKeptEntryIndex" in entry.raw:
-        first = ("first kept entry index (v1)", entry.get("firstKeptEntryIndex"))
     return (
         render_markdown(str(entry.get("summary") or ""))
         + _fields([("tokens", tokens), first])

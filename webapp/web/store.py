@@ -64,9 +64,17 @@ class LRU:
                 self._data.popitem(last=False)
 
 
+# Folders a session may be below its sources folder: Codex's YYYY/MM/DD (see storage.discover),
+# plus the sources folder itself when the root is the home folder (`.codex/sessions`, 2 or 3 deep).
+MAX_PARTS = 8
+
+
 class SessionStore:
-    def __init__(self, root: str | Path):
+    def __init__(self, root: str | Path, within: tuple[str, ...] = ()):
+        """`within`: the only folders under the root that are served (the agents' sessions
+        folders when the root is the home folder)."""
         self.root = Path(root).resolve()
+        self.within = tuple(PurePosixPath(Path(w).as_posix()) for w in within)
         if not self.root.is_dir():
             raise SessionNotFound(f"{root}: not a folder")
         self._sessions = LRU(32)  # open sessions hold their parsed file: keep the recent ones
@@ -84,8 +92,9 @@ class SessionStore:
             or rel.startswith(("/", "\\"))
             or "\\" in rel
             or any(p in ("..", ".") or ":" in p or "\x00" in p for p in parts)
-            or len(parts) > 2
+            or len(parts) > MAX_PARTS
             or not rel.endswith(".jsonl")
+            or (self.within and not any(PurePosixPath(rel).is_relative_to(w) for w in self.within))
         ):
             raise SessionNotFound(f"no session {name!r}")
         try:
@@ -120,7 +129,7 @@ class SessionStore:
     def list(self) -> list[tuple[str, SessionSummary | None, str | None]]:
         """(rel path, summary, error) for every session under the root, summaries cached."""
         out = []
-        for path in discover(self.root):
+        for path in discover(self.root, [str(w) for w in self.within]):
             try:
                 if not path.resolve().is_relative_to(self.root):
                     continue  # a symlink that leads out of the root

@@ -1,0 +1,36 @@
+"""What every format reader reports besides entries: unreadable lines and problems, and the ids
+given to lines that have none."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# What a field of the wrong type reads as downstream (a role, a block type, a tool call id):
+# one string every view shows as it is and the context passes by.
+INVALID = "invalid"
+
+
+@dataclass(frozen=True)
+class BadLine:
+    line: int
+    reason: str
+    raw: str
+    torn: bool = False
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something wrong in a file that still loads: where it is and what it is."""
+
+    kind: str
+    message: str
+    line: int | None = None
+    entry_id: str | None = None
+
+    def as_dict(self) -> dict:
+        return {"kind": self.kind, "message": self.message, "line": self.line, "entryId": self.entry_id}
+
+
+def generated_id(line: int) -> str:
+    """The id of a line that has none (pi v1, Codex): stable for the same file, from its line number."""
+    return f"L{line}"

@@ -1,0 +1,108 @@
+"""pi's own format, read line by line as the file grows (SPEC §1, §2).
+
+v3 lines are the normalised entries already. pi's migrations run here, once per line, in memory
+(opening a file never writes to it): v1 lines without ids get ids from their line number and are
+chained in file order, a v1 compaction's `firstKeptEntryIndex` (counting the header as 0) becomes
+the `firstKeptEntryId` of that line, and v2's `hookMessage` role is v3's `custom`.
+"""
+
+from __future__ import annotations
+
+from ..entries import LEAF, Entry
+from .base import Problem, generated_id
+from .fields import checked_entry, message_ok
+
+
+def _v1_first_kept(obj: dict) -> dict:
+    index = obj.get("firstKeptEntryIndex")
+    kept = generated_id(index + 1) if isinstance(index, int) and not isinstance(index, bool) else None
+    out = {k: v for k, v in obj.items() if k != "firstKeptEntryIndex"}
+    out["firstKeptEntryId"] = kept
+    return out
+
+
+def as_v1(header: dict, entries: list[dict]) -> tuple[dict, list[dict]]:
+    """A v3 session written as pi v1 wrote it (what the migrations above read back): no
+    `version`, no ids, the model in the header, a compaction's first kept entry as a line index
+    (the header is line 0). For sample files of the old format."""
+    index = {e["id"]: i for i, e in enumerate(entries, start=1)}
+    v1 = []
+    for e in entries:
+        e = {k: v for k, v in e.items() if k not in ("id", "parentId")}
+        if e["type"] == "compaction":
+            e = {"type": "compaction", "timestamp": e["timestamp"], "summary": e["summary"],
+                 "firstKeptEntryIndex": index[e["firstKeptEntryId"]], "tokensBefore": e["tokensBefore"]}
+        v1.append(e)
+    return {k: v for k, v in header.items() if k != "version"}, v1
+
+
+class PiReader:
+    """Feeds a `SessionLog` from pi lines: the header on line 1, then one entry per line."""
+
+    name = "pi"
+
+    def __init__(self, log) -> None:
+        self.log = log
+        self._prev_id: str | None = None
+
+    def line(self, obj: dict, line: int) -> None:
+        log = self.log
+        if line == 1 and obj.get("type") == "session":
+            log.header = obj
+            return
+        if line == 1:
+            log.problems.append(Problem("no-header", "line 1 is not a session header", 1))
+        entry = self.entry(obj, line)
+        log.entries.append(entry)
+        log.ids[entry.id] = entry
+        self._prev_id = entry.id
+        if entry.type == LEAF:
+            log._active = log._leaf_after(entry, log._active, record=True)
+        else:
+            log._active = entry.id  # what _leaf_after says, without a call for most lines
+
+    def tail(self, obj: dict, line: int) -> None:
+        if line == 1 and obj.get("type") == "session":
+            self.log.header = obj  # whole, only its newline is missing: the next append writes one first
+            return
+        self.log.tail_entry = self.entry(obj, line)
+
+    def finish(self) -> None:
+        """Nothing to do: every line was read as it came."""
+
+    def entry(self, obj: dict, line: int) -> Entry:
+        source = None
+        why: list[str] = []
+        t = obj.get("type")
+        if t == "message":
+            msg = obj.get("message")
+            if type(msg) is dict and (not message_ok(msg) or msg.get("role") == "hookMessage"):
+                source = obj
+                obj, why = checked_entry(obj)
+                if obj["message"].get("role") == "hookMessage":
+                    obj = {**obj, "message": {**obj["message"], "role": "custom"}}
+        elif t == "custom_message" or t == "compaction":
+            fixed, why = checked_entry(obj)
+            if why:
+                source, obj = obj, fixed
+        raw_id = obj.get("id")
+        generated = not isinstance(raw_id, str) or not raw_id
+        entry_id = generated_id(line) if generated else raw_id
+        if "parentId" in obj:
+            parent = obj["parentId"]
+            parent = parent if isinstance(parent, str) and parent else None
+        else:  # pi v1: entries form a chain in file order
+            parent = self._prev_id
+            source = source or obj
+            obj = {**obj, "id": entry_id, "parentId": parent}
+            if t == "compaction" and "firstKeptEntryId" not in obj:
+                obj = _v1_first_kept(obj)
+        if entry_id in self.log.ids:
+            first = self.log.ids[entry_id].line
+            entry_id = f"{entry_id}@L{line}"
+            self.log.problems.append(
+                Problem("duplicate-id", f"id {raw_id!r} already used on line {first}", line, entry_id)
+            )
+        if why:
+            self.log.problems.append(Problem("invalid-field", "; ".join(why) + ": shown as invalid", line, entry_id))
+        return Entry(obj, line, entry_id, parent, generated, source)

@@ -1,0 +1,100 @@
+"""The one place that knows each agent's tool names and argument names.
+
+pi calls its tools `read`/`edit`/`write`/`bash` with `path`, `oldText`/`newText`, `content`,
+`command`; Claude Code `Read`/`Edit`/`MultiEdit`/`Write`/`NotebookEdit`/`Bash` with `file_path`,
+`old_string`/`new_string`, `command`; Codex `shell`/`exec_command`/`local_shell` with a command
+(a list of words or a string) and `apply_patch` with a patch. `tool_action` reads any of them as
+what the call does, so that file lists, tool cards and graph labels need no format's vocabulary.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+from typing import Any
+
+READ, EDIT, WRITE, BASH, OTHER = "read", "edit", "write", "bash", "other"
+
+
+@dataclass(frozen=True)
+class ToolAction:
+    kind: str  # read | edit | write | bash | other
+    path: str | None = None  # the file read or changed (the first one, for a patch)
+    command: str | None = None  # the shell command
+    old: str | None = None  # an edit's replaced text
+    new: str | None = None  # an edit's new text
+    content: str | None = None  # a written file's content
+    patch: str | None = None  # a patch (Codex apply_patch)
+    paths: tuple[str, ...] = ()  # every file the call touches (a patch may touch several)
+    shown: tuple[str, ...] = ()  # the argument names read into the fields above
+
+
+# tool name -> (kind, argument holding the path, the edit's old/new text, the written content)
+_FILE_TOOLS: dict[str, tuple[str, tuple[str, ...], tuple[str, str] | None, str | None]] = {
+    "read": (READ, ("path", "file_path"), None, None),  # early pi versions said file_path
+    "edit": (EDIT, ("path", "file_path"), ("oldText", "newText"), None),
+    "write": (WRITE, ("path", "file_path"), None, "content"),
+    "Read": (READ, ("file_path",), None, None),
+    "Edit": (EDIT, ("file_path",), ("old_string", "new_string"), None),
+    "MultiEdit": (EDIT, ("file_path",), None, None),
+    "Write": (WRITE, ("file_path",), None, "content"),
+    "NotebookEdit": (EDIT, ("notebook_path",), None, None),
+    "NotebookRead": (READ, ("notebook_path",), None, None),
+    "read_file": (READ, ("path", "file_path"), None, None),
+    "view_image": (READ, ("path",), None, None),
+}
+_SHELL_TOOLS = {"bash": "command", "Bash": "command", "shell": "command", "local_shell": "command",
+                "local_shell_call": "command", "shell_command": "command", "exec_command": "cmd",
+                "container.exec": "cmd"}
+_PATCH_TOOLS = frozenset({"apply_patch"})
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.M)
+
+
+def _command_text(value: Any) -> str | None:
+    """A command as one line: a list of words is joined (Codex's `["bash", "-lc", "make"]` reads
+    as the script it runs)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(w, str) for w in value):
+        if len(value) == 3 and value[0] in ("bash", "sh", "zsh") and value[1] in ("-lc", "-c"):
+            return value[2]
+        return shlex.join(value)
+    return None
+
+
+def tool_action(call: Any) -> ToolAction:
+    """What a `toolCall` block (`{name, arguments}`) does, whichever agent wrote it."""
+    if not isinstance(call, dict):
+        return ToolAction(OTHER)
+    name, args = call.get("name"), call.get("arguments")
+    if not isinstance(name, str) or not isinstance(args, dict):
+        return ToolAction(OTHER)
+    if name in _FILE_TOOLS:
+        kind, path_keys, edit_keys, content_key = _FILE_TOOLS[name]
+        key = next((k for k in path_keys if isinstance(args.get(k), str)), None)
+        if key is None:
+            return ToolAction(OTHER)
+        path = args[key]
+        shown = [key]
+        old = new = content = None
+        if edit_keys and all(isinstance(args.get(k), str) for k in edit_keys):
+            old, new = args[edit_keys[0]], args[edit_keys[1]]
+            shown += edit_keys
+        if content_key and isinstance(args.get(content_key), str):
+            content = args[content_key]
+            shown.append(content_key)
+        return ToolAction(kind, path, None, old, new, content, None, (path,), tuple(shown))
+    if name in _SHELL_TOOLS:
+        key = _SHELL_TOOLS[name]
+        command = _command_text(args.get(key))
+        if command is None:
+            return ToolAction(OTHER)
+        return ToolAction(BASH, command=command, shown=(key,))
+    if name in _PATCH_TOOLS:
+        key = next((k for k in ("input", "patch") if isinstance(args.get(k), str)), None)
+        if key is None:
+            return ToolAction(OTHER)
+        paths = tuple(p.strip() for p in _PATCH_FILE.findall(args[key]))
+        return ToolAction(EDIT, paths[0] if paths else None, patch=args[key], paths=paths, shown=(key,))
+    return ToolAction(OTHER)
