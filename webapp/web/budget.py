@@ -80,10 +80,10 @@ def within(sizes: list[int], budget: int) -> int:
     return len(sizes)
 
 
-def context_messages_shown(items: list, as_sent: bool = False, start: int = 0) -> int:
-    """Where the page of context messages (or of request rows, `as_sent`) that starts at `start`
-    stops: within PANEL_CHARS, each message counted by its text (cut at one page) plus its markup."""
-    sizes = [_message_chars(item.message if as_sent else item) + 400 for item in items[start:]]
+def context_messages_shown(messages: list[dict], start: int = 0) -> int:
+    """Where the page of context messages that starts at `start` stops: within PANEL_CHARS,
+    each message counted by its text (cut at one page) plus its markup."""
+    sizes = [_message_chars(m) + 400 for m in messages[start:]]
     return start + within(sizes, PANEL_CHARS)
 
 

@@ -329,7 +329,7 @@ def _context_text(tree, node: str, i: int, j: int | None, view: str | None) -> s
     messages, _ = _context_messages(tree, node, view)
     if not 0 <= i < len(messages):
         abort(404, description=f"no message {i} in the context at {node!r}")
-    content = (items[i].message if as_sent else items[i]).get("content")
+    content = messages[i].get("content")
     if j is None:
         return content if isinstance(content, str) else ""
     parts = content if isinstance(content, list) else []
