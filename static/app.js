@@ -235,7 +235,7 @@
         g.classList.add(g.id === o.compact.cut ? "cp-cut" : summarize.has(g.id) ? "cp-summarize" : kept.has(g.id) ? "cp-kept" : "cp-off");
       });
     }
-    if (!o.context) return o.selected;
+    if (!o.context) return o.focus || o.selected;  // focus: a compaction's cut
     const badges = [];
     svg.querySelectorAll("g.node").forEach((g) => {
       const s = o.context.nodes[g.id];
@@ -429,6 +429,9 @@
   document.addEventListener("htmx:afterSwap", (evt) => {
     const target = evt.detail.target || evt.target; // a history restore swaps the body, no target
     if (!target) return;
+    // An out-of-band swap (the stats beside a new drawing) reports the request's target too:
+    // running initSvg again would take the zoomed view for the drawing's full extent.
+    if (evt.detail.elt && evt.detail.elt.id === "stats") return;
     if (target.id === "graph") { applyOverlay(); initSvg(); markPicked(); keepFoldsInUrl(); }
     if (target.id === "panel") {
       const selected = applyOverlay(true);
