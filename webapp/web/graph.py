@@ -1,10 +1,13 @@
 """The session tree as a Graphviz drawing: which nodes to draw, how each looks, and the SVG.
 
-Long linear runs fold into "segment" nodes so that a 100k-entry session still draws in a few
-hundred nodes. Branch points, compactions, branch summaries, labelled nodes, leaves, roots and
-pinned nodes (the selected one, the active leaf) always stay visible. Overlays such as the
-context view are applied in the browser by CSS classes, so the costly `dot` layout only depends
-on the file and on which segments are folded, and is cached on exactly that.
+The overview is drawn by turns: user messages stay drawn and the assistant's work between two of
+them folds into one "segment" node; paths too long for that fold chains of turns. Branch points,
+compactions, branch summaries, labelled nodes, leaves, roots and pinned nodes always stay
+visible. One drawing holds at most MAX_DRAWN nodes whatever the tree's shape: side branches past
+it wait in "more branches" nodes. Selection and overlays such as the context view are applied in
+the browser by CSS classes, so the costly `dot` layout only depends on the file and on what is
+unfolded, and is cached on exactly that. Every string bound for dot goes through `dot_text`, and
+`dot` runs with a time limit.
 """
 
 from __future__ import annotations
@@ -21,8 +24,8 @@ import subprocess
 import sys
 import threading
 import weakref
-from urllib.parse import urlencode
 from dataclasses import dataclass, field
+from urllib.parse import urlencode
 
 import graphviz
 
@@ -168,7 +171,6 @@ class GraphLayout:
     member_of: dict[str, str] = field(default_factory=dict)  # entry id -> segment or "more" dom id
     collapsed: bool = False
     capped: bool = False  # the tree was too big for one drawing: some side branches are left out
-    hidden_of: dict[str, str] = field(default_factory=dict)  # hidden side branch root -> its anchor
 
     def signature(self) -> tuple:
         return (self.collapsed, tuple(s.first_id for s in self.segments), tuple(m.id for m in self.more))
@@ -482,7 +484,6 @@ def _add_more(layout: GraphLayout, d: _Drawn, sides, hidden: set[str], rank) -> 
         g.branches += d.leaves[r]
         g.entries += d.size[r]
         anchors[attach].append((rank(r, p), p or r))
-        layout.hidden_of[r] = p or r
         stack = [r]
         while stack:
             x = stack.pop()

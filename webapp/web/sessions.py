@@ -147,12 +147,7 @@ class _OneRun:
 _one_run = _OneRun()
 
 
-def _svg(rel: str, session: Session, options: GraphOptions, layout) -> str | None:
-    """The drawing (None when `dot` ran out of time even on the folded one)."""
-    return _drawing(rel, session, options, layout)[0]
-
-
-def _drawing(rel: str, session: Session, options: GraphOptions, layout) -> tuple[str | None, str | None]:
+def _svg(rel: str, session: Session, options: GraphOptions, layout) -> tuple[str | None, str | None]:
     """The drawing and a note (why it is not the one asked for), cached on the file version, the
     folded segments and the options its links carry. When `dot` runs out of time the fully
     folded drawing is shown instead, and when that fails too, only the note."""
@@ -183,7 +178,7 @@ def _drawing(rel: str, session: Session, options: GraphOptions, layout) -> tuple
     if options.collapse == "on" and not options.expand:
         return None, note + "Use the Branches tab to move through the session."
     folded = GraphOptions({"collapse": "on"})
-    svg, _ = _drawing(rel, session, folded, _layout(rel, session, folded))
+    svg, _ = _svg(rel, session, folded, _layout(rel, session, folded))
     return svg, note + ("The folded drawing is shown instead." if svg else "Use the Branches tab to move through the session.")
 
 
@@ -251,7 +246,7 @@ def _page_context(rel: str, tab: str, drawing: bool = True):
     options = GraphOptions(request.args)
     options.known(tree)
     layout = _layout_showing(rel, session, options, node)
-    svg, note = _drawing(rel, session, options, layout) if drawing else (None, None)
+    svg, note = _svg(rel, session, options, layout) if drawing else (None, None)
     return {
         "rel": rel,
         "session": session,
