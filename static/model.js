@@ -96,7 +96,7 @@
   // page's `expand` state, as a click on the fold would) and load the preview again to draw it.
   let unfolded = null;
   document.addEventListener("htmx:afterSwap", (evt) => {
-    const target = evt.detail.target;
+    const target = evt.detail.target || evt.target; // a history restore has no swap target
     if (target.id !== "panel" || !$("#compact-panel")) return;
     commitReady();
     const data = $("#overlay");
