@@ -327,7 +327,7 @@ def _cold_parts(name: str) -> dict[str, float]:
     leaf = tree.conversation_leaf(tree.active_leaf)
     layout = build_layout(tree, "auto", frozenset(), frozenset({leaf}))
     t2 = time.perf_counter()
-    graph = to_dot(tree, layout, lambda entry_id: f"/s/x?node={entry_id}")
+    graph = to_dot(tree, layout, lambda entry_id, *_: f"/s/x?node={entry_id}")
     source = graph.source
     t3 = time.perf_counter()
     subprocess.run(["dot", "-Tsvg"], input=source.encode(), capture_output=True, check=True)

@@ -129,7 +129,7 @@
   function select(entryId, domId, tab) {
     if (!entryId) return;
     domId = domId || drawnId(entryId);
-    tab = tab || (currentTab() === "context" ? "context" : "node");
+    tab = tab || (["context", "transcript"].includes(currentTab()) ? currentTab() : "node");
     setState("node", entryId);
     const load = () => htmx.ajax("GET", panelUrl(tab, { node: entryId }), { target: "#panel", swap: "innerHTML" });
     if (domId && document.getElementById(domId)) {
@@ -163,8 +163,7 @@
     const o = JSON.parse(data.textContent);
     svg.querySelectorAll("g.node").forEach((g) => {
       g.classList.remove(...OVERLAY_CLASSES);
-      const badge = g.querySelector("text.replaced-by");
-      if (badge) badge.remove();
+      g.querySelectorAll(".replaced-by").forEach((x) => x.remove());
     });
     svg.classList.toggle("context-mode", !!o.context);
     svg.classList.toggle("compact-mode", !!o.compact);
@@ -177,22 +176,51 @@
       });
     }
     if (!o.context) return o.selected;
+    const badges = [];
     svg.querySelectorAll("g.node").forEach((g) => {
       const s = o.context.nodes[g.id];
       if (!s) { g.classList.add("ctx-off"); return; }
       g.classList.add(s.state === "in-context" ? "ctx-in" : s.state === "replaced" ? "ctx-replaced" : "ctx-path");
-      if (s.state === "replaced") {
-        const shape = g.querySelector("polygon, path, ellipse");
-        const b = (shape || g).getBBox();
-        const t = document.createElementNS("http://www.w3.org/2000/svg", "text");
-        t.setAttribute("x", b.x + b.width + 4);
-        t.setAttribute("y", b.y + b.height / 2 + 3);
-        t.setAttribute("class", "replaced-by");
-        t.textContent = "⤷ " + s.byLabel;
-        g.appendChild(t);
-      }
+      if (s.state === "replaced") badges.push([g, s.byLabel]);
     });
+    placeBadges(svg, badges);
     return o.selected;
+  }
+
+  // The "summarized by compaction X" badges go beside their node, right or left, wherever they
+  // cover no other node and no other badge; where neither side is free the node's own tooltip
+  // (its <title>) says it instead.
+  function placeBadges(svg, badges) {
+    if (!badges.length) return;
+    const boxes = [];
+    svg.querySelectorAll("g.node").forEach((g) => {
+      const shape = g.querySelector("polygon, path, ellipse");
+      if (shape) boxes.push(shape.getBBox());
+    });
+    const hits = (r) => boxes.some((b) => r.x < b.x + b.width && b.x < r.x + r.width && r.y < b.y + b.height && b.y < r.y + r.height);
+    for (const [g, label] of badges) {
+      const shape = g.querySelector("polygon, path, ellipse");
+      const b = (shape || g).getBBox();
+      const t = document.createElementNS("http://www.w3.org/2000/svg", "text");
+      t.setAttribute("class", "replaced-by");
+      t.textContent = "⤷ " + label;
+      t.setAttribute("y", b.y + b.height / 2 + 3);
+      t.setAttribute("x", b.x + b.width + 4);
+      g.appendChild(t);
+      const w = t.getComputedTextLength();
+      const room = (x) => ({ x: x - 1, y: b.y + b.height / 2 - 8, width: w + 2, height: 12 });
+      const x = [b.x + b.width + 4, b.x - 4 - w].find((x) => !hits(room(x)));
+      if (x === undefined) {
+        t.remove();
+        const tip = document.createElementNS("http://www.w3.org/2000/svg", "title");
+        tip.setAttribute("class", "replaced-by");
+        tip.textContent = label;
+        g.appendChild(tip);
+        continue;
+      }
+      t.setAttribute("x", x);
+      boxes.push(room(x));
+    }
   }
 
   // -- events --------------------------------------------------------------------------------------
@@ -207,8 +235,11 @@
       if (g && compareMode() && !g.classList.contains("segment")) {
         pick(entryId, g);
       } else if (g && g.classList.contains("segment")) {
+        // A folded run opens at its first entry; a "more branches" node at the fork points it names.
+        const href = node.getAttribute("xlink:href") || node.getAttribute("href");
+        const open = new URL(href, location.href).searchParams.get("open");
         const expand = new Set(state("expand").split(",").filter(Boolean));
-        expand.add(entryId);
+        (open ? open.split(",") : [entryId]).forEach((x) => expand.add(x));
         setState("expand", Array.from(expand).join(","));
         focusAfterDraw = entryId;
         redrawGraph({ expand: Array.from(expand).join(",") });
@@ -222,18 +253,19 @@
     const link = evt.target.closest("a[data-select]");
     if (link && layoutEl() && !evt.ctrlKey && !evt.metaKey) {
       evt.preventDefault();
-      select(link.dataset.select, link.dataset.dom);
+      select(link.dataset.select, link.dataset.dom, link.dataset.tab);
     }
   });
 
   // -- compare mode: a click adds the node (the path to it) to the tray instead of selecting it ----
   const tray = [];
   function compareMode() { const b = $('[data-action="compare-mode"]'); return !!b && b.getAttribute("aria-pressed") === "true"; }
-  function pick(entryId, g) {
+  // `g`: the drawn node, or null for an entry not drawn (folded) or picked from a list.
+  function pick(entryId, g, quiet) {
     if (!entryId || tray.some((t) => t.id === entryId)) return;
-    const text = g.querySelector("text");
-    tray.push({ id: entryId, dom: g.id, label: (text ? text.textContent : entryId).slice(0, 28) });
-    renderTray();
+    const text = g && g.querySelector("text");
+    tray.push({ id: entryId, dom: g ? g.id : "", label: (text ? text.textContent : entryId.slice(-8)).slice(0, 28) });
+    if (!quiet) renderTray();
   }
   function unpick(entryId) {
     const i = tray.findIndex((t) => t.id === entryId);
@@ -248,8 +280,34 @@
     }));
     const q = tray.map((t) => "id=" + encodeURIComponent(t.id)).join("&");
     $("#compare-go").href = $("#compare-tray").dataset.compareUrl + "?" + q;
+    keepPicksInUrl();
     markPicked();
   }
+  // The picks live in the URL (`pick=A,B`), so a reload or a link brings the tray back.
+  function keepPicksInUrl() {
+    const url = new URL(location.href);
+    if (tray.length) url.searchParams.set("pick", tray.map((t) => t.id).join(","));
+    else url.searchParams.delete("pick");
+    url.search = url.search.replace(/%2C/g, ","); // ids joined by plain commas, as people read them
+    if (url.href !== location.href) history.replaceState(history.state, "", url.href);
+  }
+  function restoreTray() {
+    const picks = (new URLSearchParams(location.search).get("pick") || "").split(",").filter(Boolean);
+    picks.forEach((id) => { const dom = drawnId(id); pick(id, dom && document.getElementById(dom), true); });
+    if (!tray.length || !$("#compare-tray")) return;
+    $('[data-action="compare-mode"]').setAttribute("aria-pressed", "true");
+    $("#compare-tray").hidden = false;
+    renderTray();
+  }
+  document.addEventListener("DOMContentLoaded", () => { if (layoutEl()) restoreTray(); });
+  document.addEventListener("htmx:pushedIntoHistory", () => { if (tray.length) keepPicksInUrl(); });
+  // A branch ticked in the Branches tab is a pick too (compare.js sends it).
+  document.addEventListener("compare:pick", (evt) => {
+    const { id, on } = evt.detail;
+    if (!on) { unpick(id); return; }
+    const dom = drawnId(id);
+    pick(id, dom && document.getElementById(dom));
+  });
   // The picked nodes stay marked on the graph, also after it is redrawn.
   function markPicked() {
     document.querySelectorAll("#graph g.picked").forEach((g) => g.classList.remove("picked"));
@@ -275,14 +333,15 @@
   function navTarget(key) {
     const nav = $("#nav");
     if (!nav) return null;
-    return { parent: nav.dataset.parent, child: nav.dataset.child, prev: nav.dataset.prev, next: nav.dataset.next, branch: nav.dataset.branch }[key] || null;
+    const d = nav.dataset;
+    return { parent: d.parent, child: d.child, prev: d.prev, next: d.next, branch: d.branch, prevBranch: d.prevBranch, root: d.root }[key] || null;
   }
 
   document.addEventListener("keydown", (evt) => {
     if (!layoutEl() || evt.ctrlKey || evt.metaKey || evt.altKey) return;
     const tag = (evt.target.tagName || "").toLowerCase();
     if (tag === "input" || tag === "textarea" || tag === "select" || evt.target.isContentEditable) return;
-    const moves = { ArrowUp: "parent", k: "parent", ArrowDown: "child", j: "child", ArrowLeft: "prev", h: "prev", ArrowRight: "next", l: "next", b: "branch" };
+    const moves = { ArrowUp: "parent", k: "parent", ArrowDown: "child", j: "child", ArrowLeft: "prev", h: "prev", ArrowRight: "next", l: "next", b: "branch", B: "prevBranch", Home: "root" };
     if (evt.shiftKey && evt.key.startsWith("Arrow")) {
       const d = { ArrowUp: [0, -0.2], ArrowDown: [0, 0.2], ArrowLeft: [-0.2, 0], ArrowRight: [0.2, 0] }[evt.key];
       pan(d[0], d[1]); evt.preventDefault(); return;
@@ -290,11 +349,14 @@
     const node = state("node");
     if (moves[evt.key]) {
       const target = navTarget(moves[evt.key]);
-      if (target) select(target, null);
+      const branchKey = evt.key === "b" || evt.key === "B";
+      if (branchKey && !target) note("No branch point in this session: the conversation never splits.");
+      else if (branchKey && target === node) note("This is the only branch point in this session.");
+      else if (target) select(target, null);
       evt.preventDefault();
     } else if (evt.key === "Enter" && node) { select(node, null, "node"); evt.preventDefault(); }
     else if (evt.key === "c" && node) { select(node, null, "context"); }
-    else if (evt.key === "a") runAction("active");
+    else if (evt.key === "a" || evt.key === "End") { runAction("active"); evt.preventDefault(); }
     else if (evt.key === "f") fit();
     else if (evt.key === "+" || evt.key === "=") zoom(0.8);
     else if (evt.key === "-") zoom(1.25);
@@ -305,12 +367,21 @@
   // After a swap: a new drawing gets its view, overlay and picks back; a new panel marks its
   // node on the drawing and brings it into view.
   document.addEventListener("htmx:afterSwap", (evt) => {
-    const target = evt.detail.target;
+    const target = evt.detail.target || evt.target; // a history restore swaps the body, no target
+    if (!target) return;
     if (target.id === "graph") { applyOverlay(); initSvg(); markPicked(); }
     if (target.id === "panel") {
       const selected = applyOverlay(true);
       if (selected) zoomTo(selected, true);
     }
+  });
+  // Back/Forward: htmx puts the whole page back (historyCacheSize 0); draw it as a fresh load.
+  document.addEventListener("htmx:historyRestore", () => {
+    if (!layoutEl()) return;
+    view = null;
+    initSvg();
+    applyOverlay();
+    markPicked();
   });
 
   // -- writes: forms posted with fetch, the answer read as server-sent events -----------------------
@@ -406,6 +477,16 @@
     evt.preventDefault();
     postStream(form.action, new FormData(form), form);
   });
+
+  // A key that has nowhere to go says so, briefly, over the drawing.
+  function note(message) {
+    const n = $("#graph-note");
+    if (!n) return;
+    n.textContent = message;
+    n.hidden = false;
+    clearTimeout(note.timer);
+    note.timer = setTimeout(() => { n.hidden = true; }, 4000);
+  }
 
   // A failed request says what went wrong, in the page, instead of doing nothing.
   function toast(message) {

@@ -28,7 +28,7 @@
   }
 
   document.addEventListener("htmx:afterSwap", (evt) => {
-    const id = evt.detail.target.id;
+    const id = (evt.detail.target || evt.target).id; // a history restore swaps the body: no target
     if (id === "graph" || id === "panel") mark();
     if (id === "compact-summary-slot") refresh();
   });

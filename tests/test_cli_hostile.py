@@ -136,13 +136,16 @@ def test_every_command_with_hostile_arguments_exits_cleanly(tmp_path, name):
     sp = commands()[name]
     root = tmp_path / "root"
     root.mkdir()
+    # A ROOT named like an option, or climbing up with `../..`, is created under tmp_path.
+    cwd = tmp_path / "cwd" / "a" / "b"
+    cwd.mkdir(parents=True)
     runs = []
     for value in HOSTILE_VALUES:
         for all_options in (False, True):
             file = hostile_session(tmp_path / f"s{len(runs)}.jsonl")
             argv = [name, *variants(sp, file, root, value, all_options, name in LONG_RUNNING)]
             stdin = b'{"type":"message","message":{"role":"user","content":"\\u001b]0;x\\u0007"}}\n\xff\n'
-            r = shell(*argv, stdin=stdin, cwd=tmp_path)  # a ROOT named like an option lands in tmp_path
+            r = shell(*argv, stdin=stdin, cwd=cwd)
             runs.append(argv)
             where = f"{argv!r}: {r.stderr[-600:]!r}"
             assert r.returncode in (0, 1, 2), where

@@ -412,6 +412,96 @@ def cmd_serve(args) -> int:
                  within=tuple(within))
 
 
+# -- compare (branches side by side) ---------------------------------------------------------------
+
+
+def cmd_compare(args) -> int:
+    from .core.compare import FIGURE_ROWS, compare, comparison_data
+
+    tree = _open(args).tree
+    ids = list(dict.fromkeys(tree.find(ref).id for ref in args.ids))
+    if len(ids) < 2:
+        raise SessionError("compare: name at least two different entries")
+    base = ids.index(tree.find(args.baseline).id) if args.baseline else 0
+    if args.html:
+        return _compare_html(args, ids)
+    cmp = compare(tree, ids, baseline=base, alignment=args.align)
+    if args.json:
+        _print_json(comparison_data(cmp))
+        return 0
+    from .core.entries import short_id
+    from .web.compare import figure_text
+
+    where = f"from {short_id(cmp.ancestor)} ({len(cmp.shared)} shared entries)" if cmp.ancestor else "sharing no entry"
+    first = "none" if cmp.divergence is None else f"row {cmp.divergence + 1} ({cmp.divergence_kind})"
+    print(f"{len(ids)} branches {where}; {len(cmp.rows)} aligned rows; first divergence: {first}")
+    print("figures: after the divergence / whole path")
+    table = [["", *[f"{i + 1} {short_id(b.tip)}" for i, b in enumerate(cmp.branches)]],
+             ["status", *[b.outcome.status_text for b in cmp.branches]]]
+    for row in FIGURE_ROWS:
+        cells = []
+        for b in cmp.branches:
+            mine = figure_text(row.kind, row.mine(b))
+            whole = row.whole and figure_text(row.whole_kind or row.kind, row.whole(b))
+            cells.append(f"{mine} / {whole}" if whole and row.kind != "names" else mine)
+        table.append([row.title.lower(), *cells])
+    widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
+    for r in table:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+    for i, b in enumerate(cmp.branches):
+        text = " ".join((b.outcome.answer_text or "(no answer)").split())
+        print(f"\n[{i + 1}] {short_id(b.tip)} final answer ({b.outcome.status_text}):\n  {text[:400]}{'…' if len(text) > 400 else ''}")
+    return 0
+
+
+def _compare_html(args, ids: list[str]) -> int:
+    """The web app's self-contained export, rendered without a server."""
+    from urllib.parse import urlencode
+
+    from .web.app import create_app
+    from .web.compare import export_html
+
+    path = args.file.resolve()
+    app = create_app(path.parent)
+    query = urlencode({"ids": ",".join(ids), "align": args.align, **({"base": ids[0]} if not args.baseline else
+                                                                     {"base": _open(args).tree.find(args.baseline).id})})
+    with app.test_request_context(f"/s/{path.name}/compare/export?{query}"):
+        html, _ = export_html(path.name, ids)
+    Path(args.html).write_text(html, encoding="utf-8")
+    print(f"wrote {args.html} ({len(html.encode()) / 1024:.0f} KB)")
+    return 0
+
+
+def _compare_command(command) -> None:
+    sp = command("compare", cmd_compare, "compare branches: outcomes, figures after the divergence, aligned turns")
+    sp.add_argument("ids", metavar="ID", nargs="+", help="the tips of the branches (two or more)")
+    sp.add_argument("--align", choices=("content", "number"), default="content",
+                    help="line turns up by their prompts (default) or by their number")
+    sp.add_argument("--baseline", metavar="ID", help="the branch word diffs are made against (default: the first)")
+    out = sp.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true")
+    out.add_argument("--html", metavar="OUT", help="write the comparison as one self-contained HTML file")
+
+
+# -- export: the session as one HTML file ---------------------------------------------------------
+
+
+def cmd_export(args) -> int:
+    from .web.export import export_session  # Flask (its templates) only when exporting
+
+    html = export_session(args.file, args.leaf)
+    out = args.output or args.file.with_suffix(".html")
+    out.write_text(html, encoding="utf-8")
+    print(f"session-tree: wrote {out} ({len(html.encode()):,} bytes)")
+    return 0
+
+
+def _export_command(command) -> None:
+    sp = command("export", cmd_export, "write the session as one self-contained HTML file (every branch, or --leaf's)")
+    sp.add_argument("-o", "--output", metavar="OUT.html", type=Path, help="default: FILE with .html")
+    sp.add_argument("--leaf", metavar="ID", help="only the path from the root to this entry")
+
+
 # -- audit: what each summary lost ----------------------------------------------------------------
 
 
@@ -596,7 +686,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--verbose", action="store_true", help="on a failure, print the request and the raw response")
 
     command("validate", cmd_validate, "list every problem; exit 1 if there is any")
+    _compare_command(command)
     _audit_command(command)
+    _export_command(command)
 
     sp = command("serve", cmd_serve, "start the web app", file=False)
     sp.add_argument("root", metavar="ROOT", nargs="?", type=Path)

@@ -1426,6 +1426,26 @@ def synthetic_session(n_entries: int, seed: int = 0, *, branches: int | None = N
     return b.header, b.entries
 
 
+
+def many_branches_session(branches: int, trunk: int = 2_000, seed: int = 13) -> tuple[dict, list[dict]]:
+    """A session with many short side branches: a `trunk` of turns, then `branches` retries that
+    each fork from a random user prompt of it (a new prompt and its answer, about 3 entries):
+    the shape that makes a drawing wide rather than long (the graph's node cap is tested on it)."""
+    header, entries = synthetic_session(trunk, seed, branches=0, compactions=0)
+    b = SessionBuilder(header["cwd"], seed + 1, _ms(entries[-1]["timestamp"]) + 1000)
+    b.header = header
+    b.entries = entries
+    b.by_id = {e["id"]: e for e in entries}
+    prompts = [e["id"] for e in entries if e["type"] == "message" and e["message"]["role"] == "user"]
+    for i in range(branches):
+        b.tip = b.by_id[b.rng.choice(prompts)]["parentId"]
+        b.user(f"Retry {i}: try another approach to this step.")
+        if i % 3:
+            b.answer(f"Tried approach {i}; it works the same.")
+        else:
+            b.step([b.bash(f"pytest -q -k case{i}", "1 passed")])
+    return b.header, b.entries
+
 def large_session(n_entries: int = 3000, seed: int = 11) -> tuple[dict, list[dict]]:
     """The big bundled sample: enough entries to exercise the tree view's layout and paging."""
     return synthetic_session(n_entries, seed, branches=6, compactions=3,

@@ -8,10 +8,14 @@ import pytest
 
 from tests.conftest import Builder
 from webapp.core.compaction import plan_compaction, write_compaction
+from webapp.core.align import align_sequences
 from webapp.core.compare import (
+    FIGURE_ROWS,
     common_prefix,
     compare,
+    comparison_data,
     figures,
+    outcome,
     split_turns,
     word_diff,
     words,
@@ -108,7 +112,7 @@ def test_divergence_at_the_root_message():
 
 def test_turns_align_by_number_and_short_branches_leave_gaps(fork3):
     t, answer, a, b, c = fork3
-    cmp = compare(t.tree, [a, b, c])
+    cmp = compare(t.tree, [a, b, c], alignment="number")
     assert len(cmp.shared) == 2 and [turn.number for turn in cmp.shared_turns] == [1]
     assert [row.number for row in cmp.rows] == [2, 3, 4]
     texts = [[cell.user_text if cell else None for cell in row.cells] for row in cmp.rows]
@@ -120,12 +124,15 @@ def test_turns_align_by_number_and_short_branches_leave_gaps(fork3):
     assert cmp.divergence == 0
 
 
-def test_instruction_diffs_are_against_the_first_instruction_of_the_row(fork3):
+def test_instruction_diffs_are_against_the_baseline_branch(fork3):
     t, answer, a, b, c = fork3
     row = compare(t.tree, [a, b, c]).rows[0]
     assert row.user_diffs[0] is None  # the reference itself
     assert ("insert", "docs") in row.user_diffs[1] and ("delete", "tests") in row.user_diffs[1]
     assert row.user_diffs[2] == [("equal", "Now add tests"), ("insert", " please")]
+    row = compare(t.tree, [a, b, c], baseline=2).rows[0]
+    assert row.user_diffs[2] is None
+    assert row.user_diffs[0] == [("equal", "Now add tests"), ("delete", " please")]
 
 
 def test_one_branch_a_prefix_of_another(fork3):
@@ -187,11 +194,11 @@ def test_a_compaction_on_one_side_shows_in_its_figures_only():
     comp = write_compaction(t.session, plan, "Summary of the work", {"readFiles": ["notes.md"]})
     tip = t.add(user("After the compaction"), comp["id"])
     cmp = compare(t.tree, [plain, tip])
-    left, right = (b.figures for b in cmp.branches)
+    left, right = (b.mine for b in cmp.branches)
     assert left.compactions == [] and right.compactions == [comp["id"]]
     assert right.files_read == ["notes.md"] and left.files_read == []
-    assert left.context_tokens == 2600
-    assert right.context_tokens < 2600  # the summary replaced the long start of the context
+    assert cmp.branches[0].context_tokens == 2600
+    assert cmp.branches[1].context_tokens < 2600  # the summary replaced the long start of the context
     assert [row.number for row in cmp.rows] == [2, 3]
     assert [e.id for e in cmp.rows[0].cells[1].notable] == [comp["id"]]
 
@@ -224,3 +231,191 @@ def test_existing_branch_summary_is_found_by_its_from_id(fork3):
     cmp = compare(t.tree, [a, b])
     assert cmp.branches[0].summary.id == summary
     assert cmp.branches[1].summary is None
+
+
+# -- alignment by content --------------------------------------------------------------------------
+
+
+def _prompts(cmp):
+    return [[cell.user_text if cell else None for cell in row.cells] for row in cmp.rows]
+
+
+def _fork(*branches):
+    """A shared first turn, then one branch per list of (prompt, answer) pairs; returns the tips."""
+    t = Tree()
+    answer = t.chain(None, user("Fix the bug"), assistant("Found it"))[-1]
+    tips = []
+    for turns in branches:
+        fields = [f for prompt, reply in turns for f in (user(prompt), assistant(reply))]
+        tips.append(t.chain(answer, *fields)[-1])
+    return t, tips
+
+
+def test_an_inserted_turn_leaves_a_gap_in_the_other_branch():
+    t, (a, b) = _fork(
+        [("Add tests for the parser", "ok"), ("Update the changelog", "ok")],
+        [("Add tests for the parser", "ok"), ("Run the linter on everything", "ok"), ("Update the changelog", "ok")],
+    )
+    cmp = compare(t.tree, [a, b])
+    assert _prompts(cmp) == [
+        ["Add tests for the parser", "Add tests for the parser"],
+        [None, "Run the linter on everything"],
+        ["Update the changelog", "Update the changelog"],
+    ]
+    assert [row.differs for row in cmp.rows] == [False, True, False]
+    assert cmp.divergence == 1 and cmp.divergence_kind == "prompt"
+    # by number, the same branches pair the changelog with the linter
+    assert _prompts(compare(t.tree, [a, b], alignment="number"))[1] == ["Update the changelog", "Run the linter on everything"]
+
+
+def test_a_skipped_turn_leaves_a_gap_and_later_turns_stay_paired():
+    t, (a, b) = _fork(
+        [("Write the migration", "ok"), ("Backfill the old rows", "ok"), ("Deploy to staging", "ok")],
+        [("Write the migration", "ok"), ("Deploy to staging", "ok")],
+    )
+    assert _prompts(compare(t.tree, [a, b])) == [
+        ["Write the migration", "Write the migration"],
+        ["Backfill the old rows", None],
+        ["Deploy to staging", "Deploy to staging"],
+    ]
+
+
+def test_a_reworded_prompt_stays_on_its_row_with_a_word_diff():
+    t, (a, b) = _fork(
+        [("Add a --currency option to the invoice command", "Added"), ("Now document it", "ok")],
+        [("Please add a --currency flag to the invoice command", "Added"), ("Now document it", "ok")],
+    )
+    cmp = compare(t.tree, [a, b])
+    assert len(cmp.rows) == 2
+    first = cmp.rows[0]
+    assert first.prompts_differ and first.cells[0] and first.cells[1]
+    assert ("insert", "flag") in first.user_diffs[1] and ("delete", "option") in first.user_diffs[1]
+    assert cmp.divergence == 0 and cmp.divergence_kind == "prompt"
+
+
+def test_unrelated_prompts_are_not_paired():
+    t, (a, b) = _fork(
+        [("Rename the config loader", "ok"), ("Speed up the CSV export", "ok")],
+        [("Rename the config loader", "ok"), ("Translate the error messages to German", "ok")],
+    )
+    assert _prompts(compare(t.tree, [a, b])) == [
+        ["Rename the config loader", "Rename the config loader"],
+        ["Speed up the CSV export", None],
+        [None, "Translate the error messages to German"],
+    ]
+
+
+def test_identical_branches_have_no_divergence():
+    t, (a, b) = _fork([("One", "ok"), ("Two", "fine")], [("One", "ok"), ("Two", "fine")])
+    cmp = compare(t.tree, [a, b])
+    assert _prompts(cmp) == [["One", "One"], ["Two", "Two"]]
+    assert not any(row.differs for row in cmp.rows)
+    assert cmp.divergence is None and cmp.divergence_kind is None
+    assert cmp.answer_diffs == [None, None]
+
+
+def test_same_prompt_different_answer_diverges_at_the_answer():
+    t, (a, b) = _fork([("Pick a name", "Call it totals")], [("Pick a name", "Call it sums")])
+    cmp = compare(t.tree, [a, b])
+    assert cmp.divergence == 0 and cmp.divergence_kind == "answer"
+    assert cmp.rows[0].answer_diffs[1] == [("equal", "Call it "), ("delete", "totals"), ("insert", "sums")]
+
+
+def test_progressive_alignment_of_three_sequences_keeps_every_index_once_and_in_order():
+    seqs = [["a b", "c d", "e f"], ["c d", "e f"], ["a b", "x y", "e f"]]
+    rows = align_sequences(seqs)
+    for k, seq in enumerate(seqs):
+        column = [r[k] for r in rows if r[k] is not None]
+        assert column == list(range(len(seq)))
+    assert [0, None, 0] in rows and [2, 1, 2] in rows
+
+
+# -- figures after the divergence, outcomes ---------------------------------------------------------
+
+
+def test_figures_after_the_divergence_leave_out_the_shared_part():
+    t = Tree()
+    first = t.add(user("Read it"), None)
+    shared = t.chain(first, assistant("", [("c1", "read", "shared.py")], cost=1.0), result("c1", "read"),
+                     assistant("Read", cost=1.0))[-1]
+    t.session.set_label(first, "start")
+    a = t.chain(shared, user("Edit a"), assistant("", [("c2", "edit", "a.py")], cost=0.5),
+                result("c2", "edit", error=True), assistant("Edited a", cost=0.25))[-1]
+    b = t.chain(shared, user("Edit b"), assistant("", [("c3", "edit", "b.py"), ("c4", "read", "shared.py")],
+                cost=0.1), result("c3", "edit"), result("c4", "read"), assistant("Edited b"))[-1]
+    t.session.set_label(a, "winner")
+    cmp = compare(t.tree, [a, b])
+    left, right = cmp.branches
+    assert left.mine.cost == pytest.approx(0.75) and left.whole.cost == pytest.approx(2.75)
+    assert (left.mine.turns, left.whole.turns) == (1, 2)
+    assert (left.mine.tool_errors, right.mine.tool_errors) == (1, 0)
+    assert left.mine.tool_calls == {"edit": 1} and left.whole.tool_calls == {"edit": 1, "read": 1}
+    assert left.mine.files_modified == ["a.py"] and left.mine.files_read == []
+    assert left.whole.files_read == ["shared.py"]
+    assert right.mine.files_read == ["shared.py"]  # read again on its own part
+    assert left.only_files == ["a.py"] and right.only_files == ["b.py", "shared.py"]
+    assert left.unique_labels == ["winner"] and right.unique_labels == []  # "start" is shared history
+    assert left.whole.labels == [(first, "start"), (a, "winner")]
+    data = comparison_data(cmp)
+    assert data["branches"][0]["figures"]["cost"] == {"after_divergence": pytest.approx(0.75),
+                                                      "whole_path": pytest.approx(2.75)}
+    assert {r.key for r in FIGURE_ROWS} <= set(data["branches"][1]["figures"])
+
+
+def test_a_label_shared_by_two_of_three_branches_belongs_to_none_of_them(fork3):
+    t, answer, a, b, c = fork3
+    below = t.chain(c, user("Split here"), assistant("ok"))[-1]
+    other = t.chain(c, user("Or here"), assistant("ok"))[-1]
+    t.session.set_label(c, "good approach")
+    cmp = compare(t.tree, [a, below, other])
+    assert [br.unique_labels for br in cmp.branches] == [[], [], []]
+    assert [lbl for _, lbl in cmp.branches[1].mine.labels] == ["good approach"]
+
+
+def test_context_growth_is_measured_from_the_common_ancestor():
+    t = Tree()
+    root = t.add(user("Start"), None)
+    shared = t.add(assistant("ok", tokens=1000), root)
+    a = t.chain(shared, user("More"), assistant("ok", tokens=1800))[-1]
+    b = t.chain(shared, user("Less"), assistant("ok", tokens=1200))[-1]
+    cmp = compare(t.tree, [a, b])
+    assert [(br.context_tokens, br.context_growth) for br in cmp.branches] == [(1800, 800), (1200, 200)]
+
+
+def _stopped(text, stop, calls=(), error=None):
+    fields = assistant(text, calls)
+    fields["message"]["stopReason"] = stop
+    if error:
+        fields["message"]["errorMessage"] = error
+    return fields
+
+
+@pytest.mark.parametrize("last, status", [
+    (lambda: _stopped("All done", "stop"), "ended"),
+    (lambda: _stopped("", "error", error="overloaded"), "error"),
+    (lambda: _stopped("Half", "aborted"), "aborted"),
+    (lambda: _stopped("Let me look", "toolUse", [("c9", "read", "x.py")]), "open"),
+    (lambda: user("Are you there?"), "open"),
+])
+def test_outcome_status_of_a_branch(last, status):
+    t = Tree()
+    first = t.chain(None, user("Go"), assistant("An earlier answer"))[-1]
+    tip = t.add(last(), first)
+    out = outcome(t.tree.path(tip))
+    assert out.status == status
+    expected_answer = "All done" if status == "ended" else "Half" if status == "aborted" else \
+        "Let me look" if out.detail == "tool calls without results" else "An earlier answer"
+    assert out.answer_text == expected_answer
+    if status == "error":
+        assert out.detail == "overloaded"
+
+
+def test_the_outcome_of_each_compared_branch(fork3):
+    t, answer, a, b, c = fork3
+    waiting = t.add(user("Still there?"), c)
+    cmp = compare(t.tree, [b, waiting, a])
+    assert [br.outcome.status for br in cmp.branches] == ["ended", "open", "open"]
+    assert cmp.branches[2].outcome.detail == "tool calls without results"
+    assert cmp.branches[0].outcome.answer_text == "Done"
+    assert cmp.branches[1].outcome.answer_text == "y"  # its last answer, before the unanswered prompt
+    assert cmp.answer_diffs[1] == [("delete", "Done"), ("insert", "y")]

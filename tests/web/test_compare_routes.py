@@ -50,9 +50,9 @@ def test_compare_page_shows_a_column_per_branch_and_marks_the_divergence(demo):
     r = demo["client"].get(f"{demo['url']}/compare?ids={demo['a']},{demo['b']}")
     assert r.status_code == 200
     html = r.get_data(as_text=True)
-    assert html.count('class="cmp-branch-head"') == 2
+    assert html.count('class="cmp-branch-head') == 2
     assert html.count("first divergence") == 1
-    assert re.search(r'class="cmp-row cmp-turn divergence[^"]*"', html)
+    assert re.search(r'class="cmp-turn divergence[^"]*"', html)
     assert "shared: 2 entries, 1 turn" in html
     # the differing instructions as a word diff against the first column
     assert "<del>Keep</del><ins>Rewrite</ins> it <del>minimal: one line</del><ins>properly</ins>" in html
@@ -66,16 +66,33 @@ def test_the_branch_form_redirects_to_the_deep_link(demo):
 
 def test_three_branches_and_escaped_content(demo):
     html = demo["client"].get(f"{demo['url']}/compare?ids={demo['a']},{demo['b']},{demo['c']}").get_data(as_text=True)
-    assert html.count('class="cmp-branch-head"') == 3
+    assert html.count('class="cmp-branch-head') == 3
     assert XSS not in html and "&lt;script&gt;" in html
 
 
-def test_unknown_ids_are_404_and_a_single_branch_is_400(demo):
+def test_unknown_ids_are_404(demo):
     client, url = demo["client"], demo["url"]
     assert client.get(f"{url}/compare?ids={demo['a']},nope").status_code == 404
     assert client.get(f"{url}/compare/export?ids=nope,{demo['a']}").status_code == 404
-    assert client.get(f"{url}/compare?ids={demo['a']}").status_code == 400
     assert client.get("/s/--nope--/x.jsonl/compare?ids=a,b").status_code == 404
+    assert client.get("/s/--nope--/x.jsonl/compare?ids=a").status_code == 404
+
+
+@pytest.mark.parametrize("query", ["?id={a}", "?ids={a}", "", "/export?ids={a}"])
+def test_fewer_than_two_picks_go_back_to_the_session_page_with_a_message(demo, query):
+    client, url = demo["client"], demo["url"]
+    r = client.get(f"{url}/compare" + query.format(a=demo["a"]))
+    assert r.status_code == 302
+    back = r.headers["Location"]
+    assert back.startswith(url + "?") and "tab=branches" in back and "compare=too-few" in back
+    html = client.get(back).get_data(as_text=True)
+    message = re.search(r'<p class="compare-message" role="status">([^<]*)</p>', html)
+    picked = 1 if "{a}" in query else 0
+    assert message and message[1] == f"Pick at least two branches to compare ({picked} picked)."
+    assert len(re.findall(r'name="id" value="[^"]+"[^>]*checked', html)) == picked
+    # the Branches tab on its own says nothing
+    plain = client.get(f"{url}?tab=branches").get_data(as_text=True)
+    assert '<p class="compare-message" role="status" hidden>' in plain and " checked" not in plain
 
 
 def test_branch_list_offers_checkboxes_that_submit_to_compare(demo):
@@ -116,8 +133,8 @@ def test_summarize_shows_an_extractive_summary_and_writes_nothing(demo):
 
 def test_summarize_without_javascript_answers_the_whole_page(demo):
     html = _summarize(demo, demo["a"], Origin="http://localhost").get_data(as_text=True)
-    assert html.count('class="cmp-branch-head"') == 2
-    assert "Keep it minimal: one line" in html.split('class="cmp-row cmp-summaries"')[1].split("cmp-shared")[0]
+    assert html.count('class="cmp-branch-head') == 2
+    assert "Keep it minimal: one line" in html.split('class="cmp-summaries"')[1].split("cmp-shared")[0]
 
 
 def test_a_branch_that_ends_at_the_common_ancestor_has_nothing_to_summarize(demo):
@@ -140,7 +157,73 @@ def test_export_is_one_self_contained_attachment(demo):
     assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", html, re.I)  # nothing fetched from a network
     assert not re.search(r"url\(\s*['\"]?(https?:)?//|@import", html, re.I)
     assert not re.search(r"<link\b", html, re.I)
-    assert "<style>" in html and ".cmp-grid" in html  # styles inline
-    assert html.count('class="cmp-branch-head"') == 3
+    assert "<style>" in html and ".cmp-table" in html  # styles inline
+    assert html.count('class="cmp-branch-head') == 3
     assert "Changed one line." in html and "Rewrote the module." in html  # turns in full
     assert 'href="/' not in html  # no links into the app, which is not there when the file is opened
+
+
+def _heads(html):
+    return re.findall(r'<th scope="col" class="cmp-branch-head([^"]*)" data-tip="([^"]+)"', html)
+
+
+def test_the_outcome_row_comes_first_with_each_final_answer_and_its_status(demo):
+    html = demo["client"].get(f"{demo['url']}/compare?ids={demo['a']},{demo['b']}").get_data(as_text=True)
+    body = html.split('<tbody>', 2)[2]  # the side-by-side table (the figures matrix comes before it)
+    first_row = body.split("</tr>")[0]
+    assert 'class="cmp-outcome"' in first_row
+    assert "Changed one line." in first_row and "Rewrote the module." in first_row
+    assert first_row.count('data-status="open"') == 2  # both end on tool calls without results
+    # the answer differs from the baseline's: a word diff behind a toggle, the answer itself shown
+    assert re.search(r'<details class="diff-toggle"><summary>word diff against branch 1</summary>', first_row)
+
+
+def test_baseline_order_alignment_and_folded_columns_live_in_the_url(demo):
+    client, url, a, b, c = demo["client"], demo["url"], demo["a"], demo["b"], demo["c"]
+    page = client.get(f"{url}/compare?ids={a},{b},{c}").get_data(as_text=True)
+    assert [(cls.strip(), tip) for cls, tip in _heads(page)] == [("baseline", a), ("", b), ("", c)]
+    links = {}
+    for m in re.finditer(r'<a href="([^"]+)" data-tool="(\w+)"', page):
+        links.setdefault(m[2], unescape(m[1]).replace("%2C", ","))
+    # "baseline" on branch 2 (the first such link), "→" on branch 1, "collapse" on branch 1
+    assert links["baseline"].endswith(f"/compare?ids={a},{b},{c}&base={b}")
+    assert links["right"].endswith(f"/compare?ids={b},{a},{c}&base={a}")  # the baseline moves with its branch
+    assert links["fold"].endswith(f"/compare?ids={a},{b},{c}&fold={a}")
+
+    based = client.get(links["baseline"]).get_data(as_text=True)
+    assert [cls.strip() for cls, _ in _heads(based)] == ["", "baseline", ""]
+    assert "word diff against branch 2" in based and "word diff against branch 1" not in based
+
+    moved = client.get(links["right"]).get_data(as_text=True)
+    assert [(cls.strip(), tip) for cls, tip in _heads(moved)] == [("", b), ("baseline", a), ("", c)]
+
+    folded = client.get(links["fold"]).get_data(as_text=True)
+    assert [cls.strip() for cls, _ in _heads(folded)] == ["folded baseline", "", ""]
+    assert "Changed one line." not in folded.split('class="cmp-table"')[1]  # its cells are empty
+    unfold = unescape(re.search(r'<a class="cmp-unfold" href="([^"]+)"', folded)[1])
+    assert unfold.replace("%2C", ",").endswith(f"/compare?ids={a},{b},{c}")
+
+    by_number = client.get(f"{url}/compare?ids={a},{b}&align=number").get_data(as_text=True)
+    assert '<strong aria-current="true">by number</strong>' in by_number
+    assert client.get(f"{url}/compare?ids={a},{b}&align=bogus&base=nope&fold=x").status_code == 200
+
+
+def test_compare_every_leaf_sorts_by_each_figure(demo):
+    client, url = demo["client"], demo["url"]
+    html = client.get(f"{url}/compare/all").get_data(as_text=True)
+    assert "<strong>3 branches</strong>" in html
+    leaves = re.findall(r'<tr class="branch-row[^"]*" data-leaf="([^"]+)">', html)
+    assert sorted(leaves) == sorted([demo["a"], demo["b"], demo["c"]])
+    turns = client.get(f"{url}/compare/all?sort=calls&order=asc").get_data(as_text=True)
+    calls = [int(x) for x in re.findall(r'data-figure="calls">(\d+)<', turns)]
+    assert calls == sorted(calls) and calls[-1] == 1 and calls[0] == 0
+    assert 'aria-sort="ascending"' in turns
+    assert client.get(f"{url}/compare/all?sort=nonsense").status_code == 200
+    form = re.search(r'<form class="compare-form" method="get" action="([^"]+)">', html)
+    assert unescape(form[1]) == f"{url}/compare"
+
+
+def test_the_branches_tab_links_to_every_leaf_and_shows_figures_from_the_walk(demo):
+    html = demo["client"].get(f"{demo['url']}?tab=branches").get_data(as_text=True)
+    assert "Compare every leaf" in html
+    assert html.count('class="branch-row') == 3

@@ -13,7 +13,7 @@ import pytest
 from webapp.core.session import Session
 from webapp.llm import ModelConfig
 from webapp.web.app import create_app
-from webapp.web.views import branch_rows
+from webapp.core.leaf_figures import leaf_figures
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
 RICH = "--home-ana-projects-invoice-api--/2026-03-02T09-14-05-221Z_019cadd3-8025-7970-85d9-5954058b4714.jsonl"
@@ -78,14 +78,14 @@ def test_summary_usage_is_in_the_details_and_in_the_branch_cost(root, llm_server
     config = ModelConfig("openai/gpt-4o-mini", api_base=llm_server.api_base, api_key="dummy", timeout=3)
     tree = Session.open(root / RICH).tree
     leaf = tree.conversation_leaf(tree.active_leaf)
-    cost_before = next(r.cost for r in branch_rows(tree) if r.leaf.id == leaf)
+    cost_before = next(r.cost for r in leaf_figures(tree) if r.leaf.id == leaf)
     entry = draft_and_commit(app_for(root, config), root)
     d = entry["details"]
     assert d["summarizer"] == "model" and d["usage"]["totalTokens"] == 1200
     paid = d["usage"]["cost"]["total"]
     assert paid == pytest.approx(1000 * 0.15e-6 + 200 * 0.6e-6)  # litellm's gpt-4o-mini prices
     tree = Session.open(root / RICH).tree
-    row = next(r for r in branch_rows(tree) if r.leaf.id == entry["id"])
+    row = next(r for r in leaf_figures(tree) if r.leaf.id == entry["id"])
     assert row.cost == pytest.approx(cost_before + paid)
     page = app_for(root).test_client().get(f"/s/{RICH}?tab=summaries").get_data(as_text=True)
     assert "1.2k tokens (reported) · $0.0003" in html.unescape(page)

@@ -1,9 +1,11 @@
-"""Branches side by side: what they share, where they part, and what each did after that.
+"""Branches side by side: what they share, where they part, how each one ended, what each did.
 
 A branch is the path from the root to one node (any node, not only a leaf). Branches are compared
-from their deepest common ancestor on: each branch's remainder is cut into turns (a user message
-and everything until the next one) and the turns are aligned by number, so row i holds turn i of
-every branch. Nothing here writes to a session.
+from their deepest common ancestor on: each branch's own part is cut into turns (a user message
+and everything until the next one). The turns are aligned by their prompts (`align`: similar
+prompts on one row, gaps where a branch inserted or skipped a turn), or by number on request.
+Figures are given for each branch's own part (after the divergence) and for its whole path.
+Nothing here writes to a session.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any, Callable
 
+from .align import align_sequences
 from .compaction import FileOps
 from .context import build_context
 from .entries import (
@@ -25,8 +29,8 @@ from .entries import (
     Entry,
     as_key,
     content_text,
-    parse_time,
     entry_text,
+    parse_time,
     tool_calls,
 )
 from .tokens import context_tokens, entry_cost  # entry_cost: summaries' calls count too
@@ -34,6 +38,7 @@ from .tree import SessionTree
 
 _WORDS = re.compile(r"\s+|\w+|[^\w\s]")
 MAX_DIFF_TOKENS = 20_000  # beyond this a word diff costs more than it tells
+ALIGNMENTS = ("content", "number")
 
 
 def is_user(entry: Entry) -> bool:
@@ -46,6 +51,10 @@ def user_text(entry: Entry) -> str:
 
 def assistant_text(entry: Entry) -> str:
     return content_text(entry.message.get("content")) if entry.role == "assistant" else ""
+
+
+def is_tool_error(entry: Entry) -> bool:
+    return entry.role == "toolResult" and bool(entry.message.get("isError"))
 
 
 def final_answer(entries: list[Entry]) -> Entry | None:
@@ -98,6 +107,10 @@ class Turn:
         return final_answer(self.entries)
 
     @property
+    def answer_text(self) -> str | None:
+        return assistant_text(self.answer) if self.answer else None
+
+    @property
     def assistant_messages(self) -> int:
         return sum(1 for e in self.entries if e.role == "assistant")
 
@@ -107,7 +120,7 @@ class Turn:
 
     @property
     def tool_errors(self) -> int:
-        return sum(1 for e in self.entries if e.role == "toolResult" and e.message.get("isError"))
+        return sum(1 for e in self.entries if is_tool_error(e))
 
     @property
     def cost(self) -> float:
@@ -148,14 +161,28 @@ def split_turns(entries: list[Entry], before: int = 0) -> list[Turn]:
     return turns
 
 
-def align(turn_lists: list[list[Turn]]) -> list[list[Turn | None]]:
+def _head_and_rest(turns: list[Turn]) -> tuple[Turn | None, list[Turn]]:
+    """A branch's continuation of the shared turn (if it has one) and its own turns."""
+    return (turns[0], turns[1:]) if turns and turns[0].continued else (None, turns)
+
+
+def align_by_number(turn_lists: list[list[Turn]]) -> list[list[Turn | None]]:
     """Rows of turns with the same number: first the continuations of the shared turn (if any
     branch has one), then turn after turn; a branch without that turn has None."""
-    heads = [ts[0] if ts and ts[0].continued else None for ts in turn_lists]
-    rests = [ts[1:] if ts and ts[0].continued else ts for ts in turn_lists]
-    rows = [heads] if any(heads) else []
+    heads, rests = zip(*(_head_and_rest(ts) for ts in turn_lists)) if turn_lists else ((), ())
+    rows = [list(heads)] if any(heads) else []
     for i in range(max((len(r) for r in rests), default=0)):
         rows.append([r[i] if i < len(r) else None for r in rests])
+    return rows
+
+
+def align_by_content(turn_lists: list[list[Turn]]) -> list[list[Turn | None]]:
+    """Rows of turns whose prompts match (see `align`): the continuations of the shared turn
+    first, then the aligned turns; a branch that skipped a turn, or has none there, has None."""
+    heads, rests = zip(*(_head_and_rest(ts) for ts in turn_lists)) if turn_lists else ((), ())
+    rows = [list(heads)] if any(heads) else []
+    for indexes in align_sequences([[t.user_text for t in r] for r in rests]):
+        rows.append([rests[k][i] if i is not None else None for k, i in enumerate(indexes)])
     return rows
 
 
@@ -181,18 +208,27 @@ def word_diff(a: str, b: str) -> list[tuple[str, str]]:
     return out
 
 
+def diffs_against(texts: list[str | None], base: int) -> list[list[tuple[str, str]] | None]:
+    """Each text's word diff against the baseline's; None where absent, the baseline or equal."""
+    ref = texts[base] if 0 <= base < len(texts) else None
+    return [
+        None if t is None or ref is None or i == base or t == ref else word_diff(ref, t)
+        for i, t in enumerate(texts)
+    ]
+
+
 # -- figures ---------------------------------------------------------------------------------------
 
 
 @dataclass
 class Figures:
-    """What one branch amounts to, over its whole path from the root."""
+    """What a run of entries amounts to: a branch's own part, or its whole path from the root."""
 
+    entries: int
     turns: int
     assistant_messages: int
     tool_calls: dict[str, int]
     tool_errors: int
-    context_tokens: int
     cost: float
     wall_seconds: float | None  # first to last timestamp
     files_read: list[str]
@@ -201,38 +237,88 @@ class Figures:
     labels: list[tuple[str, str]]  # (entry id, label)
     models: list[str]
 
+    @property
+    def tool_call_count(self) -> int:
+        return sum(self.tool_calls.values())
 
-def figures(tree: SessionTree, tip: str) -> Figures:
-    path = tree.path(tip)
-    turn = Turn(0, path)  # the whole path read as one long turn gives the sums
+    @property
+    def files(self) -> set[str]:
+        return set(self.files_read) | set(self.files_modified)
+
+
+def figures_of(tree: SessionTree, entries: list[Entry]) -> Figures:
     ops = FileOps()
     models: list[str] = []
-    for e in path:
+    calls: Counter = Counter()
+    for e in entries:
         ops.add_entry(e)
         if e.type == COMPACTION:
             ops.add_details(e.get("details"))
+        for c in tool_calls(e):
+            calls[str(c.get("name", "?"))] += 1
         model = e.message.get("model") if e.role == "assistant" else None
         if isinstance(model, str) and model and model not in models:
             models.append(model)
-    ctx = build_context(tree, tip)
-    if not models and ctx.settings.model_id:  # no answer yet: the model the path is set to
-        models = [ctx.settings.model_id]
-    times = [t for t in (parse_time(e.timestamp) for e in path) if t]
+    times = [t for t in (parse_time(e.timestamp) for e in entries) if t]
     read, modified = ops.lists()
     return Figures(
-        turns=sum(1 for e in path if is_user(e)),
-        assistant_messages=turn.assistant_messages,
-        tool_calls=dict(sorted(turn.tool_calls.items())),
-        tool_errors=turn.tool_errors,
-        context_tokens=context_tokens(ctx).context,
-        cost=turn.cost,
+        entries=len(entries),
+        turns=sum(1 for e in entries if is_user(e)),
+        assistant_messages=sum(1 for e in entries if e.role == "assistant"),
+        tool_calls=dict(sorted(calls.items())),
+        tool_errors=sum(1 for e in entries if is_tool_error(e)),
+        cost=sum(entry_cost(e) for e in entries),
         wall_seconds=(max(times) - min(times)).total_seconds() if times else None,
         files_read=read,
         files_modified=modified,
-        compactions=[e.id for e in path if e.type == COMPACTION],
-        labels=[(e.id, tree.labels[e.id]) for e in path if e.id in tree.labels],
+        compactions=[e.id for e in entries if e.type == COMPACTION],
+        labels=[(e.id, tree.labels[e.id]) for e in entries if e.id in tree.labels],
         models=models,
     )
+
+
+def figures(tree: SessionTree, tip: str) -> Figures:
+    """The figures of the whole path from the root to `tip`."""
+    return figures_of(tree, tree.path(tip))
+
+
+# -- outcomes --------------------------------------------------------------------------------------
+
+STATUSES = {"ended": "ended normally", "error": "error", "aborted": "aborted", "open": "still open"}
+
+
+@dataclass
+class Outcome:
+    """How a branch ended: its final answer and a status (a key of STATUSES)."""
+
+    answer: Entry | None
+    status: str
+    detail: str = ""
+
+    @property
+    def status_text(self) -> str:
+        return STATUSES[self.status]
+
+    @property
+    def answer_text(self) -> str | None:
+        return assistant_text(self.answer) if self.answer else None
+
+
+def outcome(path: list[Entry]) -> Outcome:
+    """Ended normally: the last message is an answer that asks for no tool. Error or aborted: the
+    model's last message says so. Still open: the model has not answered the last message (a
+    prompt, a tool result, or tool calls whose results are not there)."""
+    answer = final_answer(path)
+    last = next((e for e in reversed(path) if e.type == MESSAGE), None)
+    if last is None or last.role != "assistant":
+        waiting = f"waiting after a {last.role} message" if last is not None and last.role else "no message yet"
+        return Outcome(answer, "open", waiting)
+    stop = last.message.get("stopReason")
+    if stop in ("error", "aborted"):
+        return Outcome(answer, stop, str(last.message.get("errorMessage") or ""))
+    if tool_calls(last):
+        return Outcome(answer, "open", "tool calls without results")
+    return Outcome(answer, "ended", "" if stop in (None, "stop", "end_turn") else f"stop reason: {stop}")
 
 
 # -- the comparison --------------------------------------------------------------------------------
@@ -242,38 +328,46 @@ def figures(tree: SessionTree, tip: str) -> Figures:
 class Branch:
     tip: str
     path: list[Entry]
-    turns: list[Turn]  # after the common ancestor
-    figures: Figures
+    own: list[Entry]  # after the common ancestor: what this branch did on its own
+    turns: list[Turn]
+    whole: Figures
+    mine: Figures  # of `own`: the figures after the divergence
+    context_tokens: int  # the context at the tip
+    context_growth: int  # the context at the tip minus the context at the common ancestor
+    outcome: Outcome
     summary: Entry | None  # an existing branch_summary of this branch
-
-    @property
-    def own(self) -> list[Entry]:
-        """The entries after the common ancestor: what this branch did on its own."""
-        return [e for t in self.turns for e in t.entries]
+    only_files: list[str] = field(default_factory=list)  # touched on its own part, by no other branch
+    unique_labels: list[str] = field(default_factory=list)  # on entries no other compared branch has
 
     @property
     def answer(self) -> Entry | None:
-        return final_answer(self.path)
+        return self.outcome.answer
 
 
 @dataclass
 class Row:
     cells: list[Turn | None]
     differs: bool  # not the same turn on every branch
-    user_diffs: list[list[tuple[str, str]] | None]  # per branch, against the row's first instruction
+    prompts_differ: bool  # the prompts differ, or a branch has no turn here
+    user_diffs: list[list[tuple[str, str]] | None]  # per branch, against the baseline's prompt
+    answer_diffs: list[list[tuple[str, str]] | None]  # per branch, against the baseline's answer
 
     @property
     def number(self) -> int:
         return next(c.number for c in self.cells if c)
 
     @property
+    def numbers(self) -> list[int]:
+        """The distinct turn numbers on this row (aligned by content, they may differ)."""
+        return sorted({c.number for c in self.cells if c})
+
+    @property
     def continued(self) -> bool:
         return any(c and c.continued for c in self.cells)
 
     @property
-    def reference(self) -> int | None:
-        """The column whose instruction the others are diffed against: the first with one."""
-        return next((i for i, c in enumerate(self.cells) if c and c.user), None)
+    def gaps(self) -> int:
+        return sum(1 for c in self.cells if c is None)
 
 
 @dataclass
@@ -283,7 +377,9 @@ class Comparison:
     shared_tokens: int
     branches: list[Branch]
     rows: list[Row]
-    answer_diffs: list[list[tuple[str, str]] | None]  # per branch, final answer against the first
+    baseline: int  # index of the branch the word diffs are made against
+    alignment: str  # "content" or "number"
+    answer_diffs: list[list[tuple[str, str]] | None]  # per branch, final answer against the baseline's
 
     @property
     def ancestor(self) -> str | None:
@@ -291,52 +387,151 @@ class Comparison:
 
     @property
     def divergence(self) -> int | None:
-        """Index in `rows` of the first turn where the branches differ."""
+        """Index in `rows` of the first row where the branches differ."""
         return next((i for i, r in enumerate(self.rows) if r.differs), None)
 
+    @property
+    def divergence_kind(self) -> str | None:
+        """What differs first: "prompt" (another request, or a turn one branch lacks) or "answer"."""
+        i = self.divergence
+        return None if i is None else "prompt" if self.rows[i].prompts_differ else "answer"
 
-def existing_summary(tree: SessionTree, own: list[Entry], tip: str) -> Entry | None:
+
+def existing_summary(tree: SessionTree, own: list[Entry], tip: str, found: list[Entry] | None = None) -> Entry | None:
     """The latest branch_summary left from this branch: its `fromId` is the tip or on the branch
-    after the common ancestor (deepest first)."""
+    after the common ancestor (deepest first). `found`: the session's branch summaries, when the
+    caller has them already."""
     depth = {e.id: i for i, e in enumerate(own)}
     depth.setdefault(tip, len(own))
-    found = [e for e in tree.entries if e.type == BRANCH_SUMMARY and as_key(e.get("fromId")) in depth]
-    return max(found, key=lambda e: (depth[as_key(e.get("fromId"))], e.line), default=None)
+    if found is None:
+        found = [e for e in tree.entries if e.type == BRANCH_SUMMARY]
+    mine = [e for e in found if as_key(e.get("fromId")) in depth]
+    return max(mine, key=lambda e: (depth[as_key(e.get("fromId"))], e.line), default=None)
 
 
-def _diffs_against_first(texts: list[str | None]) -> list[list[tuple[str, str]] | None]:
-    """Each text's word diff against the first present one; None where absent, first or equal."""
-    ref = next((i for i, t in enumerate(texts) if t is not None), None)
-    return [
-        None if t is None or i == ref or t == texts[ref] else word_diff(texts[ref], t)
-        for i, t in enumerate(texts)
-    ]
+def _row(cells: list[Turn | None], base: int) -> Row:
+    sigs = {c.signature() if c else None for c in cells}
+    prompts = [c.user_text if c and c.user else None for c in cells]
+    continued = [c is not None and c.continued for c in cells]
+    prompts_differ = any(c is None for c in cells) or len({(p, k) for p, k in zip(prompts, continued)}) > 1
+    answers = [c.answer_text if c else None for c in cells]
+    return Row(cells, len(sigs) > 1, prompts_differ, diffs_against(prompts, base), diffs_against(answers, base))
 
 
-def compare(tree: SessionTree, ids: list[str]) -> Comparison:
-    """Compare the branches ending at `ids` (UnknownEntry for an id the session lacks)."""
+def _mark_what_is_only_theirs(tree: SessionTree, branches: list[Branch]) -> None:
+    """Files and labels that belong to one branch alone: a file no other branch touched after the
+    divergence, a label on an entry no other compared path goes through (a label on history that
+    two of three branches share belongs to neither)."""
+    on_paths = Counter(e.id for b in branches for e in b.own)
+    for b in branches:
+        others = set().union(*(o.mine.files for o in branches if o is not b))
+        b.only_files = sorted(b.mine.files - others)
+        b.unique_labels = [tree.labels[e.id] for e in b.own if on_paths[e.id] == 1 and e.id in tree.labels]
+
+
+def compare(tree: SessionTree, ids: list[str], baseline: int = 0, alignment: str = "content") -> Comparison:
+    """Compare the branches ending at `ids` (UnknownEntry for an id the session lacks). Word
+    diffs are made against branch `baseline` (an index into `ids`); `alignment` is one of
+    ALIGNMENTS."""
     for i in ids:
         tree.entry(i)
+    if alignment not in ALIGNMENTS:
+        raise ValueError(f"alignment {alignment!r}: use one of {', '.join(ALIGNMENTS)}")
+    baseline = baseline if 0 <= baseline < len(ids) else 0
     shared = common_prefix(tree, ids)
-    shared_turns = split_turns(shared)
+    shared_tokens = context_tokens(build_context(tree, shared[-1].id)).context if shared else 0
     before = sum(1 for e in shared if is_user(e))
+    summaries = [e for e in tree.entries if e.type == BRANCH_SUMMARY]
     branches = []
     for tip in ids:
         path = tree.path(tip)
         own = path[len(shared):]
-        summary = existing_summary(tree, own, tip)
-        branches.append(Branch(tip, path, split_turns(own, before), figures(tree, tip), summary))
-    rows = []
-    for cells in align([b.turns for b in branches]):
-        sigs = {c.signature() if c else None for c in cells}
-        texts = [c.user_text if c and c.user else None for c in cells]
-        rows.append(Row(cells, len(sigs) > 1, _diffs_against_first(texts)))
-    answers = [assistant_text(b.answer) if b.answer else None for b in branches]
+        tokens = context_tokens(build_context(tree, tip)).context
+        branches.append(Branch(
+            tip=tip, path=path, own=own, turns=split_turns(own, before),
+            whole=figures_of(tree, path), mine=figures_of(tree, own),
+            context_tokens=tokens, context_growth=tokens - shared_tokens,
+            outcome=outcome(path), summary=existing_summary(tree, own, tip, summaries),
+        ))
+    _mark_what_is_only_theirs(tree, branches)
+    aligner = align_by_content if alignment == "content" else align_by_number
+    rows = [_row(cells, baseline) for cells in aligner([b.turns for b in branches])]
     return Comparison(
         shared=shared,
-        shared_turns=shared_turns,
-        shared_tokens=context_tokens(build_context(tree, shared[-1].id)).context if shared else 0,
+        shared_turns=split_turns(shared),
+        shared_tokens=shared_tokens,
         branches=branches,
         rows=rows,
-        answer_diffs=_diffs_against_first(answers),
+        baseline=baseline,
+        alignment=alignment,
+        answer_diffs=diffs_against([b.outcome.answer_text for b in branches], baseline),
     )
+
+
+# -- rows of figures -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FigureRow:
+    """One row of the figures matrix: how to read it off a branch, after the divergence and
+    over the whole path (None: the figure has no whole-path counterpart). `kind` tells a
+    renderer how to print a value: count, cost, tokens, delta, seconds, names, calls, files, ids."""
+
+    key: str
+    title: str
+    kind: str
+    mine: Callable[[Branch], Any]
+    whole: Callable[[Branch], Any] | None = None
+    whole_kind: str | None = None  # when the whole-path value reads differently (default: `kind`)
+
+
+# The rows the page, the export and the CLI print, in order. Another figure is one more
+# FigureRow here (its `kind` must be one the renderers know).
+FIGURE_ROWS: list[FigureRow] = [
+    FigureRow("turns", "Turns", "count", lambda b: b.mine.turns, lambda b: b.whole.turns),
+    FigureRow("context", "Context tokens", "delta", lambda b: b.context_growth, lambda b: b.context_tokens, "tokens"),
+    FigureRow("cost", "Cost", "cost", lambda b: b.mine.cost, lambda b: b.whole.cost),
+    FigureRow("wall", "Wall time", "seconds", lambda b: b.mine.wall_seconds, lambda b: b.whole.wall_seconds),
+    FigureRow("tool_calls", "Tool calls", "calls", lambda b: b.mine.tool_calls, lambda b: b.whole.tool_calls),
+    FigureRow("tool_errors", "Tool errors", "count", lambda b: b.mine.tool_errors, lambda b: b.whole.tool_errors),
+    FigureRow("files_read", "Files read", "files", lambda b: b.mine.files_read, lambda b: b.whole.files_read),
+    FigureRow("files_modified", "Files modified", "files",
+              lambda b: b.mine.files_modified, lambda b: b.whole.files_modified),
+    FigureRow("only_files", "Files only this branch touched", "files", lambda b: b.only_files),
+    FigureRow("models", "Models", "names", lambda b: b.mine.models, lambda b: b.whole.models),
+    FigureRow("compactions", "Compactions", "ids", lambda b: b.mine.compactions, lambda b: b.whole.compactions),
+    FigureRow("labels", "Labels on its own part", "names", lambda b: b.unique_labels),
+]
+
+
+def comparison_data(cmp: Comparison) -> dict:
+    """The comparison as plain data (for `session-tree compare --json`): outcomes, figures by
+    FIGURE_ROWS, and the aligned rows as entry ids."""
+    def cell(turn: Turn | None):
+        if turn is None:
+            return None
+        return {"turn": turn.number, "start": turn.entries[0].id, "prompt": turn.user_text if turn.user else None,
+                "answer": turn.answer.id if turn.answer else None}
+
+    return {
+        "ancestor": cmp.ancestor,
+        "shared_entries": len(cmp.shared),
+        "alignment": cmp.alignment,
+        "divergence": {"row": cmp.divergence, "kind": cmp.divergence_kind},
+        "branches": [
+            {
+                "tip": b.tip,
+                "status": b.outcome.status,
+                "status_detail": b.outcome.detail,
+                "final_answer": {"id": b.answer.id, "text": b.outcome.answer_text} if b.answer else None,
+                "figures": {
+                    r.key: {"after_divergence": r.mine(b), **({"whole_path": r.whole(b)} if r.whole else {})}
+                    for r in FIGURE_ROWS
+                },
+            }
+            for b in cmp.branches
+        ],
+        "rows": [
+            {"differs": r.differs, "cells": [cell(c) for c in r.cells]} for r in cmp.rows
+        ],
+    }

@@ -105,7 +105,7 @@ def create_app(
     def http_error(exc):
         return error_page(exc.code, exc.description)
 
-    from . import actions, audit, compare, csrf, filters, sessions
+    from . import actions, audit, compare, csrf, export, filters, present, sessions, transcript
 
     csrf.protect(app)
     filters.register(app)
@@ -113,6 +113,9 @@ def create_app(
     app.register_blueprint(compare.bp)
     app.register_blueprint(actions.bp)
     app.register_blueprint(audit.bp)
+    app.register_blueprint(transcript.bp)
+    app.register_blueprint(export.bp)
+    app.register_blueprint(present.bp)
     return app
 
 

@@ -1,7 +1,10 @@
-"""Routes of the branch comparison: the page, one turn in full, a branch summary, the export.
+"""Routes of the branch comparison: the page, every leaf at once, one turn in full, a branch
+summary, the export.
 
-The comparison itself is computed in `webapp.core.compare`; this module picks the branches from
-the query string, renders, and guards the one POST. Nothing here writes to a session file.
+The comparison is computed in `webapp.core.compare` and the per-leaf figures in
+`webapp.core.leaf_figures`; this module reads the picks from the URL (the branches, their order,
+the baseline, the alignment, the folded columns: a reload keeps them all), renders, and guards
+the one POST. Nothing here writes to a session file.
 """
 
 from __future__ import annotations
@@ -13,28 +16,82 @@ from flask import Blueprint, abort, current_app, redirect, render_template, requ
 from markupsafe import Markup
 
 from ..core.compaction import plan_branch_summary
-from ..core.compare import Branch, Comparison, assistant_text, compare, is_user
+from ..core.compare import ALIGNMENTS, FIGURE_ROWS, STATUSES, Branch, Comparison, compare, is_user
 from ..core.errors import InvalidWrite, UnknownEntry
+from ..core.leaf_figures import SORT_KEYS, sort_leaves
+from ..core.tokens import format_tokens
 from ..core.tree import SessionTree
 from ..summarize import summarize_branch
 from . import render
+from .filters import cost
+from .leaves import cached_leaf_figures
 from .sessions import is_fragment, store
 from .views import last_user_text, short, tool_call_for
 
 bp = Blueprint("compare", __name__)
 
 _DIFF_TAGS = {"insert": "ins", "delete": "del"}
+ALL_LEAVES_SHOWN = 500  # rows of "compare every leaf" before a "show all" link
+TOO_FEW = "too-few"
+
+
+def _split(values: list[str]) -> list[str]:
+    return list(dict.fromkeys(i.strip() for v in values for i in v.split(",") if i.strip()))
 
 
 def requested_ids() -> list[str]:
-    """The branch tips asked for: `ids=A,B,C` (the deep link) and/or repeated `id=` (the form)."""
-    raw = [p for v in request.values.getlist("ids") for p in v.split(",")] + request.values.getlist("id")
-    return list(dict.fromkeys(i.strip() for i in raw if i.strip()))
+    """The branch tips asked for, in column order: `ids=A,B,C` (the deep link) and/or repeated
+    `id=` (the branch form)."""
+    raw = _split(request.values.getlist("ids")) + [i.strip() for i in request.values.getlist("id")]
+    return list(dict.fromkeys(i for i in raw if i))
 
 
-def id_params(ids: list[str]) -> dict:
-    """URL parameters naming `ids`: the short comma form unless an id has a comma itself."""
-    return {"id": ids} if any("," in i for i in ids) else {"ids": ",".join(ids)}
+class Picks:
+    """What the URL says about a comparison: branches in column order, the baseline, the
+    alignment and the folded columns. `url(**changes)` is the same comparison with some changed."""
+
+    def __init__(self, rel: str, ids: list[str]):
+        self.rel = rel
+        self.ids = ids
+        base = request.args.get("base", "")
+        self.base = base if base in ids else ids[0] if ids else ""
+        align = request.args.get("align", "content")
+        self.align = align if align in ALIGNMENTS else "content"
+        self.folded = [i for i in _split(request.args.getlist("fold")) if i in ids]
+
+    @property
+    def baseline(self) -> int:
+        return self.ids.index(self.base) if self.base in self.ids else 0
+
+    def params(self, ids=None, base=None, align=None, folded=None) -> dict:
+        ids = self.ids if ids is None else ids
+        base = self.base if base is None else base
+        folded = self.folded if folded is None else folded
+        align = align or self.align
+        out = {"ids": ",".join(ids)} if not any("," in i for i in ids) else {"id": ids}
+        if base and base != ids[0]:
+            out["base"] = base
+        if align != "content":
+            out["align"] = align
+        if folded:
+            out["fold"] = ",".join(folded)
+        return out
+
+    def url(self, endpoint: str = "compare.compare_page", **changes) -> str:
+        return url_for(endpoint, rel=self.rel, **self.params(**changes))
+
+    def moved(self, tip: str, step: int) -> str:
+        ids = list(self.ids)
+        i = ids.index(tip)
+        j = max(0, min(len(ids) - 1, i + step))
+        ids[i], ids[j] = ids[j], ids[i]
+        return self.url(ids=ids)
+
+    def fold(self, tip: str) -> str:
+        return self.url(folded=[*self.folded, tip])
+
+    def unfold(self, tip: str) -> str:
+        return self.url(folded=[i for i in self.folded if i != tip])
 
 
 def diff_html(ops: list[tuple[str, str]]) -> Markup:
@@ -53,46 +110,86 @@ def duration(seconds: float | None) -> str:
     return f"{h}h {m:02d}m" if h else f"{m}m {s % 60:02d}s" if m else f"{s}s"
 
 
+def figure_text(kind: str, value) -> str:
+    """One figure of FIGURE_ROWS as short text (lists give their length; the page lists them)."""
+    if kind == "count":
+        return str(value)
+    if kind == "cost":
+        return cost(value)
+    if kind == "tokens":
+        return format_tokens(value)
+    if kind == "delta":
+        return ("+" if value >= 0 else "−") + format_tokens(abs(value))
+    if kind == "seconds":
+        return duration(value)
+    if kind == "calls":
+        return str(sum(value.values()))
+    if kind == "names":
+        return ", ".join(value) or "–"
+    return str(len(value)) if value else "–"
+
+
 def branch_title(tree: SessionTree, branch: Branch) -> str:
-    """A branch by a label of its own (after the common ancestor), else by its last instruction."""
-    labels = [tree.labels[e.id] for e in branch.own if e.id in tree.labels]
+    """A branch by a label of its own, else by its last instruction."""
+    labels = branch.unique_labels or [tree.labels[e.id] for e in branch.own if e.id in tree.labels]
     return labels[-1] if labels else short(last_user_text(branch.path), 70) or "(no user message)"
 
 
-def _load(rel: str) -> tuple[SessionTree, list[str], Comparison]:
+def _too_few(rel: str, ids: list[str]):
+    """Fewer than two branches: back to the session page, which says so where the picks are."""
+    return redirect(url_for("sessions.session_page", rel=rel, tab="branches", pick=",".join(ids), compare=TOO_FEW))
+
+
+def _context(rel: str, ids: list[str], export: bool = False) -> dict:
     tree = store().session(rel).tree
-    ids = requested_ids()
-    if len(ids) < 2:
-        abort(400, description="pick at least two nodes to compare")
+    picks = Picks(rel, ids)
     try:
-        return tree, ids, compare(tree, ids)
+        cmp = compare(tree, ids, baseline=picks.baseline, alignment=picks.align)
     except UnknownEntry as exc:
         abort(404, description=str(exc))
-
-
-def _context(rel: str, export: bool = False) -> dict:
-    tree, ids, cmp = _load(rel)
     return {
         "rel": rel,
         "tree": tree,
         "ids": ids,
-        "id_params": id_params(ids),
+        "picks": picks,
+        "id_params": picks.params(),
         "cmp": cmp,
         "titles": [branch_title(tree, b) for b in cmp.branches],
+        "figure_rows": FIGURE_ROWS,
+        "figure_text": figure_text,
+        "statuses": STATUSES,
         "export": export,
         "summaries": {},  # tip -> a summary made on request (see branch_summary)
         "diff_html": diff_html,
         "duration": duration,
-        "text_of": assistant_text,
         "tool_call": lambda e: tool_call_for(tree, e),
     }
 
 
 @bp.get("/s/<path:rel>/compare")
 def compare_page(rel: str):
-    if request.args.getlist("id") and not request.args.get("ids"):  # the branch form: canonical link
-        return redirect(url_for("compare.compare_page", rel=rel, **id_params(requested_ids())))
-    return render_template("compare.html", **_context(rel))
+    ids = requested_ids()
+    store().session(rel)  # 404 for a session that is not there, before anything else
+    if len(ids) < 2:
+        return _too_few(rel, ids)
+    if request.args.getlist("id"):  # the branch form: the canonical link
+        return redirect(Picks(rel, ids).url())
+    return render_template("compare.html", **_context(rel, ids))
+
+
+@bp.get("/s/<path:rel>/compare/all")
+def all_leaves(rel: str):
+    """Every branch of the session with its figures, sortable: a researcher's starting point."""
+    session = store().session(rel)
+    key = request.args.get("sort", "cost")
+    key = key if key in SORT_KEYS else "cost"
+    descending = request.args.get("order", "desc") != "asc"
+    rows = sort_leaves(cached_leaf_figures(rel, session), key, descending)
+    shown = len(rows) if request.args.get("all") else min(len(rows), ALL_LEAVES_SHOWN)
+    return render_template(
+        "compare_all.html", rel=rel, tree=session.tree, rows=rows[:shown], total=len(rows),
+        sort=key, descending=descending, sort_keys=SORT_KEYS, statuses=STATUSES, duration=duration,
+    )
 
 
 @bp.get("/s/<path:rel>/compare/turn")
@@ -130,9 +227,12 @@ def branch_summary(tree: SessionTree, ancestor: str | None, tip: str) -> dict:
 def summarize(rel: str):
     """Summarize one branch and show it in place; the session file is left as it is. Like every
     POST it passes `csrf.protect` first: same origin and this server's token, or 403."""
-    ctx = _context(rel)
+    ids = requested_ids()
+    if len(ids) < 2:
+        return _too_few(rel, ids)
+    ctx = _context(rel, ids)
     cmp, tip = ctx["cmp"], request.form.get("tip", "")
-    if tip not in ctx["ids"]:
+    if tip not in ids:
         abort(404, description=f"{tip!r} is not one of the compared branches")
     summary = branch_summary(ctx["tree"], cmp.ancestor, tip)
     if is_fragment():
@@ -148,18 +248,34 @@ def _inline_css() -> str:
     )
 
 
-@bp.get("/s/<path:rel>/compare/export")
-def export(rel: str):
-    """The comparison as one HTML file that opens anywhere: styles inline, no script, nothing to
-    fetch, every turn in full, and a summary for every branch."""
-    ctx = _context(rel, export=True)
+def export_html(rel: str, ids: list[str]) -> tuple[str, str]:
+    """The comparison as one HTML file that opens anywhere (styles inline, no script, nothing to
+    fetch, every turn in full, a summary for every branch) and its file name."""
+    ctx = _context(rel, ids, export=True)
     tree, cmp = ctx["tree"], ctx["cmp"]
     ctx["summaries"] = {
         b.tip: branch_summary(tree, cmp.ancestor, b.tip) for b in cmp.branches if b.summary is None
     }
     html = render_template("compare_export.html", css=_inline_css(), **ctx)
     session_id = re.sub(r"[^A-Za-z0-9-]", "", str((tree.header or {}).get("id") or ""))[:13] or "session"
-    name = f"comparison-{session_id}-{len(cmp.branches)}-branches.html"
+    return html, f"comparison-{session_id}-{len(cmp.branches)}-branches.html"
+
+
+@bp.get("/s/<path:rel>/compare/export")
+def export(rel: str):
+    ids = requested_ids()
+    store().session(rel)
+    if len(ids) < 2:
+        return _too_few(rel, ids)
+    html, name = export_html(rel, ids)
     response = current_app.response_class(html, mimetype="text/html")
     response.headers["Content-Disposition"] = f'attachment; filename="{name}"'
     return response
+
+
+@bp.app_template_global()
+def compare_picks() -> dict:
+    """The picks a session page was sent back with (fewer than two branches to compare): they
+    stay ticked, in the tray too, and a message says why nothing was compared."""
+    picks = _split(request.args.getlist("pick"))
+    return {"ids": picks, "too_few": request.args.get("compare") == TOO_FEW}

@@ -9,8 +9,17 @@ on the file and on which segments are folded, and is cached on exactly that.
 
 from __future__ import annotations
 
+import atexit
+import ctypes
 import hashlib
+import html
+import heapq
 import re
+import signal
+import subprocess
+import sys
+import threading
+import weakref
 from dataclasses import dataclass, field
 
 import graphviz
@@ -34,8 +43,15 @@ from ..core.tree import SessionTree
 COLLAPSE_THRESHOLD = 200  # draw everything below this many nodes, unless told otherwise
 MIN_SEGMENT = 4  # shorter runs are not worth folding
 LABEL_WIDTH = 34
+# The most nodes one drawing sends to `dot`, whatever the tree's shape (see BENCHMARKS.md,
+# "graph": dot's time grows faster than the node count, and 1,200 boxes stay under a second).
+MAX_DRAWN = 1200
+MAX_EXPAND = 256  # unfolded segments and opened branch groups one URL may name
+MORE_OPEN = 50  # branch points one "more branches" node opens at once
 
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_.-]{1,80}$")  # no ":": dot reads `a:b` in an edge as node a, port b
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_CLASS_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 
 def dom_id(entry_id: str) -> str:
@@ -45,12 +61,34 @@ def dom_id(entry_id: str) -> str:
     return "x-" + hashlib.sha1(entry_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-def _dot_text(text: str) -> str:
-    """Text for a dot label: one line, trimmed, and with backslashes that dot would interpret escaped."""
-    text = " ".join(text.split())
-    if len(text) > LABEL_WIDTH:
-        text = text[: LABEL_WIDTH - 1] + "…"
+def dot_text(value, width: int = LABEL_WIDTH) -> str:
+    """The one way session text reaches the dot source: any value as one line of at most `width`
+    characters, without NUL, control characters or lone surrogates (dot fails on them), and with
+    backslashes doubled (dot would read them as escapes, a trailing one as the closing quote's)."""
+    text = value if isinstance(value, str) else str(value)
+    text = " ".join(_CONTROL.sub(" ", text[: width * 8]).split())
+    if len(text) > width:
+        text = text[: width - 1] + "…"
     return text.replace("\\", "\\\\")
+
+
+def css_token(value) -> str:
+    """A class name from session data (an entry type, a role): tame characters, cut short."""
+    return _CLASS_UNSAFE.sub("-", dot_text(value, 40))
+
+
+_token_cache: "weakref.WeakKeyDictionary[SessionTree, dict[str, int]]" = weakref.WeakKeyDictionary()
+
+
+def entry_tokens(tree: SessionTree, e: Entry) -> int:
+    """What an entry says to a model, estimated once per file (a tree never changes once built)."""
+    known = _token_cache.get(tree)
+    if known is None:
+        known = _token_cache[tree] = {}
+    n = known.get(e.id)
+    if n is None:
+        n = known[e.id] = sum(estimate_message_tokens(m) for m in entry_messages(e))
+    return n
 
 
 @dataclass
@@ -73,74 +111,186 @@ class Segment:
                 return content_text(e.message.get("content"), " ")
         return ""
 
-    def tokens(self) -> int:
+    def tokens(self, tree: SessionTree) -> int:
         """The estimated size of what the folded entries say to a model."""
-        return sum(estimate_message_tokens(m) for e in self.entries for m in entry_messages(e))
+        return sum(entry_tokens(tree, e) for e in self.entries)
+
+
+@dataclass
+class MoreBranches:
+    """Side branches left out of a drawing (it holds at most MAX_DRAWN nodes), hanging off one
+    drawn node: `anchors` are the entries they fork from, ranked, which a click opens."""
+
+    attach: str  # the dom id of the drawn node they hang from
+    anchors: list[str]
+    branches: int
+    entries: int
+
+    @property
+    def id(self) -> str:
+        return "more-" + self.attach
 
 
 @dataclass
 class GraphLayout:
-    """What gets drawn: visible entries, segments, and the edges between them."""
+    """What gets drawn: visible entries, segments, hidden-branch groups, and the edges between them."""
 
     nodes: list[Entry] = field(default_factory=list)
     segments: list[Segment] = field(default_factory=list)
+    more: list[MoreBranches] = field(default_factory=list)
     edges: list[tuple[str, str]] = field(default_factory=list)  # dom ids
-    member_of: dict[str, str] = field(default_factory=dict)  # entry id -> segment dom id
+    member_of: dict[str, str] = field(default_factory=dict)  # entry id -> segment or "more" dom id
     collapsed: bool = False
+    capped: bool = False  # the tree was too big for one drawing: some side branches are left out
+    hidden_of: dict[str, str] = field(default_factory=dict)  # hidden side branch root -> its anchor
 
     def signature(self) -> tuple:
-        return (self.collapsed, tuple(s.first_id for s in self.segments))
+        return (self.collapsed, tuple(s.first_id for s in self.segments), tuple(m.id for m in self.more))
+
+    def size(self) -> int:
+        """Nodes sent to dot."""
+        return len(self.nodes) + len(self.segments) + len(self.more)
 
     def dom_for(self, entry_id: str) -> str:
-        """The drawn node an entry is shown by: itself, or the segment that holds it."""
+        """The drawn node an entry is shown by: itself, or the segment or group that holds it."""
         return self.member_of.get(entry_id) or dom_id(entry_id)
 
+    def opening_for(self, entry_id: str) -> set[str]:
+        """The `expand` ids that bring a folded or left-out entry into the drawing: the entry
+        itself when its branch is left out (its path joins what is always drawn), or the first
+        entry of the segment that holds it."""
+        drawn = self.member_of.get(entry_id)
+        if drawn is None:
+            return set()
+        if drawn.startswith("more-"):
+            return {entry_id}
+        return {s.first_id for s in self.segments if s.id == drawn}
 
-def _drawn(tree: SessionTree) -> tuple[dict[str, str | None], dict[str, list[str]]]:
-    """Parents and children among drawn entries: `leaf` and `label` markers are not drawn
-    (a label is a tag on its target), their children hang from their nearest drawn ancestor."""
+
+@dataclass
+class _Drawn:
+    """The drawn tree of a file, found once (a tree never changes once built): parents and
+    children among drawn entries (`leaf` and `label` markers are not drawn: a label is a tag on
+    its target, their children hang from their nearest drawn ancestor), and for each entry the
+    entries, leaves and last line of the subtree below it and whether a label is in it."""
+
+    parent: dict[str, str | None]
+    children: dict[str, list[str]]
+    size: dict[str, int]
+    leaves: dict[str, int]
+    last: dict[str, int]
+    labelled: set[str]
+
+
+_drawn_cache: "weakref.WeakKeyDictionary[SessionTree, _Drawn]" = weakref.WeakKeyDictionary()
+
+
+def _drawn(tree: SessionTree) -> _Drawn:
+    cached = _drawn_cache.get(tree)
+    if cached is not None:
+        return cached
+    drawn = [e for e in tree.entries if e.type not in MARKER_TYPES]
+    by_id, tree_parent = tree.by_id, tree.parent
     parent: dict[str, str | None] = {}
+    for e in drawn:
+        p = tree_parent[e.id]
+        parent[e.id] = p if p is None or by_id[p].type not in MARKER_TYPES else tree.conversation_leaf(p)
     children: dict[str, list[str]] = {}
-    for e in tree.entries:
-        if e.type in MARKER_TYPES:
+    for p, kids in tree.children.items():
+        if p not in parent:
             continue
-        parent[e.id] = tree.conversation_leaf(tree.parent[e.id])
-        kids = tree.conversation_children(e.id)
+        if any(by_id[k].type in MARKER_TYPES for k in kids):  # look through `leaf` and `label`
+            kids = tree.conversation_children(p)
         if kids:
-            children[e.id] = kids
-    return parent, children
+            children[p] = kids
+    size = dict.fromkeys(parent, 1)
+    leaves = {x: 0 if x in children else 1 for x in parent}
+    last = {e.id: e.line or 0 for e in drawn}
+    labelled = {x for x in tree.labels if x in parent}
+    # Children before parents: reverse file order, except where a parent was written after its
+    # child (a damaged file), where a depth-first order is needed.
+    order = [e.id for e in reversed(drawn)]
+    if any(p is not None and last[p] > last[x] for x, p in parent.items()):
+        order = []
+        stack = [x for x, p in parent.items() if p is None]
+        while stack:
+            x = stack.pop()
+            order.append(x)
+            stack.extend(children.get(x, ()))
+        order.reverse()
+    for x in order:
+        p = parent[x]
+        if p is None:
+            continue
+        size[p] += size[x]
+        leaves[p] += leaves[x]
+        if last[x] > last[p]:
+            last[p] = last[x]
+        if x in labelled:
+            labelled.add(p)
+    result = _drawn_cache[tree] = _Drawn(parent, children, size, leaves, last, labelled)
+    return result
 
 
 def build_layout(
-    tree: SessionTree, collapse: str = "auto", expand: frozenset[str] = frozenset(), pinned: frozenset[str] = frozenset()
+    tree: SessionTree, collapse: str = "auto", expand: frozenset[str] = frozenset(), pinned: frozenset[str] = frozenset(),
+    cap: int = MAX_DRAWN,
 ) -> GraphLayout:
     """Decide what to draw. `collapse` is "auto" (fold past COLLAPSE_THRESHOLD), "on" or "off";
-    `expand` holds the first entry ids of segments the user unfolded; `pinned` entries stay visible."""
-    parent, children = _drawn(tree)
-    layout = GraphLayout()
-    fold = collapse == "on" or (collapse == "auto" and len(parent) > COLLAPSE_THRESHOLD)
-    layout.collapsed = fold
+    `expand` holds the first entry ids of segments the user unfolded, the fork points whose
+    left-out branches the user opened and entries brought into view; `pinned` entries stay
+    visible. At most `cap` nodes: past it, side branches are left out, ranked (opened, labelled,
+    recent, large first), and each drawn node they fork from gets one "N more branches" node."""
+    d = _drawn(tree)
+    fold = collapse == "on" or (collapse == "auto" and len(d.parent) > COLLAPSE_THRESHOLD)
     keep = set(pinned) | set(tree.labels)
     active_leaf = tree.conversation_leaf(tree.active_leaf)
     if active_leaf is not None:
         keep.add(active_leaf)
     # Where a compaction's kept part starts stays drawn: a fold never straddles what the model
     # sees and what a summary replaced.
-    keep.update(first_kept_id(e) for e in tree.entries if e.type == COMPACTION)
+    keep.update(first_kept_id(e) for e in tree.compactions())
+    layout = _fold(tree, d, fold, keep, expand)
+    if layout.size() <= cap:
+        return layout
+    if not fold:  # "expand all" of a tree too big to draw: fold its runs after all
+        fold = True
+        layout = _fold(tree, d, fold, keep, expand)
+        if layout.size() <= cap:
+            return layout
+    return _bounded(tree, d, keep, expand, pinned, active_leaf, cap, layout)
 
+
+def _fold(tree, d: _Drawn, fold: bool, keep: set[str], expand: frozenset[str],
+          gone: set[str] | frozenset[str] = frozenset()) -> GraphLayout:
+    """Draw the drawn tree less the `gone` entries, runs of single-child entries folded into
+    segments when `fold`."""
+    parent = d.parent
+    children = d.children
+    if gone:
+        forks = {parent[x] for x in gone if parent[x] is not None and parent[x] not in gone}
+        children = dict(children)
+        for p in forks:
+            kids = [k for k in children[p] if k not in gone]
+            if kids:
+                children[p] = kids
+            else:
+                del children[p]
+    layout = GraphLayout(collapsed=fold)
+    by_id = tree.by_id
     foldable = {
         entry_id
         for entry_id, p in parent.items()
-        if fold
-        and entry_id not in keep
+        if entry_id not in keep
         and p is not None
         and len(children.get(entry_id, ())) == 1
-        and tree.by_id[entry_id].type not in (COMPACTION, BRANCH_SUMMARY)
-    }
+        and entry_id not in gone
+        and by_id[entry_id].type not in (COMPACTION, BRANCH_SUMMARY)
+    } if fold else set()
 
     # A run is a maximal chain of foldable entries: it starts where the parent is not foldable.
     for e in tree.entries:
-        if e.id not in parent:
+        if e.id not in parent or e.id in gone:
             continue
         if e.id not in foldable:
             layout.nodes.append(e)
@@ -150,7 +300,7 @@ def build_layout(
         run = [e]
         nxt = children[e.id][0]
         while nxt in foldable:
-            run.append(tree.by_id[nxt])
+            run.append(by_id[nxt])
             nxt = children[nxt][0]
         if len(run) >= MIN_SEGMENT and run[0].id not in expand:
             seg = Segment(run)
@@ -162,7 +312,7 @@ def build_layout(
             layout.nodes.extend(run)
     member_of = layout.member_of
     for child, p in parent.items():
-        if p is None:
+        if p is None or child in gone:
             continue
         folded_in = member_of.get(child)
         if folded_in is not None and folded_in == member_of.get(p):
@@ -173,14 +323,144 @@ def build_layout(
     return layout
 
 
+def _bounded(tree, d: _Drawn, keep, expand, pinned, active_leaf, cap, full: GraphLayout) -> GraphLayout:
+    """The drawing with side branches left out until it holds at most `cap` nodes."""
+    parent, children = d.parent, d.children
+    # The spine: paths from the roots to what must stay (the active leaf, pinned entries, and
+    # what the user opened). Every other child of a spine entry starts a side branch, drawn or
+    # left out whole.
+    spine: set[str] = set()
+    for target in [active_leaf, *pinned, *(x for x in expand if x in parent)]:
+        node = target
+        while node is not None and node not in spine:
+            spine.add(node)
+            node = parent[node]
+    if not spine:
+        spine.update(r for r, p in parent.items() if p is None)
+    sides: list[tuple[str, str]] = []  # (side root, fork point; "" for a root)
+    for x in spine:
+        for k in children.get(x, ()):
+            if k not in spine:
+                sides.append((k, x))
+    sides.extend((r, "") for r, p in parent.items() if p is None and r not in spine)
+
+    # What a side branch costs: its nodes in the full drawing (one walk of that small drawing).
+    unit_kids: dict[str, list[str]] = {}
+    for a, b in full.edges:
+        unit_kids.setdefault(a, []).append(b)
+    units: list[str] = []
+    stack = [u for u in {full.dom_for(r) for r, _ in sides}]
+    while stack:
+        u = stack.pop()
+        units.append(u)
+        stack.extend(unit_kids.get(u, ()))
+    unit_cost: dict[str, int] = {}
+    for u in reversed(units):
+        unit_cost[u] = 1 + sum(unit_cost.get(k, 0) for k in unit_kids.get(u, ()))
+    cost = unit_cost.__getitem__
+
+    opened = set(expand)
+
+    def rank(r: str, p: str) -> tuple:
+        return (p not in opened, r not in d.labelled, -d.last[r], -d.size[r], r)
+
+    gone_all = _gone(children, [r for r, _ in sides])
+    spine_only = _fold(tree, d, True, keep, expand, gone_all)
+    used = spine_only.size() + len({p for _, p in sides})  # the spine, a "more" node per fork point
+    split: set[str] = set()
+
+    def split_cost(p: str) -> int:  # drawing a branch may cut the spine segment at its fork in three
+        return 2 if p and p not in split and p in spine_only.member_of else 0
+
+    heap = [(rank(r, p), r, p) for r, p in sides]
+    heapq.heapify(heap)
+    shown: list[str] = []
+    paths: set[str] = set()  # side branches too big to draw whole: the path to their latest leaf
+    while heap:
+        _, r, p = heapq.heappop(heap)
+        whole = cost(full.dom_for(r)) + split_cost(p)
+        if used + whole <= cap:
+            used += whole
+            split.add(p)
+            shown.append(r)
+            continue
+        path = [r]
+        while path[-1] in children:
+            path.append(max(children[path[-1]], key=d.last.__getitem__))
+        on_path = set(path)
+        forks = [(k, x) for x in path for k in children.get(x, ()) if k not in on_path]
+        extra = len({full.dom_for(x) for x in path}) + split_cost(p) + len({x for _, x in forks})
+        if used + extra > cap:
+            continue
+        used += extra
+        split.add(p)
+        paths |= on_path
+        sides.extend(forks)
+        for k, x in forks:
+            heapq.heappush(heap, (rank(k, x), k, x))
+    while True:
+        hidden = {r for r, _ in sides if r not in paths} - set(shown)
+        layout = _fold(tree, d, True, keep, expand, _gone(children, hidden))
+        _add_more(layout, d, sides, hidden, rank)
+        if layout.size() <= cap or not shown:
+            break
+        shown = shown[: len(shown) * 3 // 4]  # the estimate was short: draw fewer side branches
+    layout.capped = True
+    return layout
+
+
+def _gone(children, roots) -> set[str]:
+    """The entries in the subtrees under `roots`."""
+    gone: set[str] = set()
+    stack = list(roots)
+    while stack:
+        x = stack.pop()
+        gone.add(x)
+        stack.extend(children.get(x, ()))
+    return gone
+
+
+def _add_more(layout: GraphLayout, d: _Drawn, sides, hidden: set[str], rank) -> None:
+    """One "N more branches here" node per drawn node that left-out branches fork from; the
+    entries left out are shown by it (selecting one there brings it into the drawing)."""
+    groups: dict[str, MoreBranches] = {}
+    anchors: dict[str, list[tuple[int, str]]] = {}
+    for r, p in sides:
+        if r not in hidden:
+            continue
+        attach = layout.dom_for(p) if p else "roots"
+        g = groups.get(attach)
+        if g is None:
+            g = groups[attach] = MoreBranches(attach, [], 0, 0)
+            anchors[attach] = []
+        g.branches += d.leaves[r]
+        g.entries += d.size[r]
+        anchors[attach].append((rank(r, p), p or r))
+        layout.hidden_of[r] = p or r
+        stack = [r]
+        while stack:
+            x = stack.pop()
+            layout.member_of[x] = g.id
+            stack.extend(d.children.get(x, ()))
+    for attach, g in groups.items():
+        for _, a in sorted(anchors[attach]):
+            if a not in g.anchors:
+                g.anchors.append(a)
+            if len(g.anchors) >= MORE_OPEN:
+                break
+        layout.more.append(g)
+        if attach != "roots":
+            layout.edges.append((attach, g.id))
+
+
 def _node_style(tree: SessionTree, e: Entry) -> tuple[str, dict[str, str]]:
     """The label and dot attributes that say an entry's type at a glance."""
-    classes = ["t-" + str(e.type).replace("_", "-")]
+    classes = ["t-" + css_token(e.type).replace("_", "-")]
     attrs: dict[str, str] = {}
-    text = _dot_text(entry_text(e))
+    text = dot_text(entry_text(e))
     if e.type == MESSAGE:
-        role = e.role or "message"
-        classes.append("r-" + role)
+        role = e.role if isinstance(e.role, str) and e.role else "message"
+        classes.append("r-" + css_token(role))
         if role == "user":
             attrs.update(shape="box", style="rounded,filled", fillcolor="#dbeafe", color="#2563eb", penwidth="1.5")
             label = text or "(empty)"
@@ -200,7 +480,7 @@ def _node_style(tree: SessionTree, e: Entry) -> tuple[str, dict[str, str]]:
                          color="#dc2626" if err else "#059669", fontsize="9")
             if err:
                 classes.append("is-error")
-            label = _dot_text(f"{e.message.get('toolName', 'tool')}: {content_text(e.message.get('content'), ' ')}")
+            label = dot_text(f"{e.message.get('toolName', 'tool')}: {content_text(e.message.get('content'), ' ')}")
         else:
             attrs.update(shape="box", style="filled", fillcolor="#ede9fe", color="#7c3aed")
             label = text
@@ -221,9 +501,9 @@ def _node_style(tree: SessionTree, e: Entry) -> tuple[str, dict[str, str]]:
         label = text
     else:
         attrs.update(shape="box", style="dashed", color="#9ca3af")
-        label = f"{e.type}"
+        label = dot_text(e.type)
     if e.id in tree.labels:
-        label = f"◆ {_dot_text(tree.labels[e.id])}\n{label}"
+        label = f"◆ {dot_text(tree.labels[e.id])}\n{label}"
         classes.append("labelled")
     if e.id in tree.orphans or e.id in tree.cycle_cuts:
         classes.append("has-problem")
@@ -233,8 +513,30 @@ def _node_style(tree: SessionTree, e: Entry) -> tuple[str, dict[str, str]]:
     return label, attrs
 
 
-def to_dot(tree: SessionTree, layout: GraphLayout, node_url) -> graphviz.Digraph:
-    """The dot graph; `node_url(entry_id)` gives the link each node carries (its deep link)."""
+def _tooltip(tree: SessionTree, e: Entry) -> str:
+    """What hovering a node says: its whole first line and what it costs in tokens."""
+    text = entry_text(e) or str(e.type)
+    return f"{dot_text(text, 300)} · {format_tokens(entry_tokens(tree, e))} tokens"
+
+
+MAX_DOT_URL = 4000  # dot reads no quoted string longer than 16,384 characters
+
+
+def to_dot(tree: SessionTree, layout: GraphLayout, node_url, long_urls: dict[str, str] | None = None) -> graphviz.Digraph:
+    """The dot graph; `node_url(entry_id, extra=None)` gives the link each node carries (its deep
+    link, with `extra` query parameters). A link too long for dot (an entry id of thousands of
+    characters) goes in as a placeholder, kept in `long_urls` for render_svg to put back."""
+    if long_urls is None:
+        long_urls = {}
+
+    def link(entry_id: str, extra: dict | None = None) -> str:
+        url = node_url(entry_id, extra) if extra else node_url(entry_id)
+        if len(url) <= MAX_DOT_URL:
+            return url
+        token = f"?long={len(long_urls)}"
+        long_urls[token] = url
+        return token
+
     g = graphviz.Digraph("session", format="svg")
     g.attr(rankdir="TB", nodesep="0.25", ranksep="0.3", bgcolor="transparent")
     g.attr("node", fontname="DejaVu Sans", fontsize="10", margin="0.12,0.04", height="0.3")
@@ -251,11 +553,12 @@ def to_dot(tree: SessionTree, layout: GraphLayout, node_url) -> graphviz.Digraph
             attrs.update(penwidth="3", color="#16a34a")
             label += "\n● active leaf"
         # nohtml: a label such as "<b>hi</b>" is text to show, not one of dot's HTML labels.
-        g.node(dom_id(e.id), label=graphviz.nohtml(label), URL=node_url(e.id), id=dom_id(e.id), **attrs)
+        g.node(dom_id(e.id), label=graphviz.nohtml(label), URL=link(e.id), id=dom_id(e.id),
+               tooltip=graphviz.nohtml(_tooltip(tree, e)), **attrs)
     for seg in layout.segments:
         on_active = any(x.id in active for x in seg.entries)
-        first = _dot_text(seg.first_user_line())
-        label = f"⋯ {len(seg.entries)} entries · {format_tokens(seg.tokens())} tokens ⋯" + (f"\n{first}" if first else "")
+        first = dot_text(seg.first_user_line())
+        label = f"⋯ {len(seg.entries)} entries · {format_tokens(seg.tokens(tree))} tokens ⋯" + (f"\n{first}" if first else "")
         g.node(
             seg.id,
             label=graphviz.nohtml(label),
@@ -265,13 +568,76 @@ def to_dot(tree: SessionTree, layout: GraphLayout, node_url) -> graphviz.Digraph
             color="#6b7280",
             fontsize="9",
             id=seg.id,
-            URL=node_url(seg.first_id),
-            tooltip=f"{len(seg.entries)} entries folded: click to expand",
+            URL=link(seg.first_id),
+            tooltip=graphviz.nohtml(f"{len(seg.entries)} entries folded: click to expand · " + dot_text(seg.first_user_line(), 300)),
             **{"class": "segment" + (" on-active" if on_active else "")},
+        )
+    for more in layout.more:
+        s = "" if more.branches == 1 else "es"
+        g.node(
+            more.id,
+            label=graphviz.nohtml(f"⊞ {more.branches} more branch{s} here\n{more.entries} entries"),
+            shape="box",
+            style="dashed,rounded,filled",
+            fillcolor="#f5f3ff",
+            color="#7c3aed",
+            fontsize="9",
+            id=more.id,
+            URL=link(more.anchors[0], {"open": ",".join(more.anchors)}),
+            tooltip=f"{more.branches} side branch{s} left out of this drawing: click to draw them",
+            **{"class": "segment more"},
         )
     for a, b in layout.edges:
         g.edge(a, b)
     return g
+
+
+class DotTimeout(RuntimeError):
+    """`dot` took longer than its limit (and was killed)."""
+
+
+DOT_TIMEOUT = 8.0  # seconds one `dot` run may take before the page falls back
+_running: set[subprocess.Popen] = set()
+_running_lock = threading.Lock()
+
+
+def _die_with_parent() -> None:  # runs in the child, between fork and exec
+    """`dot` gets SIGKILL when the thread that started it ends (request over, server stopped)."""
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def run_dot(source: str, timeout: float | None = None) -> str:
+    """`dot -Tsvg` on `source`, killed past `timeout` seconds (DotTimeout), or with the server."""
+    limit = DOT_TIMEOUT if timeout is None else timeout
+    proc = subprocess.Popen(
+        ["dot", "-Tsvg"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+    )
+    with _running_lock:
+        _running.add(proc)
+    try:
+        out, err = proc.communicate(source.encode("utf-8"), timeout=limit)
+    except subprocess.TimeoutExpired:
+        raise DotTimeout(f"dot took longer than {limit:g} s") from None
+    finally:
+        if proc.poll() is None:  # timed out, or the request was interrupted
+            proc.kill()
+            proc.communicate()
+        with _running_lock:
+            _running.discard(proc)
+    if proc.returncode != 0:
+        raise RuntimeError("dot failed: " + err.decode("utf-8", "replace").strip()[:300])
+    return out.decode("utf-8")
+
+
+@atexit.register
+def kill_running_dots() -> None:
+    """No `dot` outlives the server."""
+    with _running_lock:
+        procs = list(_running)
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
 
 
 _DOT_COMMENT = re.compile(r"<!--.*?-->\n", re.S)
@@ -280,9 +646,13 @@ _GEOMETRY = re.compile(r'( (?:points|d|x|y)=")([^"]*)')
 _PRECISION = re.compile(r"(\d\.\d)\d+")
 
 
-def render_svg(tree: SessionTree, layout: GraphLayout, node_url) -> str:
-    svg = to_dot(tree, layout, node_url).pipe(format="svg", encoding="utf-8")
+def render_svg(tree: SessionTree, layout: GraphLayout, node_url, timeout: float | None = None) -> str:
+    """The drawing as inline SVG; DotTimeout when `dot` runs out of time."""
+    long_urls: dict[str, str] = {}
+    svg = run_dot(to_dot(tree, layout, node_url, long_urls).source, timeout)
     svg = svg[svg.index("<svg"):]  # drop the XML prolog and doctype: the SVG is inlined in HTML
+    for token, url in long_urls.items():
+        svg = svg.replace(f'"{token}"', f'"{html.escape(url)}"')
     # The same drawing in about half the bytes, for 100k-entry sessions: dot's comments, <title>s
     # and anchor and edge ids only repeat node names; the font and centring are set once in app.css;
     # coordinates keep one decimal (a twentieth of a pixel); and `&#45;` (dot's escape for "-",

@@ -6,6 +6,7 @@ page showing the same thing, so deep links and no-JavaScript browsing keep worki
 
 from __future__ import annotations
 
+import threading
 from urllib.parse import quote, urlencode
 
 import orjson
@@ -16,12 +17,12 @@ from ..core.context import build_context
 from ..core.request import build_request
 from ..core.session import Session
 from .audit import audit_tab, cached_audit, is_summary
-from . import budget, render
-from .graph import build_layout, dom_id, render_svg
+from . import budget, render, search, transcript
+from .graph import MAX_EXPAND, DotTimeout, build_layout, dom_id, render_svg
+from .leaves import cached_leaf_figures
 from .store import SessionStore
 from .views import (
     awaits_reply,
-    branch_rows,
     compaction_overlay,
     compaction_plan,
     context_view,
@@ -32,7 +33,7 @@ from .views import (
 
 bp = Blueprint("sessions", __name__)
 
-TABS = ("node", "context", "branches", "summaries", "problems", "audit", "compact")
+TABS = ("node", "transcript", "search", "context", "branches", "summaries", "problems", "audit", "compact")
 
 
 def store() -> SessionStore:
@@ -53,7 +54,7 @@ def index():
     rows = store().list()
     if query:
         needle = query.lower()
-        rows = [r for r in rows if needle in _haystack(r)]
+        rows = [r for r in rows if needle in _haystack(r) or search.file_matches(store().resolve(r[0]), query)]
     groups = group_sessions(rows)
     template = "partials/_session_list.html" if is_fragment() else "index.html"
     return render_template(template, groups=groups, query=query, total=len(rows), root=store().root)
@@ -71,13 +72,19 @@ def _haystack(row) -> str:
 
 
 class GraphOptions:
-    """How the graph is folded: from the query string, carried along by every graph request."""
+    """How the graph is folded: from the query string, carried along by every graph request.
+    `open` (a "more branches" node's link) adds to `expand`; `known` keeps only entry ids."""
 
     def __init__(self, args):
         self.collapse = args.get("collapse", "auto")
         if self.collapse not in ("auto", "on", "off"):
             self.collapse = "auto"
-        self.expand = frozenset(x for x in args.get("expand", "").split(",") if x)
+        wanted = ",".join((args.get("expand", ""), args.get("open", ""))).split(",")
+        self.expand = frozenset(x for x in wanted if x)
+
+    def known(self, tree) -> None:
+        """Only entry ids of this session reach the layout's cache key, and a bounded number."""
+        self.expand = frozenset(sorted(x for x in self.expand if x in tree.by_id)[:MAX_EXPAND])
 
     def query(self) -> str:
         params = {"collapse": self.collapse} if self.collapse != "auto" else {}
@@ -86,32 +93,98 @@ class GraphOptions:
         return urlencode(params)
 
 
-def _layout(rel: str, session: Session, options: GraphOptions, pinned: frozenset[str]):
-    """What the graph draws, cached on the file version and the folding options."""
-    key = ("layout", rel, session.storage.version_key(), options.collapse, options.expand, pinned)
+def _layout(rel: str, session: Session, options: GraphOptions):
+    """What the graph draws, cached on the file version and the folding options (never on the
+    selected node: selecting a drawn node costs no layout and no `dot`)."""
+    key = ("layout", rel, session.storage.version_key(), options.collapse, options.expand)
     layout = store().views.get(key)
     if layout is None:
-        layout = build_layout(session.tree, options.collapse, options.expand, pinned)
+        layout = build_layout(session.tree, options.collapse, options.expand)
         store().views.put(key, layout)
     return layout
 
 
-def _svg(rel: str, session: Session, options: GraphOptions, layout) -> str:
-    """The drawing, cached on the file version, the folded segments and the options its links carry."""
+def _layout_showing(rel: str, session: Session, options: GraphOptions, node: str | None):
+    """The layout, with the segment or left-out branch that holds `node` opened (and `options`
+    updated to say so): only that neighbourhood changes, the rest of the drawing stays."""
+    layout = _layout(rel, session, options)
+    for _ in range(3):  # a branch brought in may still fold the node into one of its segments
+        opening = layout.opening_for(node) if node else set()
+        if not opening or opening <= options.expand:
+            break
+        options.expand = options.expand | opening
+        layout = _layout(rel, session, options)
+    return layout
+
+
+class _OneRun:
+    """One `dot` run per drawing at a time: a request that finds the drawing being made waits
+    for it instead of starting another (six cold requests, one `dot`)."""
+
+    def __init__(self):
+        self._guard = threading.Lock()
+        self._locks: dict = {}
+
+    def __call__(self, key, make):
+        with self._guard:
+            lock, users = self._locks.get(key, (None, 0))
+            lock = lock or threading.Lock()
+            self._locks[key] = (lock, users + 1)
+        try:
+            with lock:
+                return make()
+        finally:
+            with self._guard:
+                lock, users = self._locks[key]
+                if users == 1:
+                    del self._locks[key]
+                else:
+                    self._locks[key] = (lock, users - 1)
+
+
+_one_run = _OneRun()
+
+
+def _svg(rel: str, session: Session, options: GraphOptions, layout) -> tuple[str | None, str | None]:
+    """The drawing and a note (why it is not the one asked for), cached on the file version, the
+    folded segments and the options its links carry. When `dot` runs out of time the fully
+    folded drawing is shown instead, and when that fails too, only the note."""
     extra = options.query()
     key = ("svg", rel, session.storage.version_key(), layout.signature(), extra)
-    svg = store().views.get(key)
-    if svg is None:
+
+    def make():
+        svg = store().views.get(key)
+        if svg is not None:
+            return svg
         suffix = "&" + extra if extra else ""
-        # Relative links (`?node=...`): the drawing is only ever shown on this session's page.
-        svg = render_svg(session.tree, layout, lambda entry_id: f"?node={quote(entry_id, safe='')}{suffix}")
+
+        def node_url(entry_id: str, more: dict | None = None) -> str:
+            # Relative links (`?node=...`): the drawing is only ever shown on this session's page.
+            tail = "&" + urlencode(more) if more else ""
+            return f"?node={quote(entry_id, safe='')}{suffix}{tail}"
+
+        try:
+            svg = render_svg(session.tree, layout, node_url)
+        except DotTimeout as exc:  # remembered, so that requests waiting for it do not run it again
+            svg = (None, f"This drawing took too long ({exc}). ")
         store().views.put(key, svg)
-    return svg
+        return svg
+
+    svg = _one_run(key, make)
+    if isinstance(svg, str):
+        return svg, None
+    note = svg[1]
+    if options.collapse == "on" and not options.expand:
+        return None, note + "Use the Branches tab to move through the session."
+    folded = GraphOptions({"collapse": "on"})
+    svg, _ = _svg(rel, session, folded, _layout(rel, session, folded))
+    return svg, note + ("The folded drawing is shown instead." if svg else "Use the Branches tab to move through the session.")
 
 
 def _view_params() -> dict:
     """The query parameters a session view carries from one URL to the next."""
-    return {k: v for k, v in request.args.items() if k in ("node", "collapse", "expand") and v}
+    keys = ("node", "collapse", "expand", "q", *transcript.TRANSCRIPT_PARAMS)
+    return {k: v for k, v in request.args.items() if k in keys and v}
 
 
 def _selected(session: Session, node: str | None) -> str | None:
@@ -135,8 +208,12 @@ def _tab_context(rel: str, session: Session, tab: str, node: str | None, layout)
     elif tab == "context" and node:
         ctx["entry"] = tree.by_id[node]
         ctx["cv"] = context_view(tree, node, layout)
+    elif tab == "transcript":
+        ctx.update(transcript.transcript_context(tree, node, request.args))
+    elif tab == "search":
+        ctx.update(search.search_context(store().resolve(rel), tree, request.args.get("q", "")))
     elif tab == "branches":
-        ctx["branches"] = branch_rows(tree)
+        ctx["branches"] = cached_leaf_figures(rel, session)
     elif tab == "summaries":
         ctx["summaries"] = summary_rows(tree)
     elif tab == "compact":
@@ -166,14 +243,17 @@ def _page_context(rel: str, tab: str, drawing: bool = True):
     tree = session.tree
     node = _selected(session, request.args.get("node"))
     options = GraphOptions(request.args)
-    layout = _layout(rel, session, options, frozenset(x for x in (node,) if x))
+    options.known(tree)
+    layout = _layout_showing(rel, session, options, node)
+    svg, note = _svg(rel, session, options, layout) if drawing else (None, None)
     return {
         "rel": rel,
         "session": session,
         "tree": tree,
         "options": options,
         "layout": layout,
-        "svg": _svg(rel, session, options, layout) if drawing else None,
+        "svg": svg,
+        "graph_note": note,
         "selected_dom": layout.dom_for(node) if node else None,
         **_tab_context(rel, session, tab, node, layout),
     }

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import bisect
+import weakref
 from dataclasses import dataclass
 
 from ..core.compaction import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS, CompactionPlan, plan_compaction
@@ -9,6 +11,7 @@ from ..core.context import Context, build_context, settings_on
 from ..core.entries import (
     BRANCH_SUMMARY,
     COMPACTION,
+    MARKER_TYPES,
     MESSAGE,
     MODEL_CHANGE,
     THINKING_LEVEL_CHANGE,
@@ -21,7 +24,7 @@ from ..core.entries import (
 )
 from ..core.reader import first_kept_id
 from ..core.request import Request, build_request
-from ..core.tokens import TokenCount, context_tokens, entry_cost
+from ..core.tokens import TokenCount, context_tokens
 from ..core.tree import SessionTree
 from ..models import context_window
 from .graph import GraphLayout, dom_id
@@ -32,45 +35,6 @@ def last_user_text(path: list[Entry]) -> str:
         if e.type == MESSAGE and e.role == "user":
             return content_text(e.message.get("content"), " ")
     return ""
-
-
-@dataclass
-class BranchRow:
-    leaf: Entry
-    last_user: str
-    label: str | None
-    depth: int
-    tokens: int
-    cost: float
-    active: bool
-
-
-def branch_rows(tree: SessionTree) -> list[BranchRow]:
-    rows = []
-    for leaf_id in tree.leaves():
-        path = tree.path(leaf_id)
-        rows.append(
-            BranchRow(
-                leaf=tree.by_id[leaf_id],
-                last_user=last_user_text(path),
-                label=_own_label(tree, path),
-                depth=len(path),
-                tokens=context_tokens(build_context(tree, leaf_id)).context,
-                cost=sum(entry_cost(e) for e in path),
-                active=leaf_id == tree.conversation_leaf(tree.active_leaf),
-            )
-        )
-    return rows
-
-
-def _own_label(tree: SessionTree, path: list[Entry]) -> str | None:
-    """The latest label on the branch's own part: below the last point where it split off."""
-    for e in reversed(path):
-        if e.id in tree.labels:
-            return tree.labels[e.id]
-        if len(tree.conversation_children(e.id)) > 1:
-            return None
-    return None
 
 
 @dataclass
@@ -148,28 +112,63 @@ class Nav:
     prev_sibling: str | None
     next_sibling: str | None
     next_branch_point: str | None
+    prev_branch_point: str | None
+    root: str | None
+
+
+class _TreeOrder:
+    """Drawn entries in depth-first order (children by time) and the branch points among them,
+    found once per tree (a tree never changes once built): `b`/`B` walk this order."""
+
+    def __init__(self, tree: SessionTree):
+        self.position: dict[str, int] = {}
+        self.branch_points: list[str] = []
+        stack = list(reversed([r for r in tree.roots if tree.by_id[r].type not in MARKER_TYPES]))
+        while stack:
+            entry_id = stack.pop()
+            self.position[entry_id] = len(self.position)
+            kids = tree.conversation_children(entry_id)
+            if len(kids) > 1:
+                self.branch_points.append(entry_id)
+            stack.extend(reversed(kids))
+        self.branch_positions = [self.position[b] for b in self.branch_points]
+        self.root = next(iter(self.position), None)
+
+
+_orders: "weakref.WeakKeyDictionary[SessionTree, _TreeOrder]" = weakref.WeakKeyDictionary()
+
+
+def _tree_order(tree: SessionTree) -> _TreeOrder:
+    order = _orders.get(tree)
+    if order is None:
+        order = _orders[tree] = _TreeOrder(tree)
+    return order
 
 
 def node_nav(tree: SessionTree, entry_id: str) -> Nav:
-    """Where the keyboard moves from a node: parent, first child, siblings, next branch point."""
+    """Where the keyboard moves from a node: parent, first child, siblings, the next and previous
+    branch points in depth-first order (from any node: below it first, then the later branches,
+    wrapping round), and the root."""
     parent = tree.parent[entry_id]
     siblings = tree.conversation_children(parent) if parent else tree.roots
     i = siblings.index(entry_id) if entry_id in siblings else -1
-    branch = None
-    kids = tree.conversation_children(entry_id)
-    node = kids[0] if kids else None
-    while node is not None:  # follow the first child down to where the conversation splits
-        kids = tree.conversation_children(node)
-        if len(kids) > 1:
-            branch = node
-            break
-        node = kids[0] if kids else None
+    order = _tree_order(tree)
+    points = order.branch_points
+    next_bp = prev_bp = None
+    if points:
+        at = order.position.get(tree.conversation_leaf(entry_id) or "", 0)
+        cut = bisect.bisect_right(order.branch_positions, at)
+        next_bp = points[cut % len(points)]
+        before = cut - 1 if points[cut - 1] != entry_id else cut - 2
+        prev_bp = points[before % len(points)]
     return Nav(
         parent=parent,
         children=tree.conversation_children(entry_id),
         prev_sibling=siblings[i - 1] if i > 0 else None,
         next_sibling=siblings[i + 1] if 0 <= i < len(siblings) - 1 else None,
-        next_branch_point=branch,
+        next_branch_point=next_bp,
+        prev_branch_point=prev_bp,
+        root=order.root,
     )
 
 

@@ -1,0 +1,39 @@
+// session-tree presenter: ←/→ and space step through the turns (by following the prev/next
+// links, so the URL always says where we are), and the graph shows where the turn lies.
+(function () {
+  "use strict";
+  document.addEventListener("keydown", (evt) => {
+    if (evt.ctrlKey || evt.metaKey || evt.altKey) return;
+    const tag = (evt.target.tagName || "").toLowerCase();
+    if (tag === "input" || tag === "textarea" || tag === "select") return;
+    const back = evt.key === "ArrowLeft" || (evt.key === " " && evt.shiftKey);
+    const forward = evt.key === "ArrowRight" || (evt.key === " " && !evt.shiftKey);
+    const link = document.querySelector(back ? 'a[rel="prev"]' : forward ? 'a[rel="next"]' : null);
+    if (!back && !forward) return;
+    evt.preventDefault();
+    if (link) location.assign(link.href);
+  });
+
+  // Mark the path and the current turn's nodes, and frame the drawing around the turn.
+  document.addEventListener("DOMContentLoaded", () => {
+    const pane = document.querySelector(".present-graph");
+    const svg = pane && pane.querySelector("svg");
+    if (!svg) return;
+    svg.removeAttribute("width");
+    svg.removeAttribute("height");
+    const mark = (ids, cls) => ids.forEach((id) => { const g = document.getElementById(id); if (g) g.classList.add(cls); });
+    const here = JSON.parse(pane.dataset.here);
+    mark(JSON.parse(pane.dataset.path), "path");
+    mark(here, "here");
+    const first = here.map((id) => document.getElementById(id)).find(Boolean);
+    if (!first) return;
+    const m = svg.getScreenCTM().inverse().multiply(first.getScreenCTM());
+    const b = first.getBBox();
+    const pt = svg.createSVGPoint();
+    pt.x = b.x + b.width / 2; pt.y = b.y + b.height / 2;
+    const c = pt.matrixTransform(m);
+    const box = pane.getBoundingClientRect();
+    const w = Math.max(box.width * 1.2, 300), h = w * box.height / box.width;
+    svg.setAttribute("viewBox", [c.x - w / 2, c.y - h / 3, w, h].join(" "));
+  });
+})();

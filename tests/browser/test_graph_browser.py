@@ -1,0 +1,151 @@
+"""The graph as a person uses it: history, badges, keys, folds, with the console listened to."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from webapp.core.session import Session
+
+RICH = "019cadd3-8025-7970-85d9-5954058b4714"
+LARGE = "019c6579-1ae3-78f7-9da1-494c73cf256d"
+LINEAR = "019a966d-4156-7b5f-a5c6-ef5f3ad16722"
+GOOD_APPROACH = "019cadd5-4547-793f-ae6d-00b2e72993a4"
+
+
+@pytest.fixture
+def console(page):
+    """Console errors and uncaught exceptions of the page: every test ends with none."""
+    errors = page.errors
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    yield errors
+    assert errors == []
+
+
+def tree_of(live_server, name):
+    return Session.open(live_server.root / live_server.rel(name)[3:]).tree
+
+
+def node(page, entry_id):
+    return page.locator(f'#graph g.node[id="e-{entry_id}"]')
+
+
+def test_every_page_and_tab_loads_without_a_console_error(live_server, page, console):
+    page.goto(live_server.url + "/")
+    expect(page.locator("tr.session-row").first).to_be_visible()
+    page.goto(live_server.url + live_server.rel(RICH))
+    expect(page.locator("#graph svg")).to_be_visible()
+    for tab in ("Context", "Branches", "Summaries", "Problems", "Node"):
+        page.locator("#panel .tabs a", has_text=tab).click()
+        expect(page.locator("#panel .tab.current")).to_have_text(tab)
+    tree = tree_of(live_server, RICH)
+    leaves = tree.leaves()
+    page.goto(live_server.url + live_server.rel(RICH) + f"/compare?id={leaves[0]}&id={leaves[1]}")
+    expect(page.locator("main")).to_contain_text(re.compile("compar", re.I))
+    page.wait_for_timeout(200)
+
+
+def test_back_and_forward_restore_the_selection_without_errors(live_server, page, console):
+    tree = tree_of(live_server, RICH)
+    parent = tree.parent[GOOD_APPROACH]
+    page.goto(live_server.url + live_server.rel(RICH) + f"?node={GOOD_APPROACH}")
+    page.locator("#graph").focus()
+    page.keyboard.press("ArrowUp")
+    expect(page.locator("#node-panel")).to_have_attribute("data-entry", parent)
+    expect(node(page, parent)).to_have_class(re.compile("selected"))
+    page.go_back()
+    expect(page.locator("#node-panel")).to_have_attribute("data-entry", GOOD_APPROACH)
+    expect(node(page, GOOD_APPROACH)).to_have_class(re.compile("selected"))
+    page.go_forward()
+    expect(page.locator("#node-panel")).to_have_attribute("data-entry", parent)
+    expect(node(page, parent)).to_have_class(re.compile("selected"))
+    assert page.locator("#graph g.selected").count() == 1
+    page.wait_for_timeout(200)
+
+
+def _overlaps(page) -> list:
+    """Pairs (badge, other thing) whose boxes on screen intersect: other nodes' shapes, other badges."""
+    return page.evaluate(
+        """() => {
+        const r = (el) => el.getBoundingClientRect();
+        const hit = (a, b) => a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5;
+        const badges = [...document.querySelectorAll('#graph text.replaced-by')];
+        const shapes = [...document.querySelectorAll('#graph g.node')].map((g) => [g, g.querySelector('polygon, path, ellipse')]);
+        const labels = [...document.querySelectorAll('#graph g.node text:not(.replaced-by)')];
+        const out = [];
+        badges.forEach((b, i) => {
+          for (const [g, s] of shapes) if (s && hit(r(b), r(s))) out.push([b.textContent, g.id]);
+          for (const t of labels) if (hit(r(b), r(t))) out.push([b.textContent, t.textContent]);
+          badges.forEach((c, j) => { if (j > i && hit(r(b), r(c))) out.push([b.textContent, c.textContent]); });
+        });
+        return out;
+    }"""
+    )
+
+
+def test_compaction_badges_sit_beside_their_node_and_cover_nothing(live_server, page, console):
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(live_server.url + live_server.rel(RICH) + "?tab=context")
+    badges = page.locator("#graph text.replaced-by")
+    expect(badges.first).to_contain_text("summarized by compaction")
+    assert badges.count() >= 3
+    assert _overlaps(page) == []
+    # Beside: the badge starts right of its node's box or ends left of it.
+    sides = page.evaluate(
+        """() => [...document.querySelectorAll('#graph text.replaced-by')].map((t) => {
+            const s = t.closest('g.node').querySelector('polygon, path').getBoundingClientRect();
+            const b = t.getBoundingClientRect();
+            return b.left >= s.right - 0.5 || b.right <= s.left + 0.5;
+        })"""
+    )
+    assert all(sides)
+
+
+def test_the_selected_label_stays_inside_its_box(live_server, page, console):
+    page.goto(live_server.url + live_server.rel(RICH) + f"?node={GOOD_APPROACH}")
+    expect(node(page, GOOD_APPROACH)).to_have_class(re.compile("selected"))
+    inside = page.evaluate(
+        """(id) => {
+            const g = document.getElementById(id);
+            const s = g.querySelector('polygon, path').getBoundingClientRect();
+            return [...g.querySelectorAll('text')].every((t) => {
+                const b = t.getBoundingClientRect();
+                return b.left >= s.left - 0.5 && b.right <= s.right + 0.5;
+            });
+        }""",
+        "e-" + GOOD_APPROACH,
+    )
+    assert inside
+
+
+def test_b_and_shift_b_walk_branch_points_from_the_default_selection(live_server, page, console):
+    tree = tree_of(live_server, RICH)
+    points = set(tree.branch_points())
+    page.goto(live_server.url + live_server.rel(RICH))  # the active leaf is selected
+    leaf = tree.conversation_leaf(tree.active_leaf)
+    expect(page.locator("#node-panel")).to_have_attribute("data-entry", leaf)
+    page.locator("#graph").focus()
+    page.keyboard.press("b")
+    expect(page.locator("#node-panel")).not_to_have_attribute("data-entry", leaf)
+    first = page.locator("#node-panel").get_attribute("data-entry")
+    assert first in points
+    page.keyboard.press("b")
+    expect(page.locator("#node-panel")).not_to_have_attribute("data-entry", first)
+    second = page.locator("#node-panel").get_attribute("data-entry")
+    assert second in points
+    page.keyboard.press("Shift+B")
+    expect(page.locator("#node-panel")).to_have_attribute("data-entry", first)
+    page.keyboard.press("Home")
+    expect(page.locator("#node-panel")).to_have_attribute("data-entry", tree.roots[0])
+    page.keyboard.press("End")
+    expect(page.locator("#node-panel")).to_have_attribute("data-entry", leaf)
+
+
+def test_b_says_so_when_the_session_never_branches(live_server, page, console):
+    page.goto(live_server.url + live_server.rel(LINEAR))
+    page.locator("#graph").focus()
+    page.keyboard.press("b")
+    expect(page.locator("#graph-note")).to_be_visible()
+    expect(page.locator("#graph-note")).to_contain_text("No branch point")

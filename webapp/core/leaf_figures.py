@@ -1,0 +1,149 @@
+"""Figures of every branch of a session, from one walk down the tree (issue #13.4).
+
+The figures of a path are the figures of its parent path plus its own entry, so one depth-first
+walk gives every leaf its turns, cost, tool calls and errors, wall time, status and context
+tokens, instead of building a context per leaf. Context tokens follow SPEC §6 like
+`tokens.context_tokens`: the last usable usage after the latest compaction, plus an estimate of
+what follows it; estimates are made only for the entries after such an anchor (memoized).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .compare import STATUSES, outcome, user_text
+from .context import entry_messages, summary_message
+from .entries import BRANCH_SUMMARY, COMPACTION, MESSAGE, Entry, parse_time
+from .reader import first_kept_id
+from .tokens import entry_cost, estimate_message_tokens, usage_tokens
+from .tree import SessionTree
+
+SORT_KEYS = ("cost", "tokens", "errors", "turns", "calls", "depth", "wall")
+
+
+@dataclass
+class LeafFigures:
+    leaf: Entry
+    last_user: str
+    label: str | None  # the latest label on the branch's own part (below its last split)
+    depth: int  # entries from the root
+    turns: int
+    tokens: int  # the context at the leaf
+    cost: float
+    calls: int
+    errors: int
+    wall_seconds: float | None
+    status: str  # a key of compare.STATUSES
+    active: bool
+
+    @property
+    def wall(self) -> float:
+        return self.wall_seconds or 0.0
+
+    @property
+    def status_text(self) -> str:
+        return STATUSES[self.status]
+
+
+# The running figures of the path from the root to a node, as one tuple (a walk of 100k entries
+# makes 100k of them): depth, turns, cost, tool calls, tool errors, first and last time, last
+# user message, last message, own label, the usage anchor after the latest compaction, the depth
+# where the counted part ends (the anchor, or the compaction), and the tokens of the compaction
+# summary and its kept part.
+_ROOT = (0, 0, 0.0, 0, 0, None, None, None, None, None, None, -1, 0)
+
+
+def leaf_figures(tree: SessionTree) -> list[LeafFigures]:
+    """Every leaf of `tree` (in `tree.leaves()` order) with the figures of its whole path."""
+    leaves = set(tree.leaves())
+    active = tree.conversation_leaf(tree.active_leaf)
+    by_id, children, labels = tree.by_id, tree.children, tree.labels
+    estimates: dict[str, int] = {}
+
+    def estimate(e: Entry) -> int:
+        n = estimates.get(e.id)
+        if n is None:
+            n = estimates[e.id] = sum(estimate_message_tokens(m) for m in entry_messages(e))
+        return n
+
+    found: dict[str, LeafFigures] = {}
+    path: list[Entry] = []  # the current path of the walk
+    stack: list[tuple[str, tuple]] = [(r, _ROOT) for r in reversed(tree.roots)]
+    while stack:
+        node, state = stack.pop()
+        depth, turns, cost, calls, errors, first, last, last_user, last_msg, label, anchor, upto, base = state
+        del path[depth:]
+        while True:  # down a linear run in place: the state is packed again only where it splits
+            e = by_id[node]
+            path.append(e)
+            depth += 1
+            if e.type == MESSAGE:
+                msg = e.raw.get("message")
+                role = msg.get("role") if isinstance(msg, dict) else None
+                last_msg = e
+                if role == "user":
+                    turns += 1
+                    last_user = e
+                elif role == "assistant":
+                    cost += entry_cost(e)
+                    calls += _call_count(msg)
+                    used = usage_tokens(e)
+                    if used is not None:
+                        anchor, upto, base = used, depth - 1, 0
+                elif role == "toolResult" and msg.get("isError"):
+                    errors += 1
+            elif e.type == BRANCH_SUMMARY:
+                cost += entry_cost(e)  # the summary call, when one was recorded
+            elif e.type == COMPACTION:
+                cost += entry_cost(e)
+                kept = first_kept_id(e)
+                start = next((i for i, x in enumerate(path[:-1]) if x.id == kept), len(path))
+                anchor, upto = None, depth - 1
+                base = estimate_message_tokens(summary_message(e)) + sum(estimate(x) for x in path[start:-1])
+            t = parse_time(e.timestamp)
+            if t is not None:
+                if first is None or t < first:
+                    first = t
+                if last is None or t > last:
+                    last = t
+            kids = children.get(node, ())
+            if node in labels:
+                label = labels[node]
+            elif len(kids) > 1 and len(tree.conversation_children(node)) > 1:
+                label = None  # a split: what is above it is shared with another branch
+            if node in leaves:
+                found[node] = LeafFigures(
+                    leaf=e,
+                    last_user=user_text(last_user) if last_user else "",
+                    label=label,
+                    depth=depth,
+                    turns=turns,
+                    tokens=(anchor or 0) + base + sum(estimate(x) for x in path[upto + 1:]),
+                    cost=cost,
+                    calls=calls,
+                    errors=errors,
+                    wall_seconds=(last - first).total_seconds() if first is not None else None,
+                    status=outcome([last_msg] if last_msg else []).status,
+                    active=node == active,
+                )
+            if len(kids) != 1:
+                break
+            node = kids[0]
+        state = (depth, turns, cost, calls, errors, first, last, last_user, last_msg, label, anchor, upto, base)
+        for child in reversed(kids):
+            stack.append((child, state))
+    return [found[leaf] for leaf in tree.leaves() if leaf in found]
+
+
+def _call_count(msg: dict) -> int:
+    content = msg.get("content")
+    if not isinstance(content, list):
+        return 0
+    return sum(1 for b in content if isinstance(b, dict) and b.get("type") == "toolCall")
+
+
+def sort_leaves(rows: list[LeafFigures], key: str, descending: bool = True) -> list[LeafFigures]:
+    """`rows` by one of SORT_KEYS (stable: ties keep the tree's order)."""
+    if key not in SORT_KEYS:
+        raise ValueError(f"sort by {key!r}: use one of {', '.join(SORT_KEYS)}")
+    return sorted(rows, key=lambda r: getattr(r, key), reverse=descending)

@@ -1,0 +1,59 @@
+"""Presenter mode: a branch shown one turn at a time in large type, beside the graph, for demos.
+
+Read-only by nature (it has no form). The position is in the URL (`leaf` and `turn`), so a link
+opens at a turn and a reload stays there; presenter.js only maps ←/→/space to the prev/next links.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, abort, redirect, render_template, request, url_for
+
+from ..core.transcript import Options, items_of, path_to_leaf, turns
+from . import sessions
+from .graph import dom_id
+from .transcript import item_body
+
+bp = Blueprint("present", __name__)
+
+
+@bp.get("/s/<path:rel>/present")
+def present(rel: str):
+    session = sessions.store().session(rel)
+    tree = session.tree
+    node, leaf = request.args.get("node"), request.args.get("leaf")
+    for ref in (node, leaf):
+        if ref and ref not in tree.by_id:
+            abort(404, description=f"no entry {ref!r} in this session")
+    view = "turn" if request.args.get("view") == "turn" else "graph"
+    start = node or leaf or tree.conversation_leaf(tree.active_leaf)
+    if start is None:
+        abort(404, description="this session has no entries to present")
+    path = path_to_leaf(tree, start, leaf)
+    starts = turns(path)
+    if node:  # a click on the graph: open the turn that holds the node, under a canonical URL
+        at = next(i for i, e in enumerate(path) if e.id == node)
+        turn = max(i for i, s in enumerate(starts) if s <= at) + 1
+        return redirect(url_for("present.present", rel=rel, leaf=path[-1].id, turn=turn, **_view(view)))
+    text = request.args.get("turn", "1")
+    turn = int(text) if text.isdigit() else 0
+    if not 1 <= turn <= len(starts):
+        abort(404, description=f"turn {text!r}: this branch has turns 1 to {len(starts)}")
+    lo = starts[turn - 1]
+    hi = starts[turn] if turn < len(starts) else len(path)
+    entries = path[lo:hi]
+    options = Options()
+    layout = sessions._layout(rel, session, sessions.GraphOptions({}), frozenset({entries[0].id}))
+    return render_template(
+        "present.html",
+        rel=rel, tree=tree, leaf=path[-1].id, turn=turn, turns=len(starts), view=view,
+        items=items_of(entries, options, tree.labels), options=options, item_body=item_body,
+        labels=tree.labels, branches_at={}, focus_id=None, present=True,
+        svg=sessions._svg(rel, session, sessions.GraphOptions({}), layout) if view == "graph" else None,
+        here=sorted({layout.dom_for(e.id) for e in entries}), path_doms=sorted({layout.dom_for(e.id) for e in path}),
+        step=lambda n: url_for("present.present", rel=rel, leaf=path[-1].id, turn=n, **_view(view)),
+        dom_id=dom_id,
+    )
+
+
+def _view(view: str) -> dict:
+    return {"view": view} if view == "turn" else {}

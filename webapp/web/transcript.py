@@ -1,0 +1,169 @@
+"""Routes and HTML pieces of the transcript: a window of a path read as a conversation, loaded a
+page at a time into the side panel's Transcript tab.
+
+Entries are rendered by `render` (the same escaping and sanitizing as the Node tab); this module
+only adds what a conversation needs on top: a tool result folded under the call it answers.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, abort, redirect, render_template, request, url_for
+from markupsafe import Markup
+
+from ..core.entries import Entry, content_blocks, entry_text, short_id
+from ..core.transcript import FILTER_NAMES, FILTERS, WINDOW, Item, Options, Transcript, build_transcript, other_branches
+from ..core.tree import SessionTree
+from . import render, sessions
+from .graph import dom_id
+from .views import short
+
+bp = Blueprint("transcript", __name__)
+
+# Query parameters that say which transcript is shown; the panel's deep link carries them.
+TRANSCRIPT_PARAMS = ("leaf", "filter", "thinking", "output")
+
+
+def _result_text(result: Entry) -> str:
+    return "\n".join(str(b.get("text", "")) for b in content_blocks(result.message.get("content")) if b.get("type") == "text")
+
+
+def _plain_output(result: Entry) -> Markup:
+    """A result's text escaped but not highlighted, folded after `render.FOLD_LINES` lines: what an
+    export holds for each of its thousands of results (highlighting them all costs seconds)."""
+    lines = Markup.escape(_result_text(result)).split("\n")
+    pre = lambda part: Markup('<pre class="code"><code>{}</code></pre>').format(Markup("\n").join(part))  # noqa: E731
+    body = pre(lines[: render.FOLD_LINES])
+    if len(lines) > render.FOLD_LINES:
+        body += Markup('<details class="more"><summary>show all {} lines</summary>{}</details>').format(
+            len(lines), pre(lines[render.FOLD_LINES:]))
+    images = [render._image(b) for b in content_blocks(result.message.get("content")) if b.get("type") == "image"]
+    return body + Markup("").join(images)
+
+
+def _result(result: Entry, call: dict, plain: bool) -> Markup:
+    """A tool result folded under its call: the summary says its size and whether it failed."""
+    text = _result_text(result)
+    lines = text.count("\n") + 1 if text else 0
+    error = bool(result.message.get("isError"))
+    body = _plain_output(result) if plain else render.render_entry_body(result, call)
+    return Markup('<details class="t-result{}" id="t-{}" data-entry="{}"><summary>{} · {} line{}</summary>{}</details>').format(
+        " is-error" if error else "", dom_id(result.id), result.id, "error" if error else "result",
+        lines, "" if lines == 1 else "s", body,
+    )
+
+
+def assistant_body(item: Item, options: Options, plain: bool = False) -> Markup:
+    """An assistant message block by block, each tool call followed by its folded result
+    (`plain`: results not highlighted, see `_plain_output`)."""
+    msg = item.entry.message
+    out = []
+    run: list[dict] = []  # consecutive blocks that are not tool calls, rendered together
+    for block in content_blocks(msg.get("content")):
+        if block.get("type") == "thinking" and not options.thinking:
+            continue
+        if block.get("type") != "toolCall":
+            run.append(block)
+            continue
+        out.append(render._content(run))
+        run = []
+        if options.filter == "no-tools":
+            continue
+        out.append(render._tool_call(block))
+        result = item.results.get(block.get("id"))
+        if result is not None and options.output:
+            out.append(_result(result, block, plain))
+    out.append(render._content(run))
+    stop = msg.get("stopReason")
+    if stop in ("aborted", "error"):
+        out.append(render._note(f"stopped: {stop}", f"flag stop-{stop}"))
+    if msg.get("errorMessage"):
+        out.append(render._note(str(msg["errorMessage"]), "error"))
+    return Markup("").join(out)
+
+
+def item_body(item: Item, options: Options, plain: bool = False) -> Markup:
+    if item.kind == "assistant":
+        return assistant_body(item, options, plain)
+    return render.render_entry_body(item.entry)
+
+
+def plain_item_body(item: Item, options: Options) -> Markup:
+    return item_body(item, options, plain=True)
+
+
+def transcript_context(tree: SessionTree, node: str | None, args) -> dict:
+    """What the Transcript tab shows for the selected node: the window around it."""
+    options = Options.from_args(args)
+    if node is None:
+        return {"transcript": None, "options": options}
+    t = build_transcript(tree, node, args.get("leaf"), options)
+    focus = t.index_of(node)
+    start = max(0, focus - 10) if focus >= WINDOW - 10 else 0
+    return window_context(tree, t, start) | {"focus_id": node}
+
+
+def window_context(tree: SessionTree, t: Transcript, start: int, size: int = WINDOW) -> dict:
+    items = t.window(start, size)
+    return {
+        "transcript": t,
+        "options": t.options,
+        "items": items,
+        "start": start,
+        "end": start + len(items),
+        "branches_at": {i.entry.id: other_branches(tree, t.path, i.at) for i in items},
+        "item_body": item_body,
+        "labels": tree.labels,
+        "window": WINDOW,
+        "filters": FILTERS,
+        "filter_names": FILTER_NAMES,
+        "transcript_params": transcript_params,
+    }
+
+
+def transcript_params(t: Transcript, **extra) -> dict:
+    """The URL parameters naming this transcript (its path and its reading options)."""
+    return {"node": t.node, "leaf": t.leaf, **t.options.params(), **extra}
+
+
+@bp.get("/s/<path:rel>/-/transcript")
+def window(rel: str):
+    """More of a transcript: the window starting at `start`, appended when scrolled to."""
+    tree = sessions.store().session(rel).tree
+    node = request.args.get("node", "")
+    if not sessions.is_fragment():
+        return redirect(url_for("sessions.session_page", rel=rel, tab="transcript", **request.args))
+    if node not in tree.by_id:
+        abort(404, description=f"no entry {node!r} in this session")
+    t = build_transcript(tree, node, request.args.get("leaf"), Options.from_args(request.args))
+    start, size = request.args.get("start", "0"), request.args.get("size", str(WINDOW))
+    if not (start.isdigit() and size.isdigit()):
+        abort(400, description="start and size must be whole numbers")
+    ctx = window_context(tree, t, int(start), min(int(size), WINDOW))
+    return render_template("partials/_transcript_window.html", rel=rel, tree=tree, focus_id=None, **ctx)
+
+
+def _branch_name(tree: SessionTree, leaf: str) -> str:
+    """A branch by the nearest label above its tip, else by its last user message (found by
+    walking up from the tip, not by building the whole path)."""
+    node: str | None = leaf
+    while node is not None:
+        e = tree.by_id[node]
+        if node in tree.labels:
+            return tree.labels[node]
+        if e.role == "user":
+            return short(entry_text(e), 70)
+        node = tree.parent[node]
+    return short_id(leaf)
+
+
+@bp.get("/s/<path:rel>/-/transcript/branches")
+def branch_list(rel: str):
+    """The tips of the session, each a link that opens its branch in the transcript."""
+    if not sessions.is_fragment():
+        return redirect(url_for("sessions.session_page", rel=rel, tab="branches"))
+    tree = sessions.store().session(rel).tree
+    options = Options.from_args(request.args)
+    active = tree.conversation_leaf(tree.active_leaf)
+    rows = [(leaf, _branch_name(tree, leaf), leaf == active) for leaf in tree.leaves()]
+    return render_template("partials/_transcript_branches.html", rel=rel, rows=rows,
+                           current=request.args.get("leaf"), params=options.params())
