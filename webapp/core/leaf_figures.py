@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .compare import STATUSES, outcome, user_text
-from .context import entry_messages, summary_message
+from .context import compaction_messages, entry_messages
 from .entries import BRANCH_SUMMARY, COMPACTION, MESSAGE, Entry, parse_time
 from .reader import first_kept_id
 from .tokens import entry_cost, estimate_message_tokens, usage_tokens
@@ -49,8 +49,9 @@ class LeafFigures:
 # makes 100k of them): depth, turns, cost, tool calls, tool errors, first and last time, last
 # user message, last message, own label, the usage anchor after the latest compaction, the depth
 # where the counted part ends (the anchor, or the compaction), and the tokens of the compaction
-# summary and its kept part.
-_ROOT = (0, 0, 0.0, 0, 0, None, None, None, None, None, None, -1, 0)
+# summary and its kept part, and the overhead the first usage on the path measured (what a
+# provider counts beyond the messages: tokens.context_tokens adds it to a count it estimates).
+_ROOT = (0, 0, 0.0, 0, 0, None, None, None, None, None, None, -1, 0, None)
 
 
 def leaf_figures(tree: SessionTree) -> list[LeafFigures]:
@@ -71,7 +72,7 @@ def leaf_figures(tree: SessionTree) -> list[LeafFigures]:
     stack: list[tuple[str, tuple]] = [(r, _ROOT) for r in reversed(tree.roots)]
     while stack:
         node, state = stack.pop()
-        depth, turns, cost, calls, errors, first, last, last_user, last_msg, label, anchor, upto, base = state
+        depth, turns, cost, calls, errors, first, last, last_user, last_msg, label, anchor, upto, base, overhead = state
         del path[depth:]
         while True:  # down a linear run in place: the state is packed again only where it splits
             e = by_id[node]
@@ -89,6 +90,8 @@ def leaf_figures(tree: SessionTree) -> list[LeafFigures]:
                     calls += _call_count(msg)
                     used = usage_tokens(e)
                     if used is not None:
+                        if overhead is None:
+                            overhead = max(used - base - sum(estimate(x) for x in path[upto + 1:]), 0)
                         anchor, upto, base = used, depth - 1, 0
                 elif role == "toolResult" and msg.get("isError"):
                     errors += 1
@@ -99,7 +102,7 @@ def leaf_figures(tree: SessionTree) -> list[LeafFigures]:
                 kept = first_kept_id(e)
                 start = next((i for i, x in enumerate(path[:-1]) if x.id == kept), len(path))
                 anchor, upto = None, depth - 1
-                base = estimate_message_tokens(summary_message(e)) + sum(estimate(x) for x in path[start:-1])
+                base = sum(map(estimate_message_tokens, compaction_messages(e))) + sum(estimate(x) for x in path[start:-1])
             t = parse_time(e.timestamp)
             if t is not None:
                 if first is None or t < first:
@@ -118,7 +121,8 @@ def leaf_figures(tree: SessionTree) -> list[LeafFigures]:
                     label=label,
                     depth=depth,
                     turns=turns,
-                    tokens=(anchor or 0) + base + sum(estimate(x) for x in path[upto + 1:]),
+                    tokens=(anchor if anchor is not None else overhead or 0) + base
+                    + sum(estimate(x) for x in path[upto + 1:]),
                     cost=cost,
                     calls=calls,
                     errors=errors,
@@ -129,7 +133,8 @@ def leaf_figures(tree: SessionTree) -> list[LeafFigures]:
             if len(kids) != 1:
                 break
             node = kids[0]
-        state = (depth, turns, cost, calls, errors, first, last, last_user, last_msg, label, anchor, upto, base)
+        state = (depth, turns, cost, calls, errors, first, last, last_user, last_msg, label, anchor, upto, base,
+                 overhead)
         for child in reversed(kids):
             stack.append((child, state))
     return [found[leaf] for leaf in tree.leaves() if leaf in found]
