@@ -5,6 +5,7 @@ import orjson
 import pytest
 
 from tests.conftest import FIXTURES, Builder, header
+from webapp.core.errors import SessionError
 from webapp.core.formats.tools import ToolAction, tool_action
 from webapp.core.reader import parse_bytes
 from webapp.core.session import Session
@@ -114,3 +115,14 @@ CALLS = [
 @pytest.mark.parametrize("call, action", CALLS, ids=lambda x: x.get("name") if isinstance(x, dict) else None)
 def test_tool_action_reads_every_agents_tool_names(call, action):
     assert tool_action(call) == action
+
+
+@pytest.mark.parametrize("path", [FIXTURES / "claude-code" / "daaain_dag_compact_after_rewind.jsonl",
+                                  FIXTURES / "codex" / "agent-sessions_codex_small.jsonl"], ids=lambda p: p.name)
+def test_another_agents_file_is_never_appended_to(path, tmp_path):
+    copy = tmp_path / path.name
+    copy.write_bytes(path.read_bytes())
+    s = Session.open(copy)
+    with pytest.raises(SessionError, match="read-only"):
+        s.append({"type": "label", "targetId": s.tree.entries[0].id, "label": "x"})
+    assert copy.read_bytes() == path.read_bytes()

@@ -21,6 +21,7 @@ import orjson
 
 from .entries import LABEL, LEAF, SESSION_VERSION, Entry, content_text, new_id, now_iso
 from .errors import InvalidWrite, SessionError
+from .formats import READ_ONLY_FORMATS
 from .reader import SessionLog
 from .storage import JsonlStorage, MemoryStorage, Storage, cwd_folder_name, session_file_name
 from .tree import SessionTree
@@ -148,6 +149,8 @@ class Session:
             raise InvalidWrite(f"do not set {', '.join(clash)}: the session fills them in")
         with self.storage.locked(), self._lock:  # (in this order: reads never wait for the file lock)
             log = self.refresh(force=True)  # read again under the lock
+            if log.format in READ_ONLY_FORMATS:  # SPEC §5c: another agent's file is never written
+                raise SessionError(f"this is a {log.format} session: it is read-only")
             if log.header is None and not log.has_entries and not log.all_bad_lines():
                 raise SessionError("the session has no header line; create it with `session-tree new`")
             parent_id = log.active_leaf if parent is ACTIVE else parent
