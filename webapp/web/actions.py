@@ -63,7 +63,7 @@ def _branch_summary_plan(session: Session, new_leaf: str | None):
     if old is None or (new_leaf is not None and tree.is_ancestor(old, new_leaf)):
         return None  # moving forward along the same branch leaves nothing
     plan = plan_branch_summary(tree, old, new_leaf)
-    return plan if plan.entries else None
+    return plan if plan.has_content else None  # right after a compaction: its summary is carried
 
 
 def _done(rel: str, node: str | None, message: str):

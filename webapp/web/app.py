@@ -14,7 +14,7 @@ from pathlib import Path
 from flask import Flask, abort, render_template, request
 
 from ..core.errors import ReadOnlySession, SessionError, SessionNotFound, UnknownEntry
-from ..llm import ModelConfig
+from ..llm import ModelConfig, warm_up
 from .store import SessionStore
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
@@ -72,6 +72,7 @@ def create_app(
         MODEL_CONFIG=ModelConfig.from_env(model, api_base),
     )
     app.config.update(config)
+    warm_up(app.config["MODEL_CONFIG"])
     app.extensions["session_store"] = SessionStore(root, within)
 
     @app.before_request
