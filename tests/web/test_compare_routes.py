@@ -200,6 +200,9 @@ def test_baseline_order_alignment_and_folded_columns_live_in_the_url(demo):
     folded = client.get(links["fold"]).get_data(as_text=True)
     assert [cls.strip() for cls, _ in _heads(folded)] == ["folded baseline", "", ""]
     assert "Changed one line." not in folded.split('class="cmp-table"')[1]  # its cells are empty
+    export = client.get(unescape(re.search(r'id="export-comparison" href="([^"]+)"', folded)[1])).get_data(as_text=True)
+    assert "fold=" in re.search(r'id="export-comparison" href="([^"]+)"', folded)[1]
+    assert "Changed one line." in export and "folded" not in "".join(cls for cls, _ in _heads(export))
     unfold = unescape(re.search(r'<a class="cmp-unfold" href="([^"]+)"', folded)[1])
     assert unfold.replace("%2C", ",").endswith(f"/compare?ids={a},{b},{c}")
 
@@ -227,3 +230,21 @@ def test_the_branches_tab_links_to_every_leaf_and_shows_figures_from_the_walk(de
     html = demo["client"].get(f"{demo['url']}?tab=branches").get_data(as_text=True)
     assert "Compare every leaf" in html
     assert html.count('class="branch-row') == 3
+
+
+def test_many_branches_the_tab_lists_the_latest_and_every_leaf_lists_them_all(tmp_path):
+    from webapp import samples
+
+    header, entries = samples.synthetic_session(12_000, seed=5, branches=305, tool_result_sizes=(40, 80))
+    samples.write_jsonl(tmp_path / "many.jsonl", header, entries)
+    client = create_app(tmp_path).test_client()
+    leaves = Session.open(tmp_path / "many.jsonl").tree.leaves()
+    assert len(leaves) > 300
+    tab = client.get("/s/many.jsonl/-/panel/branches", headers={"HX-Request": "true"}).get_data(as_text=True)
+    ticked = re.findall(r'type="checkbox" name="id" value="([^"]+)"', tab)
+    assert ticked == leaves[-300:]
+    assert f"The 300 latest of {len(leaves)} branches" in tab
+    every = client.get("/s/many.jsonl/compare/all?sort=depth&order=asc").get_data(as_text=True)
+    assert len(re.findall(r'data-leaf="([^"]+)"', every)) == len(leaves)
+    depths = [int(d) for d in re.findall(r'data-figure="depth">(\d+)<', every)]
+    assert depths == sorted(depths)

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .context import Context, build_context, entry_messages, summary_message_of
 from .entries import BRANCH_SUMMARY, COMPACTION, CUSTOM_MESSAGE, MESSAGE, Entry, tool_calls
 from .errors import InvalidWrite
 from .formats.tools import EDIT, READ, WRITE, tool_action
-from .session import Session
 from .tokens import TokenCount, context_tokens, estimate_message_tokens, format_tokens
 from .tree import SessionTree
+
+if TYPE_CHECKING:  # the session imports this module for the first-kept check of its writes
+    from .session import Session
 
 DEFAULT_RESERVE_TOKENS = 16384
 DEFAULT_KEEP_RECENT_TOKENS = 20000
@@ -296,17 +299,12 @@ def write_compaction(
     def check(tree: SessionTree, parent_id: str | None) -> None:
         if plan.at_active_leaf and tree.active_leaf != plan.active_leaf:
             raise InvalidWrite("the session moved on since the compaction was planned: plan it again")
-        check_first_kept(tree, parent_id, plan.first_kept_entry_id)
 
-    fields = {
-        "type": COMPACTION,
-        "summary": text,
-        "firstKeptEntryId": plan.first_kept_entry_id,
-        "tokensBefore": plan.tokens_before,
-        "tokensAfter": plan.tokens_after(text),
-        "details": {"readFiles": plan.read_files, "modifiedFiles": plan.modified_files, **(details or {})},
-    }
-    return session.append(fields, parent=plan.leaf_id, check=check)
+    return session.append_compaction(
+        text, plan.first_kept_entry_id, plan.tokens_before, plan.tokens_after(text),
+        {"readFiles": plan.read_files, "modifiedFiles": plan.modified_files, **(details or {})},
+        parent=plan.leaf_id, check=check,
+    )
 
 
 @dataclass
@@ -365,10 +363,6 @@ def write_branch_summary(
     """Append the branch summary at the new leaf; it becomes the active leaf."""
     if plan.old_leaf is None:
         raise InvalidWrite("there is no branch to summarize: the conversation was empty")
-    fields = {
-        "type": BRANCH_SUMMARY,
-        "fromId": plan.old_leaf,
-        "summary": with_file_lists(summary, plan.read_files, plan.modified_files),
-        "details": {"readFiles": plan.read_files, "modifiedFiles": plan.modified_files, **(details or {})},
-    }
-    return session.append(fields, parent=plan.new_leaf)
+    text = with_file_lists(summary, plan.read_files, plan.modified_files)
+    details = {"readFiles": plan.read_files, "modifiedFiles": plan.modified_files, **(details or {})}
+    return session.fork_with_summary(plan.new_leaf, "at", text, details, from_id=plan.old_leaf).entry

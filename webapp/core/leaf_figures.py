@@ -4,7 +4,8 @@ The figures of a path are the figures of its parent path plus its own entry, so 
 walk gives every leaf its turns, cost, tool calls and errors, wall time, status and context
 tokens, instead of building a context per leaf. Context tokens follow SPEC §6 like
 `tokens.context_tokens`: the last usable usage after the latest compaction, plus an estimate of
-what follows it; estimates are made only for the entries after such an anchor (memoized).
+what follows it; estimates are made only for the entries after such an anchor (memoized). A leaf
+with no such usage (a session that reports none) gets `context_tokens` itself.
 """
 
 from __future__ import annotations
@@ -12,10 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .compare import STATUSES, outcome, user_text
-from .context import entry_messages, summary_message
+from .context import build_context, entry_messages
 from .entries import BRANCH_SUMMARY, COMPACTION, MESSAGE, Entry, parse_time
-from .reader import first_kept_id
-from .tokens import entry_cost, estimate_message_tokens, usage_tokens
+from .tokens import context_tokens, entry_cost, estimate_message_tokens, usage_tokens
 from .tree import SessionTree
 
 SORT_KEYS = ("cost", "tokens", "errors", "turns", "calls", "depth", "wall")
@@ -47,10 +47,9 @@ class LeafFigures:
 
 # The running figures of the path from the root to a node, as one tuple (a walk of 100k entries
 # makes 100k of them): depth, turns, cost, tool calls, tool errors, first and last time, last
-# user message, last message, own label, the usage anchor after the latest compaction, the depth
-# where the counted part ends (the anchor, or the compaction), and the tokens of the compaction
-# summary and its kept part.
-_ROOT = (0, 0, 0.0, 0, 0, None, None, None, None, None, None, -1, 0)
+# user message, last message, own label, the usage reported after the latest compaction (the
+# anchor) and the depth of the message that reported it.
+_ROOT = (0, 0, 0.0, 0, 0, None, None, None, None, None, None, -1)
 
 
 def leaf_figures(tree: SessionTree) -> list[LeafFigures]:
@@ -71,7 +70,7 @@ def leaf_figures(tree: SessionTree) -> list[LeafFigures]:
     stack: list[tuple[str, tuple]] = [(r, _ROOT) for r in reversed(tree.roots)]
     while stack:
         node, state = stack.pop()
-        depth, turns, cost, calls, errors, first, last, last_user, last_msg, label, anchor, upto, base = state
+        depth, turns, cost, calls, errors, first, last, last_user, last_msg, label, anchor, upto = state
         del path[depth:]
         while True:  # down a linear run in place: the state is packed again only where it splits
             e = by_id[node]
@@ -89,17 +88,14 @@ def leaf_figures(tree: SessionTree) -> list[LeafFigures]:
                     calls += _call_count(msg)
                     used = usage_tokens(e)
                     if used is not None:
-                        anchor, upto, base = used, depth - 1, 0
+                        anchor, upto = used, depth - 1
                 elif role == "toolResult" and msg.get("isError"):
                     errors += 1
             elif e.type == BRANCH_SUMMARY:
                 cost += entry_cost(e)  # the summary call, when one was recorded
             elif e.type == COMPACTION:
                 cost += entry_cost(e)
-                kept = first_kept_id(e)
-                start = next((i for i, x in enumerate(path[:-1]) if x.id == kept), len(path))
-                anchor, upto = None, depth - 1
-                base = estimate_message_tokens(summary_message(e)) + sum(estimate(x) for x in path[start:-1])
+                anchor = None  # a usage reported before it measured the context before it
             t = parse_time(e.timestamp)
             if t is not None:
                 if first is None or t < first:
@@ -118,7 +114,8 @@ def leaf_figures(tree: SessionTree) -> list[LeafFigures]:
                     label=label,
                     depth=depth,
                     turns=turns,
-                    tokens=(anchor or 0) + base + sum(estimate(x) for x in path[upto + 1:]),
+                    tokens=(anchor + sum(estimate(x) for x in path[upto + 1:]) if anchor is not None
+                            else context_tokens(build_context(tree, node)).context),
                     cost=cost,
                     calls=calls,
                     errors=errors,
@@ -129,7 +126,7 @@ def leaf_figures(tree: SessionTree) -> list[LeafFigures]:
             if len(kids) != 1:
                 break
             node = kids[0]
-        state = (depth, turns, cost, calls, errors, first, last, last_user, last_msg, label, anchor, upto, base)
+        state = (depth, turns, cost, calls, errors, first, last, last_user, last_msg, label, anchor, upto)
         for child in reversed(kids):
             stack.append((child, state))
     return [found[leaf] for leaf in tree.leaves() if leaf in found]

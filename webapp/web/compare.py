@@ -16,7 +16,7 @@ from flask import Blueprint, abort, current_app, redirect, render_template, requ
 from markupsafe import Markup
 
 from ..core.compaction import plan_branch_summary
-from ..core.compare import ALIGNMENTS, FIGURE_ROWS, STATUSES, Branch, Comparison, compare, is_user
+from ..core.compare import ALIGNMENTS, FIGURE_ROWS, Branch, compare, is_user
 from ..core.errors import InvalidWrite, UnknownEntry
 from ..core.leaf_figures import SORT_KEYS, sort_leaves
 from ..core.tokens import format_tokens
@@ -24,6 +24,7 @@ from ..core.tree import SessionTree
 from ..summarize import summarize_branch
 from . import render
 from .filters import cost
+from .guard import computes_only
 from .leaves import cached_leaf_figures
 from .sessions import is_fragment, store
 from .views import last_user_text, short, tool_call_for
@@ -143,6 +144,8 @@ def _too_few(rel: str, ids: list[str]):
 def _context(rel: str, ids: list[str], export: bool = False) -> dict:
     tree = store().session(rel).tree
     picks = Picks(rel, ids)
+    if export:
+        picks.folded = []  # a file has no way to unfold a column: it shows them all
     try:
         cmp = compare(tree, ids, baseline=picks.baseline, alignment=picks.align)
     except UnknownEntry as exc:
@@ -157,11 +160,9 @@ def _context(rel: str, ids: list[str], export: bool = False) -> dict:
         "titles": [branch_title(tree, b) for b in cmp.branches],
         "figure_rows": FIGURE_ROWS,
         "figure_text": figure_text,
-        "statuses": STATUSES,
         "export": export,
         "summaries": {},  # tip -> a summary made on request (see branch_summary)
         "diff_html": diff_html,
-        "duration": duration,
         "tool_call": lambda e: tool_call_for(tree, e),
     }
 
@@ -188,7 +189,7 @@ def all_leaves(rel: str):
     shown = len(rows) if request.args.get("all") else min(len(rows), ALL_LEAVES_SHOWN)
     return render_template(
         "compare_all.html", rel=rel, tree=session.tree, rows=rows[:shown], total=len(rows),
-        sort=key, descending=descending, sort_keys=SORT_KEYS, statuses=STATUSES, duration=duration,
+        sort=key, descending=descending, duration=duration,
     )
 
 
@@ -224,6 +225,7 @@ def branch_summary(tree: SessionTree, ancestor: str | None, tip: str) -> dict:
 
 
 @bp.post("/s/<path:rel>/compare/summarize")
+@computes_only
 def summarize(rel: str):
     """Summarize one branch and show it in place; the session file is left as it is. Like every
     POST it passes `csrf.protect` first: same origin and this server's token, or 403."""
