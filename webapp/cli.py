@@ -192,7 +192,7 @@ def cmd_context(args) -> int:
                 "model": ctx.settings.model,
                 "thinkingLevel": ctx.settings.thinking_level,
                 "activeTools": ctx.settings.active_tools,
-                "tokens": {"context": tokens.context, "reported": tokens.reported, "estimated": tokens.estimated},
+                "tokens": {"context": tokens.context, "estimated": tokens.estimated},
                 "compactionId": ctx.compaction.id if ctx.compaction else None,
                 "problems": ctx.problems,
                 "messages": ctx.messages,
