@@ -9,11 +9,18 @@ STAMPS := .stamps
 HOST ?= 127.0.0.1
 PORT ?= 8000
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+DEMO ?= .demo
 
-.PHONY: serve test install install-test bench clean
+.PHONY: serve serve-demo test install install-test bench clean
 
 serve: install
-	$(BIN)/session-tree serve sample_sessions --host $(HOST) --port $(PORT)
+	@$(MAKE) --no-print-directory serve-demo
+
+# The demo writes (forks, labels, replies) into a fresh copy of sample_sessions/, made at every
+# start in the git-ignored $(DEMO): the tracked samples are never changed.
+serve-demo:
+	rm -rf $(DEMO) && cp -R sample_sessions $(DEMO)
+	$(BIN)/session-tree serve $(DEMO) --host $(HOST) --port $(PORT)
 
 test: install-test
 	$(BIN)/pytest -q
@@ -46,4 +53,4 @@ $(STAMPS)/venv-test: $(STAMPS)/venv pyproject.toml
 	@touch $@
 
 clean:
-	rm -rf $(VENV) $(STAMPS) *.egg-info
+	rm -rf $(VENV) $(STAMPS) $(DEMO) *.egg-info

@@ -16,7 +16,7 @@
   // -- pan and zoom ------------------------------------------------------------------------------
   function initSvg() {
     const svg = svgEl();
-    if (!svg) return;
+    if (!svg) { const mm = $("#minimap"); if (mm) mm.hidden = true; return; }
     const vb = svg.viewBox.baseVal;
     full = [vb.x, vb.y, vb.width, vb.height];
     svg.removeAttribute("width");
@@ -35,9 +35,64 @@
     } else {
       fit();
     }
+    initMinimap();
   }
 
-  function apply() { const svg = svgEl(); if (svg && view) svg.setAttribute("viewBox", view.join(" ")); }
+  function apply() {
+    const svg = svgEl();
+    if (svg && view) svg.setAttribute("viewBox", view.join(" "));
+    showView();
+  }
+
+  // -- minimap: the whole drawing small, in a corner, with the part in view framed; shown when
+  // the drawing is bigger than the pane at its natural size. It draws the same group (<use>), so
+  // marks such as the selection show in it too; a click there moves the view.
+  const SVG_NS = "http://www.w3.org/2000/svg";
+  function initMinimap() {
+    let mm = $("#minimap");
+    const svg = svgEl(), box = $("#graph").getBoundingClientRect();
+    const big = svg && full && (full[2] > box.width * 1.2 || full[3] > box.height * 1.2);
+    if (!big) { if (mm) mm.hidden = true; return; }
+    if (!mm) {
+      mm = document.createElement("div");
+      mm.id = "minimap";
+      mm.className = "minimap";
+      mm.setAttribute("aria-label", "Overview of the whole drawing: click to move there");
+      const small = document.createElementNS(SVG_NS, "svg");
+      small.setAttribute("preserveAspectRatio", "xMidYMid meet");
+      const use = document.createElementNS(SVG_NS, "use");
+      const frame = document.createElementNS(SVG_NS, "rect");
+      frame.setAttribute("class", "mm-view");
+      small.append(use, frame);
+      mm.append(small);
+      $(".graph-pane").append(mm);
+      mm.addEventListener("click", (evt) => {
+        if (!view) return;
+        const pt = small.createSVGPoint();
+        pt.x = evt.clientX; pt.y = evt.clientY;
+        const c = pt.matrixTransform(small.getScreenCTM().inverse());
+        view = [c.x - view[2] / 2, c.y - view[3] / 2, view[2], view[3]];
+        apply();
+      });
+    }
+    mm.hidden = false;
+    const small = mm.querySelector("svg");
+    small.setAttribute("viewBox", full.join(" "));
+    const w = 170, h = Math.min(220, Math.max(40, w * full[3] / full[2]));
+    small.setAttribute("width", String(Math.min(w, h * full[2] / full[3])));
+    small.setAttribute("height", String(h));
+    const group = svg.querySelector("g.graph");
+    if (group && !group.id) group.id = "graph0";
+    mm.querySelector("use").setAttribute("href", "#" + (group ? group.id : "graph0"));
+    showView();
+  }
+
+  function showView() {
+    const frame = $("#minimap .mm-view");
+    if (!frame || !view) return;
+    frame.setAttribute("x", view[0]); frame.setAttribute("y", view[1]);
+    frame.setAttribute("width", view[2]); frame.setAttribute("height", view[3]);
+  }
 
   function fit() {
     if (!full) return;
@@ -115,6 +170,8 @@
   // The drawn node of an entry (not a folded segment that holds it), found by its link, which
   // the server writes as `?node=<id>` percent-encoded like Python's quote(safe="").
   function drawnId(entryId) {
+    const tame = document.getElementById("e-" + entryId); // graph.dom_id of a tame id: no search
+    if (tame && tame.matches("#graph g.node:not(.segment)")) return tame.id;
     const q = encodeURIComponent(entryId).replace(/[!'()*]/g, (c) => "%" + c.charCodeAt(0).toString(16).toUpperCase());
     for (const a of document.querySelectorAll("#graph svg a")) {
       const href = a.getAttribute("xlink:href") || a.getAttribute("href") || "";
@@ -161,10 +218,13 @@
     const svg = svgEl();
     if (!data || !svg) return null;
     const o = JSON.parse(data.textContent);
-    svg.querySelectorAll("g.node").forEach((g) => {
-      g.classList.remove(...OVERLAY_CLASSES);
-      g.querySelectorAll(".replaced-by").forEach((x) => x.remove());
-    });
+    // Only the nodes that carry a mark are touched: a selection change restyles its path, not
+    // the whole drawing.
+    svg.querySelectorAll(OVERLAY_CLASSES.map((c) => "g." + c).join(",")).forEach((g) => g.classList.remove(...OVERLAY_CLASSES));
+    svg.querySelectorAll(".replaced-by").forEach((x) => x.remove());
+    const path = new Set(o.path || []);
+    svg.querySelectorAll("g.sel-path").forEach((g) => { if (!path.has(g.id)) g.classList.remove("sel-path"); });
+    for (const id of path) { const g = document.getElementById(id); if (g && !g.classList.contains("sel-path")) g.classList.add("sel-path"); }
     svg.classList.toggle("context-mode", !!o.context);
     svg.classList.toggle("compact-mode", !!o.compact);
     if (o.selected) markSelected(o.selected);
@@ -175,7 +235,7 @@
         g.classList.add(g.id === o.compact.cut ? "cp-cut" : summarize.has(g.id) ? "cp-summarize" : kept.has(g.id) ? "cp-kept" : "cp-off");
       });
     }
-    if (!o.context) return o.selected;
+    if (!o.context) return o.focus || o.selected;  // focus: a compaction's cut
     const badges = [];
     svg.querySelectorAll("g.node").forEach((g) => {
       const s = o.context.nodes[g.id];
@@ -369,12 +429,24 @@
   document.addEventListener("htmx:afterSwap", (evt) => {
     const target = evt.detail.target || evt.target; // a history restore swaps the body, no target
     if (!target) return;
-    if (target.id === "graph") { applyOverlay(); initSvg(); markPicked(); }
+    // An out-of-band swap (the stats beside a new drawing) reports the request's target too:
+    // running initSvg again would take the zoomed view for the drawing's full extent.
+    if (evt.detail.elt && evt.detail.elt.id === "stats") return;
+    if (target.id === "graph") { applyOverlay(); initSvg(); markPicked(); keepFoldsInUrl(); }
     if (target.id === "panel") {
       const selected = applyOverlay(true);
       if (selected) zoomTo(selected, true);
     }
   });
+  // What is unfolded is part of the address: a reload or a shared link draws the same.
+  function keepFoldsInUrl() {
+    const url = new URL(location.href);
+    for (const k of ["expand", "collapse"]) {
+      const v = state(k);
+      if (v && !(k === "collapse" && v === "auto")) url.searchParams.set(k, v); else url.searchParams.delete(k);
+    }
+    if (url.href !== location.href) history.replaceState(history.state, "", url.href);
+  }
   // Back/Forward: htmx puts the whole page back (historyCacheSize 0); draw it as a fresh load.
   document.addEventListener("htmx:historyRestore", () => {
     if (!layoutEl()) return;

@@ -21,3 +21,105 @@
     status.after(fold);
   });
 })();
+
+// -- the compaction preview -------------------------------------------------------------------------
+(function () {
+  "use strict";
+  const $ = (sel, root) => (root || document).querySelector(sel);
+  let timer = null;
+
+  // The slider and the number field say the same thing; the form redraws the cut as either moves.
+  document.addEventListener("input", (evt) => {
+    if (evt.target.id === "keep-range") {
+      const number = $("#keep-number");
+      number.value = evt.target.value;
+      number.dispatchEvent(new Event("input", { bubbles: true }));
+    } else if (evt.target.id === "keep-number") {
+      const range = $("#keep-range");
+      if (range && evt.target.value) {
+        if (+evt.target.value > +range.max) range.max = evt.target.value;
+        range.value = evt.target.value;
+      }
+    } else if (evt.target.id === "summary-text") {
+      commitReady();
+    }
+  });
+
+  // Commit only once there is a summary to commit.
+  function commitReady() {
+    const commit = $("#commit-compaction");
+    if (!commit) return;
+    const text = $("#summary-text");
+    const ready = !!text && text.value.trim() !== "";
+    commit.disabled = !ready;
+    commit.classList.toggle("primary", ready);
+    const hint = $("#compact-form .commit-hint");
+    if (hint && ready) { hint.textContent = ""; hint.classList.remove("commit-hint"); }
+  }
+
+  // Summary generation: one at a time, elapsed seconds while it runs, and a way to give up on
+  // it (a model that hangs would otherwise keep the page silent until the timeout).
+  let running = null;
+  function generate(button) {
+    const form = button.closest("form");
+    const progress = $("#summary-progress"), elapsed = progress.querySelector(".elapsed");
+    const outcome = $(".summary-outcome");
+    const started = Date.now();
+    running = new AbortController();
+    button.disabled = true;
+    progress.hidden = false;
+    outcome.hidden = true;
+    elapsed.textContent = "0 s";
+    const timer = setInterval(() => { elapsed.textContent = Math.round((Date.now() - started) / 1000) + " s"; }, 1000);
+    const say = (text) => { outcome.textContent = text; outcome.hidden = false; };
+    fetch(button.dataset.url, { method: "POST", body: new FormData(form), headers: { "HX-Request": "true" }, signal: running.signal })
+      .then(async (res) => {
+        const text = await res.text();
+        if (!res.ok) throw new Error(text.trim().slice(0, 600) || `The server answered ${res.status}`);
+        const slot = $("#compact-summary-slot");
+        slot.innerHTML = text;
+        htmx.process(slot);
+        // what an htmx swap would announce, so the page's other parts (the audit) see the summary
+        slot.dispatchEvent(new CustomEvent("htmx:afterSwap", { bubbles: true, detail: { target: slot, elt: slot } }));
+        commitReady();
+      })
+      .catch((e) => say(e.name === "AbortError" ? "Cancelled: nothing was written." : e.message))
+      .finally(() => { clearInterval(timer); progress.hidden = true; button.disabled = false; running = null; });
+  }
+  document.addEventListener("click", (evt) => {
+    const button = evt.target.closest("#generate-summary");
+    if (button && !button.disabled) generate(button);
+    if (evt.target.closest(".cancel-summary") && running) running.abort();
+  });
+
+  // A new preview: when its cut lies inside a fold of the graph, unfold that fold (through the
+  // page's `expand` state, as a click on the fold would) and load the preview again to draw it.
+  let unfolded = null;
+  document.addEventListener("htmx:afterSwap", (evt) => {
+    const target = evt.detail.target;
+    if (target.id !== "panel" || !$("#compact-panel")) return;
+    commitReady();
+    const data = $("#overlay");
+    const o = data && JSON.parse(data.textContent);
+    const cut = o && o.compact;
+    if (!cut || !cut.cutFold || unfolded === cut.cutFold) return;
+    unfolded = cut.cutFold;
+    const layout = $(".session-layout");
+    const input = (name) => $(`#graph-state [name="${name}"]`);
+    const expand = new Set(input("expand").value.split(",").filter(Boolean));
+    expand.add(cut.cutFold);
+    input("expand").value = Array.from(expand).join(",");
+    const q = new URLSearchParams();
+    for (const k of ["collapse", "expand", "node"]) if (input(k).value) q.set(k, input(k).value);
+    const panel = new URLSearchParams(q);
+    panel.set("keep_recent_tokens", $("#keep-number").value);
+    panel.set("node", o.node || "");
+    // The preview is loaded again once the new drawing has settled, so its overlay (and the view
+    // app.js moves to the cut) applies to the unfolded drawing.
+    $("#graph").addEventListener("htmx:afterSettle", () => {
+      htmx.ajax("GET", layout.dataset.panelUrl.replace("__tab__", "compact") + "?" + panel.toString(),
+                { target: "#panel", swap: "innerHTML" });
+    }, { once: true });
+    htmx.ajax("GET", layout.dataset.graphUrl + "?" + q.toString(), { target: "#graph", swap: "innerHTML" });
+  });
+})();

@@ -22,9 +22,17 @@
   });
 
   // The selected entry is brought to the top of the panel once its transcript is in.
+  // (Below the sticky tabs and toolbar, whatever height they wrapped to.)
+  // A selected tool result is opened under its call and shown itself.
   function showFocus() {
-    const focus = document.querySelector("#panel .t-focus");
-    if (focus) focus.scrollIntoView({ block: "start" });
+    const current = panel();
+    let focus = document.querySelector("#panel .t-focus");
+    const result = current && focus && focus.querySelector(`details.t-result[data-entry="${CSS.escape(current.dataset.node)}"]`);
+    if (result) { result.open = true; result.classList.add("t-focus"); focus = result; }
+    if (!focus) return;
+    const above = [".tabs", ".t-toolbar"].map((s) => document.querySelector("#panel " + s));
+    focus.style.scrollMarginTop = above.reduce((h, el) => h + (el ? el.offsetHeight : 0), 8) + "px";
+    focus.scrollIntoView({ block: "start" });
   }
   document.addEventListener("htmx:afterSwap", (evt) => { if ((evt.detail.target || evt.target).id === "panel") showFocus(); }); // a history restore has no target
   document.addEventListener("DOMContentLoaded", showFocus);

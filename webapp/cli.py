@@ -25,6 +25,7 @@ from .core.compaction import (
     write_compaction,
 )
 from .core.context import build_context, settings_on
+from .core.continuation import continue_in_new_session
 from .core.request import build_request
 from .core.errors import SessionError
 from .core.session import Session, create_session
@@ -191,7 +192,7 @@ def cmd_context(args) -> int:
                 "model": ctx.settings.model,
                 "thinkingLevel": ctx.settings.thinking_level,
                 "activeTools": ctx.settings.active_tools,
-                "tokens": {"context": tokens.context, "estimated": tokens.estimated},
+                "tokens": {"context": tokens.context, "reported": tokens.reported, "estimated": tokens.estimated},
                 "compactionId": ctx.compaction.id if ctx.compaction else None,
                 "problems": ctx.problems,
                 "messages": ctx.messages,
@@ -257,6 +258,9 @@ def cmd_new(args) -> int:
 def cmd_fork(args) -> int:
     session = _open(args)
     target = _leaf(session, args.from_id)
+    if args.new_file:
+        return _fork_new_file(args, session, target)
+    session.check_writable()  # before a summary is paid for
     if args.summarize:
         config = ModelConfig.from_env(args.model, args.api_base)
         result = fork_with_summary(session, target, args.position, config, args.instructions)
@@ -266,6 +270,19 @@ def cmd_fork(args) -> int:
         _print_json({"leafId": result.leaf_id, "entryId": result.entry["id"], "editText": result.edit_text})
     else:
         print(result.leaf_id if result.leaf_id is not None else "(empty conversation)")
+    return 0
+
+
+def _fork_new_file(args, session: Session, target: str | None) -> int:
+    """SPEC §5c: copy the path to the fork point into a new v3 file; the source is only read."""
+    if args.summarize:
+        raise SessionError("--new-file copies the path as it is: it writes no branch summary")
+    leaf = target if args.position == "at" or target is None else session.tree.parent[target]
+    path = continue_in_new_session(session, leaf)
+    if args.json:
+        _print_json({"path": str(path), "leafId": leaf})
+    else:
+        print(path)
     return 0
 
 
@@ -279,7 +296,8 @@ def cmd_label(args) -> int:
 
 
 def cmd_append(args) -> int:
-    """One JSON object on stdin, or several as JSON Lines: each is appended in turn."""
+    """One JSON object on stdin, or several as JSON Lines: all are validated, then written in one
+    append (each continuing from the one before), or none is."""
     data = sys.stdin.buffer.read()
     try:
         objs = [orjson.loads(data)] if data.strip() else []
@@ -291,10 +309,8 @@ def cmd_append(args) -> int:
     if not objs:
         raise SessionError("nothing on stdin: give one entry as a JSON object")
     session = Session.open_for_append(args.file)  # reads the end of the file, not all of it
-    for obj in objs:
-        entry = session.append(obj)
+    for entry in session.append_entries(objs):
         sys.stdout.write(entry["id"] + "\n")
-        sys.stdout.flush()
     return 0
 
 
@@ -310,6 +326,7 @@ def cmd_compact(args) -> int:
         else:
             _print_plan(plan.as_dict())
         return 0
+    session.check_writable()  # before a summary is paid for
     if args.summary_file:
         try:
             summary = Path(args.summary_file).read_text(encoding="utf-8")
@@ -387,6 +404,7 @@ def cmd_regenerate(args) -> int:
     """A new reply beside a message, or a new summary beside a compaction or branch summary."""
     config = ModelConfig.from_env(args.model, args.api_base)
     session = _open(args)
+    session.check_writable()  # before a model is paid for
     entry = session.tree.find(args.id)
     if entry.type in ("compaction", "branch_summary"):
         print(regenerate_summary(session, config, entry.id)["id"])
@@ -409,7 +427,7 @@ def cmd_serve(args) -> int:
         root, within = _agent_folders(args)  # the agents' folders, else the bundled samples
     return serve(root, host=args.host, port=args.port, open_browser=args.open,
                  model=args.model, api_base=args.api_base, allow_hosts=tuple(args.allow_host),
-                 within=tuple(within))
+                 within=tuple(within), read_only=args.read_only)
 
 
 # -- compare (branches side by side) ---------------------------------------------------------------
@@ -643,6 +661,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--json", action="store_true")
     sp.add_argument("--summarize", action="store_true",
                     help="write a summary of the branch being left (a branch_summary) instead of a leaf entry")
+    sp.add_argument("--new-file", action="store_true",
+                    help="leave FILE as it is: copy the path to the fork point into a new pi v3 session "
+                         "beside it (its header names FILE as parentSession) and print its path")
     _model_options(sp)
 
     sp = command("label", cmd_label, "set or clear the label of an entry")
@@ -699,6 +720,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="another host name the app may be reached by (for --host 0.0.0.0); repeatable")
     sp.add_argument("--model", help="litellm model for replies and summaries (else $SESSION_TREE_MODEL)")
     sp.add_argument("--api-base", help="an OpenAI-compatible server for that model (else $SESSION_TREE_API_BASE)")
+    sp.add_argument("--read-only", action="store_true",
+                    help="write nothing: hide every write control and refuse every writing route (403)")
     return p
 
 

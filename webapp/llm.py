@@ -10,6 +10,7 @@ behind the user's back, so a failure is reported at once and they decide what to
 from __future__ import annotations
 
 import os
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -108,6 +109,13 @@ def _litellm():
 
     litellm.suppress_debug_info = True  # no "Give Feedback" banner on every error
     return litellm
+
+
+def warm_up(config: ModelConfig) -> None:
+    """Import litellm in the background when a model is configured: the import takes seconds,
+    which would otherwise be spent after the first "Send", while the person waits."""
+    if config.configured:
+        threading.Thread(target=_litellm, name="litellm-import", daemon=True).start()
 
 
 def model_identity(config: ModelConfig) -> tuple[str | None, str]:

@@ -2,8 +2,10 @@
 
 Both kinds share one section structure (goal, constraints, progress, decisions, next steps,
 critical context) so a later summary, or a person, can read either. The extractive summarizer
-needs no model: it quotes the session's own messages, deterministically, and is labelled so
-(`details.summarizer = "extractive"`) because it cannot judge what mattered.
+needs no model: it quotes the session's own messages (leaving out chatter), deterministically, and
+is labelled a "draft (no model)" because it cannot judge what mattered. `details` records what
+made the text: `model` (with the model, its usage and cost), `extractive`, or `edited` (with what
+drafted it) when a person changed the draft before it was written.
 The files read and modified are not asked of the model: the plan collects them from tool calls
 and the write appends them (`with_file_lists`).
 """
@@ -12,6 +14,8 @@ from __future__ import annotations
 
 import hashlib
 import re
+
+import orjson
 
 from .core.compaction import (
     BranchSummaryPlan,
@@ -23,7 +27,7 @@ from .core.compaction import (
     write_compaction,
 )
 from .core.context import settings_on
-from .core.entries import BRANCH_SUMMARY, COMPACTION, Entry, as_key, content_text
+from .core.entries import BRANCH_SUMMARY, COMPACTION, Entry, as_key, content_text, tool_calls
 from .core.errors import InvalidWrite
 from .core.reader import first_kept_id
 from .core.session import ForkResult, Session
@@ -151,8 +155,15 @@ def compaction_prompt(plan: CompactionPlan, instructions: str | None = None) -> 
 
 
 def branch_prompt(plan: BranchSummaryPlan, instructions: str | None = None) -> str:
+    carried = ""
+    if plan.previous_summary:
+        carried = (
+            f"<previous-summary>\n{with_file_lists(plan.previous_summary, [], [])}\n</previous-summary>\n"
+            "The branch began with a compaction: the previous summary above covers its earlier work. Carry "
+            "it forward into your summary, so that none of it is lost.\n\n"
+        )
     return (
-        f"<conversation>\n{transcript(plan.messages())}\n</conversation>\n\n"
+        f"{carried}<conversation>\n{transcript(plan.messages())}\n</conversation>\n\n"
         "The conversation above is a BRANCH the user is leaving to continue elsewhere. Summarize what was "
         "tried, learned and done on it, so that none of it is lost when the conversation goes on without it."
         f"\n\nUse this EXACT format:\n\n{SECTIONS}\n\n{RULES}{_focus(instructions)}"
@@ -179,9 +190,69 @@ def _short(text: str, limit: int) -> str:
 
 
 def _texts(entries: list[Entry], role: str) -> list[str]:
-    """The non-empty texts of the `role` messages among `entries`."""
+    """The texts of the `role` messages among `entries` that say something (not chatter)."""
     texts = (content_text(e.message.get("content")).strip() for e in entries if e.role == role)
-    return [t for t in texts if t]
+    return [t for t in texts if t and not is_chatter(t)]
+
+
+_ACK = re.compile(
+    r"(?:ok(?:ay)?|k|yes|yeah|yep|yup|yo|no|nope|sure|thanks?(?: you)?|thx|ty|cool|nice|great|good|perfect|"
+    r"alright|right|fine|done|go(?: on| ahead)?|continue|do it|lgtm|hm+|ah+|oh+|wow|lol|[?!.]+)[\s!.?,]*", re.I)
+
+
+def is_chatter(text: str) -> bool:
+    """A message that states nothing worth a summary: an acknowledgement, a one-word reply, a
+    slash command, a raw JSON dump."""
+    text = text.strip()
+    if _ACK.fullmatch(text) or (len(text.split()) == 1 and len(text) < 25) or re.fullmatch(r"/[\w-]+", text):
+        return True
+    if text[:1] in "{[":
+        try:
+            orjson.loads(text)
+            return True
+        except orjson.JSONDecodeError:
+            return sum(text.count(c) for c in '{}[]":,') > len(text) / 5  # a JSON dump cut short
+    return False
+
+
+def _first_sentence(text: str, limit: int) -> str:
+    """The first line or sentence of a message: what it concludes, without the narration after."""
+    line = next((ln for ln in text.strip().splitlines() if ln.strip()), "")
+    match = re.match(r"(.+?[.!?])(?:\s|$)", line)
+    return _short(match.group(1) if match and len(match.group(1)) > 20 else line, limit)
+
+
+def _completed_work(entries: list[Entry]) -> list[str]:
+    """What tool calls got done: files edited or written whose call did not fail."""
+    failed = {e.message.get("toolCallId") for e in entries if e.role == "toolResult" and e.message.get("isError")}
+    out = []
+    for e in entries:
+        for call in tool_calls(e):
+            args = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}
+            path = args.get("path") or args.get("file_path")
+            name = as_key(call.get("name"))
+            if call.get("id") in failed or not isinstance(path, str) or name not in ("edit", "write"):
+                continue
+            out.append(f"{'Edited' if name == 'edit' else 'Wrote'} `{path}`")
+    return _unique(out)
+
+
+def _final_statements(entries: list[Entry]) -> list[str]:
+    """The assistant's last word in each turn (its last message before the next user message),
+    not the narration that goes with its tool calls along the way."""
+    out = []
+    for i, e in enumerate(entries):
+        if e.role != "assistant" or e.message.get("stopReason") in ("error", "aborted"):
+            continue
+        text = content_text(e.message.get("content")).strip()
+        later = next((x for x in entries[i + 1:] if x.role in ("user", "assistant")), None)
+        if text and not is_chatter(text) and (later is None or later.role == "user"):
+            out.append(_first_sentence(text, 300))
+    return out
+
+
+def _done(entries: list[Entry]) -> list[str]:
+    return _unique(_completed_work(entries)[-6:] + _final_statements(entries)[-3:])
 
 
 def _section(summary: str, title: str) -> str | None:
@@ -214,7 +285,7 @@ def _extractive(
     return "\n".join([
         "## Goal", goal, "",
         "## Constraints & Preferences", _list(constraints[-8:], empty="(none stated)"), "",
-        "## Progress", "### Done", _list(done[-6:], "- [x]"), "",
+        "## Progress", "### Done", _list(done[-12:], "- [x]"), "",
         "### In Progress", _list(in_progress, "- [ ]"), "",
         "### Blocked", "- (none recorded)", "",
         "## Key Decisions", "- (not extracted: see Progress)", "",
@@ -264,9 +335,8 @@ def extractive_compaction_summary(plan: CompactionPlan) -> str:
     critical = _unique(carried + notes)
     if previous and _section(previous, "Goal") is None:  # free-form: keep it whole rather than lose it
         critical.append("Earlier summary: " + _short(previous, 1000))
-    constraints = _unique(_bullets(previous, "Constraints & Preferences") + [_short(u, 200) for u in users])
-    answers = _texts(plan.summarize, "assistant")[-3:]
-    done = _unique(_bullets(previous, "Done") + [_short(a, 300) for a in answers])
+    constraints = _unique(_bullets(previous, "Constraints & Preferences") + [_first_sentence(u, 200) for u in users])
+    done = _unique(_bullets(previous, "Done") + _done(plan.summarize))
     in_progress = [f"{_short(request[0], 300)} (this turn continues in the kept messages)"] if request else []
     next_steps = [] if request else _pending(plan.summarize)
     return _extractive(
@@ -276,14 +346,23 @@ def extractive_compaction_summary(plan: CompactionPlan) -> str:
 
 
 def extractive_branch_summary(plan: BranchSummaryPlan) -> str:
-    """The same sections as a model would fill, quoted from the branch being left."""
+    """The same sections as a model would fill, quoted from the branch (a compaction it starts
+    from is carried forward). Nothing in it assumes the branch is being left: a comparison
+    summarizes the active branch the same way."""
     _check_branch(plan)
+    previous = with_file_lists(plan.previous_summary, [], []) if plan.previous_summary else None
     users = _texts(plan.entries, "user")
-    goal = _short(users[0], 500) if users else "(no user message on this branch: it answered the one before it)"
-    constraints = [_short(u, 200) for u in users[1:]]
-    done = [_short(a, 300) for a in _texts(plan.entries, "assistant")[-3:]]
-    next_steps = _pending(plan.entries) or ["(this branch was left; nothing pending on it)"]
-    critical = _context_notes(plan.entries, plan.read_files, plan.modified_files)
+    goal = _section(previous, "Goal") if previous else None
+    if not goal:
+        goal = _short(users[0], 500) if users else "(no user message on this branch: it answered the one before it)"
+        users = users[1:]
+    constraints = _unique(_bullets(previous, "Constraints & Preferences") + [_first_sentence(u, 200) for u in users])
+    done = _unique(_bullets(previous, "Done") + _done(plan.entries))
+    next_steps = _pending(plan.entries) or ["(nothing pending on this branch)"]
+    carried = [c for c in _bullets(previous, "Critical Context") if not c.startswith(_FILE_NOTES)]
+    if previous and _section(previous, "Goal") is None:
+        carried.append("Earlier summary: " + _short(previous, 1000))
+    critical = _unique(carried + _context_notes(plan.entries, plan.read_files, plan.modified_files))
     return _extractive(goal, constraints, done, [], next_steps, critical)
 
 
@@ -293,7 +372,7 @@ def _check(plan: CompactionPlan) -> None:
 
 
 def _check_branch(plan: BranchSummaryPlan) -> None:
-    if not plan.entries:
+    if not plan.has_content:
         raise InvalidWrite("nothing to summarize: the branch being left has no entries of its own")
 
 

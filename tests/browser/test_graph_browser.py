@@ -149,3 +149,55 @@ def test_b_says_so_when_the_session_never_branches(live_server, page, console):
     page.keyboard.press("b")
     expect(page.locator("#graph-note")).to_be_visible()
     expect(page.locator("#graph-note")).to_contain_text("No branch point")
+
+
+def test_selecting_a_node_or_a_branch_highlights_its_path_from_the_root(live_server, page, console):
+    tree = tree_of(live_server, RICH)
+    page.goto(live_server.url + live_server.rel(RICH) + f"?node={GOOD_APPROACH}")
+    path = [e.id for e in tree.path(GOOD_APPROACH)]
+    marked = page.locator("#graph g.sel-path")
+    expect(marked).to_have_count(len(path))
+    assert all(node(page, x).get_attribute("class").count("sel-path") for x in path)
+    # A branch picked in the Branches tab: the path to its leaf.
+    other = next(x for x in tree.leaves() if GOOD_APPROACH not in tree.path_ids(x))
+    page.locator("#panel .tabs a", has_text="Branches").click()
+    page.locator(f'#panel a[data-select="{other}"]').first.click()
+    expect(page.locator("#node-panel")).to_have_attribute("data-entry", other)
+    expect(marked).to_have_count(len(tree.path(other)))
+    expect(node(page, other)).to_have_class(re.compile("sel-path"))
+    expect(node(page, GOOD_APPROACH)).not_to_have_class(re.compile("sel-path"))
+
+
+def test_an_unfolded_turn_stays_unfolded_after_a_reload(live_server, page, console):
+    page.goto(live_server.url + live_server.rel(LARGE))
+    page.click("button[data-action=fit]")
+    work = page.locator("#graph g.node.turn-work")
+    count = work.count()
+    assert count > 3
+    label = work.first.locator("text").first.text_content()
+    assert re.search(r"assistant · \d+ entries · [\d.]+k? tokens", label)
+    work.first.locator("a").click()
+    expect(work).to_have_count(count - 1)
+    expect(page).to_have_url(re.compile("expand="))
+    page.reload()
+    expect(page.locator("#graph svg")).to_be_visible()
+    expect(work).to_have_count(count - 1)
+
+
+def test_a_minimap_shows_a_big_drawing_whole_and_moves_the_view(live_server, page, console):
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(live_server.url + live_server.rel(LARGE))
+    minimap = page.locator("#minimap")
+    expect(minimap).to_be_visible()
+    assert page.locator("#minimap use").get_attribute("href") == "#graph0"
+    before = page.locator("#graph svg").get_attribute("viewBox")
+    frame = page.locator("#minimap .mm-view")
+    frame_before = frame.get_attribute("y")
+    box = minimap.bounding_box()
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + 8)  # the top of the drawing
+    expect(page.locator("#graph svg")).not_to_have_attribute("viewBox", before)
+    assert frame.get_attribute("y") != frame_before
+    # A small drawing that fits the pane needs none.
+    page.goto(live_server.url + live_server.rel("019cb492-4a02-7f80-bd7c-9ec7081ab44d"))
+    expect(page.locator("#graph svg")).to_be_visible()
+    expect(minimap).to_be_hidden()

@@ -5,12 +5,15 @@ The model is the strict local server of tests/fake_llm.py; nothing leaves 127.0.
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 from playwright.sync_api import expect
 
 from tests.browser.conftest import LiveServer
+from tests.conftest import PI_FIXTURES
 from webapp.core.session import Session
-from webapp.llm import ModelConfig
+from webapp.llm import ModelConfig, model_identity
 
 RICH = "019cadd3-8025-7970-85d9-5954058b4714"
 
@@ -18,6 +21,7 @@ RICH = "019cadd3-8025-7970-85d9-5954058b4714"
 @pytest.fixture
 def server(sessions_root, llm_server):
     config = ModelConfig("openai/test-model", api_base=llm_server.api_base, api_key="dummy", timeout=3)
+    model_identity(config)  # imports litellm now: a cold import takes seconds on a busy machine
     live = LiveServer(sessions_root, {"MODEL_CONFIG": config})
     yield live
     live.stop()
@@ -43,7 +47,8 @@ def test_an_html_page_with_a_200_is_an_error_with_its_details_and_no_reply(serve
     page.fill("#fork-form textarea[name=message]", "Is anyone there?")
     page.click("#fork-form button:has-text('Send')")
     status = page.locator("#fork-form .form-status")
-    expect(status).to_contain_text("answered with text/html, not a model reply", timeout=10000)
+    # The first model call of the process waits for litellm to import: seconds on a loaded machine.
+    expect(status).to_contain_text("answered with text/html, not a model reply", timeout=45000)
     expect(status).not_to_contain_text("replied")
     fold = page.locator("#fork-form details.error-details")
     expect(fold).to_be_visible()
@@ -53,3 +58,88 @@ def test_an_html_page_with_a_200_is_an_error_with_its_details_and_no_reply(serve
     new = tree_of(server).entries[len(before.entries):]
     assert [e.role or e.type for e in new] == ["user", "model_change"]  # no assistant entry
     assert page.errors == [] and console == []
+
+
+def test_the_compaction_preview_shows_a_cut_by_default_and_commits_only_with_a_summary(server, llm_server, page, console):
+    llm_server.behave("reply", text="## Goal\nFix the rounding of invoice totals.")
+    page.goto(server.url + server.rel(RICH))
+    page.click("#context-meter")
+    panel = page.locator("#compact-panel")
+    expect(panel).to_be_visible()
+    expect(panel.locator(".problem")).to_have_count(0)  # the default budget makes a cut here
+    expect(panel.locator("dt:has-text('cut point') + dd a")).to_be_visible()
+    cut = page.locator("#graph svg g.node.cp-cut")
+    expect(cut).to_have_count(1)
+    assert not cut.evaluate("g => g.classList.contains('segment')")  # not inside a fold
+    assert page.locator("#graph svg g.node.cp-summarize").count() > 0
+    commit = page.locator("#commit-compaction")
+    expect(commit).to_be_disabled()
+    before = len(tree_of(server).entries)
+    page.click("#generate-summary")
+    editor = page.locator("#summary-text")
+    expect(editor).to_have_value("## Goal\nFix the rounding of invoice totals.", timeout=10000)
+    expect(commit).to_be_enabled()
+    editor.fill("")
+    expect(commit).to_be_disabled()
+    editor.fill("## Goal\nRounding, edited by a person.")
+    expect(commit).to_be_enabled()
+    commit.click()
+    expect(page.locator("#compact-panel")).to_have_count(0, timeout=10000)
+    tree = tree_of(server)
+    entry = tree.by_id[tree.active_leaf]
+    assert len(tree.entries) == before + 1 and entry.type == "compaction"
+    assert entry.get("details")["summarizer"] == "edited" and entry.get("details")["draftedBy"] == "model"
+    assert page.errors == [] and console == []
+
+
+def test_moving_the_keep_budget_redraws_the_cut(server, page, console):
+    page.goto(server.url + server.rel(RICH) + "?tab=compact")
+    first = page.locator("#compact-panel dt:has-text('cut point') + dd").inner_text()
+    page.fill("#keep-number", "300")
+    expect(page.locator("#compact-panel dt:has-text('cut point') + dd")).not_to_have_text(first, timeout=5000)
+    expect(page.locator("#keep-range")).to_have_value("300")
+    expect(page.locator("#graph svg g.node.cp-cut")).to_have_count(1)
+    assert page.errors == [] and console == []
+
+
+def test_a_cut_inside_a_fold_is_unfolded_and_brought_into_view(tmp_path, page, console):
+    """pi's large session folds its 1,000 entries; the preview's cut must not stay hidden in a fold."""
+    (tmp_path / "--pi--").mkdir()
+    shutil.copy(next(p for p in PI_FIXTURES if p.name == "pi-mono_large-session.jsonl"), tmp_path / "--pi--" / "large.jsonl")
+    live = LiveServer(tmp_path)
+    try:
+        page.goto(live.url + "/s/--pi--/large.jsonl")
+        expect(page.locator("#graph svg g.segment").first).to_be_visible()
+        page.click("#context-meter")
+        cut = page.locator("#graph svg g.node.cp-cut")
+        expect(cut).to_have_count(1, timeout=15000)
+        expect(cut).to_have_id("e-L839", timeout=15000)  # the entry itself, not the fold that held it
+        expect(cut).to_be_in_viewport()
+        assert page.locator("#graph-state [name=expand]").input_value() == "L3"
+        assert page.errors == [] and console == []
+    finally:
+        live.stop()
+
+
+def test_a_summary_being_made_shows_its_time_and_can_be_cancelled(server, llm_server, page, console):
+    llm_server.behave("hang")
+    page.goto(server.url + server.rel(RICH) + "?tab=compact")
+    generate = page.locator("#generate-summary")
+    generate.click()
+    progress = page.locator("#summary-progress")
+    expect(progress).to_be_visible()
+    expect(generate).to_be_disabled()  # one summary at a time
+    expect(progress.locator(".elapsed")).to_have_text("1 s", timeout=5000)
+    progress.locator("button.cancel-summary").click()
+    expect(page.locator(".summary-outcome")).to_have_text("Cancelled: nothing was written.")
+    expect(progress).to_be_hidden()
+    expect(generate).to_be_enabled()
+    expect(page.locator("#summary-text")).to_have_count(0)
+    expect(page.locator("#commit-compaction")).to_be_disabled()
+    llm_server.behave("500")  # a failure says why, beside the button
+    generate.click()
+    expect(page.locator(".summary-outcome")).to_contain_text("The model server failed (500)", timeout=10000)
+    expect(page.locator("#commit-compaction")).to_be_disabled()
+    # the only console line is Chromium's own note of the 502 this step provokes
+    assert page.errors == [] and console == [
+        "Failed to load resource: the server responded with a status of 502 (BAD GATEWAY)"]

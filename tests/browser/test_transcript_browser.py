@@ -66,6 +66,32 @@ def test_a_branch_link_in_the_transcript_opens_that_branch(live_server, page, co
     assert console == []
 
 
+LARGE = "019c6579-1ae3-78f7-9da1-494c73cf256d"  # an active path of 1,502 entries
+
+
+def test_scrolling_loads_the_next_window_and_earlier_ones_on_request(live_server, page, console):
+    rel = live_server.rel(LARGE)
+    tree = Session.open(live_server.root / rel[3:]).tree
+    path = tree.path(tree.conversation_leaf(tree.active_leaf))
+    page.goto(live_server.url + rel + f"?tab=transcript&node={path[0].id}")
+    items = page.locator(".t-item")
+    expect(items.first).to_be_visible()
+    first = items.count()
+    assert first <= 40  # a window, not the whole path
+    page.locator(".t-later").scroll_into_view_if_needed()
+    expect(items).not_to_have_count(first)
+    page.goto(live_server.url + rel + f"?tab=transcript&node={path[-1].id}")
+    expect(page.locator(".t-focus")).to_be_in_viewport()
+    before = items.count()
+    page.click(".t-earlier a")
+    expect(items).not_to_have_count(before)
+    page.emulate_media(media="print")  # the print stylesheet: turns only, none split
+    expect(page.locator(".graph-pane")).to_be_hidden()
+    expect(page.locator(".t-toolbar")).to_be_hidden()
+    assert items.first.evaluate("el => getComputedStyle(el).breakInside") == "avoid"
+    assert console == []
+
+
 def test_filter_to_user_messages_is_kept_in_the_url_and_across_clicks(live_server, page, console):
     open_transcript(live_server, page)
     page.click(".t-filters >> text=User only")
@@ -95,7 +121,10 @@ def test_search_finds_a_tool_result_on_a_side_branch_and_selects_it(live_server,
     expect(hits.locator("mark")).to_have_text("operand")
     hits.locator("a.hit-link").click()
     expect(page.locator(".tab.current")).to_have_text("Transcript")
-    expect(page.locator(f'#t-e-{OPERAND_RESULT}')).to_be_attached()  # the result, folded under its call
+    result = page.locator(f"#t-e-{OPERAND_RESULT}")  # the result, under its call, opened
+    expect(result).to_have_attribute("open", "")
+    expect(result).to_contain_text("operand")
+    expect(result).to_be_in_viewport()
     expect(page.locator(f'#graph g.node[id="e-{OPERAND_RESULT}"]')).to_have_class(re.compile("selected"))
     assert console == []
 

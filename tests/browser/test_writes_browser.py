@@ -86,7 +86,7 @@ def test_compact_with_an_edited_summary(server, llm_server, page):
     page.click("#context-meter")
     panel = page.locator("#compact-panel")
     expect(panel).to_be_visible()
-    panel.locator("input[name=keep_recent_tokens]").fill("300")
+    panel.locator("#keep-number").fill("300")
     panel.locator("button:has-text('Plan again')").click()
     expect(page.locator("#compact-form")).to_be_visible()
     assert page.locator("#graph g.node.cp-cut").count() == 1

@@ -231,3 +231,39 @@ def test_real_pi_session_with_two_compactions():
             assert fact.sources and set(fact.sources) <= set(audit.span)
             held = " ".join(strings(tree.by_id[i].raw) for i in fact.sources)
             assert fact.text[:20] in held, (c.id, fact)
+
+
+def test_a_claude_code_compaction_summarized_all_the_context_before_it():
+    """Claude Code's compact boundary names no kept entry: the whole context before it was replaced."""
+    tree = Session.open(FIXTURES / "claude-code" / "daaain_dag_compact_after_rewind.jsonl").tree
+    [comp] = summaries_on_path(tree, tree.active_leaf)
+    audit = audit_entry(tree, comp.id)
+    assert audit.problem is None
+    assert audit.span == ["u1", "a1", "b2u", "b2a", "b2u2", "b2a2"]  # the context at its parent
+    assert texts(audit.missing()) == {("instructions", "Keep going")}
+
+
+def lost_in_one_branch() -> Session:
+    """u1 a2, then branch A: u3 a4 u5 c6 (a compaction losing u3's instruction) and branch B: u7 a8."""
+    b = Builder()
+    b.user("Start the linter work.", id="u1")
+    b.assistant("ok", id="a2")
+    b.user("Always run `make lint` before committing.", id="u3")
+    b.assistant("Noted.", id="a4")
+    b.user("Go on.", id="u5")
+    b.add("compaction", id="c6", summary="Linter work started.", firstKeptEntryId="u5")
+    b.user("Try another way.", id="u7", parent="a2")
+    b.assistant("Trying.", id="a8")
+    return Session(MemoryStorage(b.data()))
+
+
+def test_compare_counts_the_facts_each_branch_lost_to_compactions():
+    from webapp.core.compare import FIGURE_ROWS, compare, comparison_data
+
+    tree = lost_in_one_branch().tree
+    assert texts(audit_entry(tree, "c6").missing()) == {("instructions", "Always run `make lint` before committing.")}
+    data = comparison_data(compare(tree, ["c6", "a8"]))
+    row = next(r for r in FIGURE_ROWS if r.key == "lost_facts")
+    assert row.title == "Facts lost by compactions"
+    assert [b["figures"]["lost_facts"] for b in data["branches"]] == [
+        {"after_divergence": 1, "whole_path": 1}, {"after_divergence": 0, "whole_path": 0}]

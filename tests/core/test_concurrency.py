@@ -21,39 +21,66 @@ def entries_of(path: Path) -> list[dict]:
     return [orjson.loads(line) for line in path.read_bytes().splitlines()[1:]]
 
 
-def test_two_processes_appending_at_once_interleave_whole_lines_in_one_chain(tmp_path):
-    path = create_session(tmp_path, "/work")
-    payloads = {
-        tag: b"".join(orjson.dumps({"type": "custom", "customType": tag, "data": i}) + b"\n" for i in range(N))
-        for tag in "ab"
-    }
-    procs = {
-        tag: subprocess.Popen([CLI, "append", str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE)
-        for tag in payloads
-    }
+WRITER = """
+import sys
+import orjson
+from webapp.core.session import Session
+path, tag, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+session = Session.open(path)
+sys.stdin.read(1)  # start when told, so both write at once
+for i in range(n):
+    print(session.append_entry({"type": "custom", "customType": tag, "data": i})["id"])
+"""
+
+
+def _run_at_once(argvs: dict[str, list], stdins: dict[str, bytes]) -> dict[str, tuple[bytes, bytes]]:
+    procs = {tag: subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+             for tag, argv in argvs.items()}
     with ThreadPoolExecutor(2) as pool:  # both get their stdin at the same moment
-        results = dict(zip(procs, pool.map(lambda t: procs[t].communicate(payloads[t], timeout=60), procs)))
+        results = dict(zip(procs, pool.map(lambda t: procs[t].communicate(stdins[t], timeout=120), procs)))
     for tag, (out, err) in results.items():
         assert procs[tag].returncode == 0, err
-        assert len(out.split()) == N
+    return results
 
+
+def _one_chain(path: Path, results, n: int) -> list[dict]:
     data = path.read_bytes()
     assert data.endswith(b"\n")
     entries = entries_of(path)  # every line parses
-    assert len(entries) == 2 * N
+    assert len(entries) == 2 * n
     ids = [e["id"] for e in entries]
-    assert len(set(ids)) == 2 * N
+    assert len(set(ids)) == 2 * n
     assert {i for out, _ in results.values() for i in out.decode().split()} == set(ids)
     # Each append continued from the active leaf as it was under the lock: one chain, no orphan.
     assert entries[0]["parentId"] is None
     assert all(e["parentId"] == prev["id"] for prev, e in zip(entries, entries[1:]))
     for tag in "ab":
-        assert [e["data"] for e in entries if e["customType"] == tag] == list(range(N))
+        assert [e["data"] for e in entries if e["customType"] == tag] == list(range(n))
+    tree = Session.open(path).tree
+    assert tree.problems == [] and tree.bad_lines == [] and len(tree.entries) == 2 * n
+    return entries
+
+
+def test_two_processes_appending_at_once_interleave_whole_lines_in_one_chain(tmp_path):
+    n = 300
+    path = create_session(tmp_path, "/work")
+    argvs = {tag: [sys.executable, "-c", WRITER, str(path), tag, str(n)] for tag in "ab"}
+    results = _run_at_once(argvs, {"a": b"go", "b": b"go"})
+    entries = _one_chain(path, results, n)
     switches = sum(1 for x, y in zip(entries, entries[1:]) if x["customType"] != y["customType"])
     assert switches > 1, "the two writers did not overlap; the test proved nothing"
-    tree = Session.open(path).tree
-    assert tree.problems == [] and tree.bad_lines == [] and len(tree.entries) == 2 * N
+
+
+def test_a_json_lines_append_is_one_write_that_no_other_writer_splits(tmp_path):
+    path = create_session(tmp_path, "/work")
+    payloads = {
+        tag: b"".join(orjson.dumps({"type": "custom", "customType": tag, "data": i}) + b"\n" for i in range(N))
+        for tag in "ab"
+    }
+    results = _run_at_once({tag: [CLI, "append", str(path)] for tag in "ab"}, payloads)
+    entries = _one_chain(path, results, N)
+    switches = sum(1 for x, y in zip(entries, entries[1:]) if x["customType"] != y["customType"])
+    assert switches == 1  # each batch went in whole, one after the other
 
 
 CHILD = """

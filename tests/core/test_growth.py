@@ -29,6 +29,14 @@ ENTRY = st.one_of(
     st.builds(lambda i, p, t, kept: {"type": "compaction", "id": i, "parentId": p, "timestamp": t,
                                     "summary": "s", "firstKeptEntryId": kept, "tokensBefore": 1},
               ID, ID, TIME, ID),
+    st.builds(lambda i, p, t, calls: {"type": "message", "id": i, "parentId": p, "timestamp": t,
+                                     "message": {"role": "assistant", "stopReason": "toolUse", "content": [
+                                         {"type": "toolCall", "id": c, "name": "read", "arguments": {}} for c in calls]}},
+              ID, ID, TIME, st.lists(st.sampled_from(["c1", "c2", "c3"]), max_size=2)),
+    st.builds(lambda i, p, t, call: {"type": "message", "id": i, "parentId": p, "timestamp": t,
+                                     "message": {"role": "toolResult", "toolCallId": call, "toolName": "read",
+                                                 "content": [{"type": "text", "text": "r"}]}},
+              ID, ID, TIME, st.sampled_from(["c1", "c2", "c3"])),
     st.builds(lambda i, p, n: {"type": "session_info", "id": i, "parentId": p, "timestamp": "x", "name": n},
               ID, ID, st.sampled_from(["one", "", None])),
 )
@@ -90,3 +98,19 @@ def test_an_append_grows_the_tree_instead_of_building_it_again(tmp_path):
     assert second.parent is not first.parent  # grown from a copy ...
     assert second.by_id["m0"] is first.by_id["m0"]  # ... that shares the entries
     assert first.extended(session.log) is not None  # grown, not rebuilt (what session.tree used)
+
+
+def test_a_tool_result_appended_later_answers_the_call_of_an_earlier_turn(tmp_path):
+    call = {"type": "message", "id": "a", "parentId": None, "timestamp": "2026-01-01T00:00:01Z",
+            "message": {"role": "assistant", "stopReason": "toolUse",
+                        "content": [{"type": "toolCall", "id": "c1", "name": "read", "arguments": {}}]}}
+    result = {"type": "message", "id": "r", "parentId": "a", "timestamp": "2026-01-01T00:00:02Z",
+              "message": {"role": "toolResult", "toolCallId": "c1", "toolName": "read", "content": []}}
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(orjson.dumps(header()) + b"\n" + orjson.dumps(call) + b"\n")
+    session = Session.open(path)
+    assert [p.kind for p in session.tree.all_problems()] == ["unanswered-tool-call"]
+    with open(path, "ab") as f:
+        f.write(orjson.dumps(result) + b"\n")
+    assert session.tree.all_problems() == []
+    assert state(session.tree) == state(SessionTree(parse_bytes(path.read_bytes())))

@@ -13,6 +13,7 @@ from tests.conftest import PI_FIXTURES, Builder
 from tests.fake_llm import strict_problem
 from webapp.cli import main
 from webapp.core.context import build_context
+from webapp.core.continuation import continue_in_new_session
 from webapp.core.reader import parse_bytes
 from webapp.core.request import ADD_RESULT, NO_RESULT, SKIP_ABORTED, SKIP_EMPTY, SKIP_ERROR, SKIP_ORPHAN, build_request
 from webapp.core.session import Session
@@ -99,7 +100,11 @@ def test_continue_is_accepted_by_a_strict_server_on_every_real_session(source, t
     path = tmp_path / source.name
     shutil.copy(source, path)
     llm_server.behave("stream", pieces=["Accepted."])
-    result = continue_branch(Session.open(path), config, "Carry on.")
+    session = Session.open(path)
+    if session.read_only_reason:  # a pi v1 file is continued in a new v3 file (SPEC §5c)
+        path = continue_in_new_session(session, session.tree.conversation_leaf(session.tree.active_leaf))
+        session = Session.open(path)
+    result = continue_branch(session, config, "Carry on.")
     assert llm_server.refused == []
     sent = llm_server.requests[-1]["messages"]
     assert sent[-1] == {"role": "user", "content": "Carry on."}

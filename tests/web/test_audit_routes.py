@@ -141,3 +141,14 @@ def test_a_branch_summary_has_its_audit_too(tmp_path):
     assert overlay(html)["audit"]["missing"] == [dom_id("u3")]
     assert re.findall(r'/-/panel/audit\?node=(\w+)', html) == ["b5"]  # the summaries of the active path
     assert "0%</strong> of 1 facts" in client.get("/s/s.jsonl?node=b5").get_data(as_text=True)
+
+
+def test_the_compare_page_has_a_row_of_facts_lost_by_compactions(tmp_path):
+    from tests.core.test_audit import lost_in_one_branch
+
+    (tmp_path / "s.jsonl").write_bytes(lost_in_one_branch().storage.read_from(0))
+    html = create_app(tmp_path).test_client().get("/s/s.jsonl/compare?ids=c6,a8").get_data(as_text=True)
+    row = html.split('<tr data-row="lost_facts">')[1].split("</tr>")[0]
+    assert "Facts lost by compactions" in row
+    cells = re.findall(r'<td data-figure="lost_facts">(.*?)</td>', row, re.S)
+    assert [re.sub(r"<[^>]+>", " ", c).split() for c in cells] == [["1", "1"], ["0", "0"]]

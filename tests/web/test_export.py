@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from tests.web.test_transcript_routes import XSS, app_and_ids  # noqa: F401 - the fixture
+from tests.web.test_transcript_routes import app_and_ids  # noqa: F401 - the fixture
 from webapp.cli import main
 
 

@@ -8,12 +8,14 @@ import re
 import threading
 import time
 from html import unescape
+from pathlib import Path
 
 import orjson
 import pytest
 
 from tests.conftest import Builder
 from webapp import samples
+from webapp.core.session import Session
 from webapp.web import graph, sessions
 from webapp.web.app import create_app
 
@@ -203,3 +205,52 @@ def test_dot_text_is_the_one_cleaner():
     assert len(graph.dot_text("y" * 100_000)) == graph.LABEL_WIDTH
     assert graph.dot_text(5) == "5"
     assert graph.css_token("a b<c>\"d") == "a-b-c--d"
+
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
+
+
+def test_the_overview_folds_by_turns_and_never_hides_what_the_user_said():
+    path = next(SAMPLES.rglob("*019c6579-1ae3-78f7-9da1-494c73cf256d.jsonl"))  # 3,000 entries
+    tree = Session.open(path).tree
+    layout = graph.build_layout(tree)
+    assert layout.collapsed and layout.segments
+    drawn = {e.id for e in layout.nodes}
+    users = [e.id for e in tree.entries if e.role == "user"]
+    assert users and all(u in drawn for u in users)
+    work = [s for s in layout.segments if not s.user_turns()]
+    assert work and all(s.entries[0].role in ("assistant", "toolResult") or s.entries[0].type != "message" for s in work)
+    source = graph.to_dot(tree, layout, lambda i, *_: "?node=" + i).source
+    assert "⚙ assistant ·" in source and re.search(r"(bash|read|edit|write)( ×\d+)?", source)
+
+
+def test_a_path_too_long_to_draw_turn_by_turn_folds_chains_of_turns_under_the_cap(tmp_path):
+    header, entries = samples.synthetic_session(12_000, seed=12, deep=True)
+    path = tmp_path / "deep.jsonl"
+    path.write_bytes(b"\n".join(orjson.dumps(x) for x in (header, *entries)) + b"\n")
+    tree = Session.open(path).tree
+    layout = graph.build_layout(tree)
+    assert layout.size() <= graph.MAX_DRAWN
+    assert [s for s in layout.segments if s.user_turns() > 1]
+    source = graph.to_dot(tree, layout, lambda i, *_: "?node=" + i).source
+    assert re.search(r"⋯ \d+ turns · \d+ entries · [\d.]+k? tokens ⋯", source)
+
+
+def test_claude_code_sub_agents_are_drawn_boxed_off_the_main_path(root):
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "claude-code" / "d-kimuson_fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl"
+    folder = root / PROJECT
+    folder.mkdir(parents=True)
+    (folder / fixture.name).write_bytes(fixture.read_bytes())
+    r = create_app(root).test_client().get(f"/s/{PROJECT}/{fixture.name}")
+    assert r.status_code == 200
+    html = unescape(r.get_data(as_text=True))
+    svg = html[html.index("<svg"):html.index("</svg>")]
+    clusters = re.findall(r'<g id="clust\d+" class="cluster">(.*?)</g>', svg, re.S)
+    assert clusters and all("sub-agent" in c for c in clusters)
+    tree = Session.open(fixture).tree
+    main_path = [e for e in tree.path(tree.active_leaf) if not e.sidechain]
+    # The main path is outside every box; sub-agent entries are inside one.
+    layout = graph.build_layout(tree)
+    boxed = graph._subagent_clusters(tree, layout)
+    assert all(layout.dom_for(e.id) not in boxed for e in main_path)
+    assert any(e.sidechain for e in tree.entries) and boxed

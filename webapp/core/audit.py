@@ -387,23 +387,21 @@ def audit_facts(kind: str, summary_id: str | None, summary: str, span: list[Entr
     return Audit(kind, summary_id, summary, ids, facts)
 
 
-def compaction_span(tree: SessionTree, compaction: Entry) -> tuple[list[Entry], Entry | None, str | None]:
-    """(entries summarized, previous compaction, problem) of a compaction entry in the tree:
-    the plan made again at its parent for its own cut point."""
-    parent = tree.parent.get(compaction.id)
+def compaction_span(tree: SessionTree, compaction: Entry) -> tuple[list[Entry], Entry | None]:
+    """(entries summarized, previous compaction) of a compaction entry in the tree: the plan made
+    again at its parent for its own cut point."""
     kept = first_kept_id(compaction)
-    plan = plan_compaction(tree, parent, first_kept=kept)
+    plan = plan_compaction(tree, tree.parent.get(compaction.id), first_kept=kept)
     if plan.can_compact:
-        return plan.entries_to_summarize(), plan.context.compaction, None
-    # An old file may keep from a tool result or a settings entry, cuts a new plan refuses; what
-    # was summarized is still what the context held before that point of the path.
+        return plan.entries_to_summarize(), plan.context.compaction
+    # A cut a new plan refuses still tells what was summarized: the context's entries before the
+    # kept one (an old pi file may keep from a tool result or a settings entry), or all of them
+    # when the kept one is not on the path (Claude Code and Codex keep nothing; SPEC §5).
     ctx = plan.context
     position = {e.id: i for i, e in enumerate(ctx.path)}
-    if kept not in position:
-        return [], None, f"cannot tell what compaction {compaction.id} summarized: {plan.reason}"
     entries = list({s.id: s for s in ctx.sources if s is not ctx.compaction}.values())
-    span = [e for e in entries if position[e.id] < position[kept]]
-    return span, ctx.compaction, None
+    span = [e for e in entries if kept not in position or position[e.id] < position[kept]]
+    return span, ctx.compaction
 
 
 def branch_span(tree: SessionTree, summary: Entry) -> tuple[list[Entry], Entry | None, str | None]:
@@ -421,7 +419,7 @@ def audit_entry(tree: SessionTree, entry_id: str) -> Audit:
     """The audit of a compaction or branch summary entry of `tree`."""
     entry = tree.by_id[entry_id]
     if entry.type == COMPACTION:
-        span, previous, problem = compaction_span(tree, entry)
+        (span, previous), problem = compaction_span(tree, entry), None
     elif entry.type == BRANCH_SUMMARY:
         span, previous, problem = branch_span(tree, entry)
     else:
@@ -430,6 +428,15 @@ def audit_entry(tree: SessionTree, entry_id: str) -> Audit:
     audit = audit_facts(entry.type, entry.id, summary if isinstance(summary, str) else "", span, previous)
     audit.problem = problem
     return audit
+
+
+def lost_by_compactions(tree: SessionTree, path: list[Entry], known: dict[str, int]) -> dict[str, int]:
+    """How many facts each compaction on `path` lost (compaction id -> count). `known` carries
+    the counts from call to call, so a compaction several paths share is audited once."""
+    for e in path:
+        if e.type == COMPACTION and e.id not in known:
+            known[e.id] = len(audit_entry(tree, e.id).missing())
+    return {e.id: known[e.id] for e in path if e.type == COMPACTION}
 
 
 def audit_plan(plan: CompactionPlan, summary: str) -> Audit:

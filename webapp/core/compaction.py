@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .context import Context, build_context, entry_messages, summary_message_of
 from .entries import BRANCH_SUMMARY, COMPACTION, CUSTOM_MESSAGE, MESSAGE, Entry, tool_calls
 from .errors import InvalidWrite
 from .formats.tools import EDIT, READ, WRITE, tool_action
-from .session import Session
 from .tokens import TokenCount, context_tokens, estimate_message_tokens, format_tokens
 from .tree import SessionTree
+
+if TYPE_CHECKING:  # the session imports this module for the first-kept check of its writes
+    from .session import Session
 
 DEFAULT_RESERVE_TOKENS = 16384
 DEFAULT_KEEP_RECENT_TOKENS = 20000
@@ -84,11 +87,16 @@ class CompactionPlan:
     summarize: list[Entry] = field(default_factory=list)  # whole turns before the cut
     turn_prefix: list[Entry] = field(default_factory=list)  # a split turn's early part
     tokens_kept: int = 0
+    message_tokens: int = 0  # the estimated size of the context's messages (the summary left out)
     read_files: list[str] = field(default_factory=list)
     modified_files: list[str] = field(default_factory=list)
     reason: str | None = None  # why there is nothing to compact
     active_leaf: str | None = None  # the session's active leaf when the plan was made
     at_active_leaf: bool = False  # planned for the active branch (not an explicit other leaf)
+
+    @property
+    def keeps_spec_default(self) -> bool:
+        return self.keep_recent_tokens == DEFAULT_KEEP_RECENT_TOKENS
 
     @property
     def split_turn(self) -> bool:
@@ -150,6 +158,47 @@ class CompactionPlan:
         }
 
 
+def _context_entries(ctx: Context) -> tuple[list[Entry], dict[str, int]]:
+    """The entries the context is made of (without the compaction's summary), oldest first,
+    each with its estimated size in tokens."""
+    entries: list[Entry] = []
+    sizes: dict[str, int] = {}
+    for msg, src in zip(ctx.messages, ctx.sources):
+        if src is ctx.compaction:
+            continue
+        if src.id not in sizes:
+            entries.append(src)
+            sizes[src.id] = 0
+        sizes[src.id] += estimate_message_tokens(msg)
+    return entries, sizes
+
+
+def suggested_keep_recent_tokens(tree: SessionTree, leaf_id: str | None) -> int:
+    """The keep budget a preview starts with: the SPEC default when the branch is large enough
+    for it to leave something to summarize, else the largest round budget (a share of the
+    branch's estimated tokens) that still makes a cut, so every branch with a cut point can be
+    previewed without hunting for a number."""
+    entries, sizes = _context_entries(build_context(tree, leaf_id))
+    total = sum(sizes.values())
+    budgets = [DEFAULT_KEEP_RECENT_TOKENS] + [int(max(round(total * share, -2), 100)) for share in
+                                              (0.4, 0.3, 0.2, 0.1, 0.05)]
+    cuts = {keep: _cut_index(entries, sizes, keep) for keep in budgets if keep < total}
+    # First a cut that summarizes whole turns, else one that splits a turn.
+    for whole in (True, False):
+        for keep, cut in cuts.items():
+            if cut and (not whole or _turn_start(entries, cut) > 0):
+                return keep
+    return DEFAULT_KEEP_RECENT_TOKENS
+
+
+def _turn_start(entries: list[Entry], cut: int) -> int:
+    """The index of the user message that starts the turn the cut falls in."""
+    start = cut
+    while start > 0 and entries[start].role != "user":
+        start -= 1
+    return start
+
+
 def plan_compaction(
     tree: SessionTree,
     leaf_id: str | None,
@@ -167,16 +216,8 @@ def plan_compaction(
         leaf_id, ctx, count.context, context_window, reserve_tokens, keep_recent_tokens, token_count=count,
         active_leaf=tree.active_leaf, at_active_leaf=leaf_id == tree.conversation_leaf(tree.active_leaf),
     )
-    # The entries the current context is made of, oldest first, each with its estimated size.
-    entries: list[Entry] = []
-    sizes: dict[str, int] = {}
-    for msg, src in zip(ctx.messages, ctx.sources):
-        if src is ctx.compaction:
-            continue
-        if src.id not in sizes:
-            entries.append(src)
-            sizes[src.id] = 0
-        sizes[src.id] += estimate_message_tokens(msg)
+    entries, sizes = _context_entries(ctx)
+    plan.message_tokens = sum(sizes.values())
     if first_kept is not None:
         cut = next((i for i, e in enumerate(entries) if e.id == first_kept and is_cut_point(e)), None)
         if cut is None:
@@ -194,9 +235,7 @@ def plan_compaction(
     if cut == 0:
         plan.reason = "nothing to compact: the only cut point left is the start of the context"
         return plan
-    turn_start = cut
-    while turn_start > 0 and not (entries[turn_start].role == "user"):
-        turn_start -= 1
+    turn_start = _turn_start(entries, cut)
     if entries[cut].role != "user" and entries[turn_start].role == "user":
         plan.summarize, plan.turn_prefix = entries[:turn_start], entries[turn_start:cut]
     else:
@@ -260,17 +299,12 @@ def write_compaction(
     def check(tree: SessionTree, parent_id: str | None) -> None:
         if plan.at_active_leaf and tree.active_leaf != plan.active_leaf:
             raise InvalidWrite("the session moved on since the compaction was planned: plan it again")
-        check_first_kept(tree, parent_id, plan.first_kept_entry_id)
 
-    fields = {
-        "type": COMPACTION,
-        "summary": text,
-        "firstKeptEntryId": plan.first_kept_entry_id,
-        "tokensBefore": plan.tokens_before,
-        "tokensAfter": plan.tokens_after(text),
-        "details": {"readFiles": plan.read_files, "modifiedFiles": plan.modified_files, **(details or {})},
-    }
-    return session.append(fields, parent=plan.leaf_id, check=check)
+    return session.append_compaction(
+        text, plan.first_kept_entry_id, plan.tokens_before, plan.tokens_after(text),
+        {"readFiles": plan.read_files, "modifiedFiles": plan.modified_files, **(details or {})},
+        parent=plan.leaf_id, check=check,
+    )
 
 
 @dataclass
@@ -281,28 +315,46 @@ class BranchSummaryPlan:
     entries: list[Entry]
     read_files: list[str]
     modified_files: list[str]
+    compaction: Entry | None = None  # where the walk stopped: its summary is carried forward
 
     def messages(self) -> list[dict]:
         return [m for e in self.entries for m in entry_messages(e)]
 
+    @property
+    def previous_summary(self) -> str | None:
+        """The summary of the compaction the walk stopped at: what it covered is part of the
+        branch being left, and would otherwise be in neither branch's context."""
+        summary = self.compaction.get("summary") if self.compaction is not None else None
+        return summary if isinstance(summary, str) and summary.strip() else None
+
+    @property
+    def has_content(self) -> bool:
+        """Something to summarize: entries of the branch, or a compaction's summary to carry."""
+        return bool(self.entries) or self.previous_summary is not None
+
 
 def plan_branch_summary(tree: SessionTree, old_leaf: str | None, new_leaf: str | None) -> BranchSummaryPlan:
-    """SPEC §4: the entries of the branch being left, back to the common ancestor or a compaction."""
+    """SPEC §4: the entries of the branch being left, back to the common ancestor or a compaction;
+    a compaction met on the way is carried forward (its summary, its files)."""
     ancestor = tree.common_ancestor(old_leaf, new_leaf)
     entries: list[Entry] = []
+    compaction = None
     node = old_leaf
     while node is not None and node != ancestor:
         entry = tree.by_id[node]
         if entry.type == COMPACTION:
+            compaction = entry
             break
         entries.append(entry)
         node = tree.parent[node]
     entries.reverse()
     ops = FileOps()
+    if compaction is not None:
+        ops.add_details(compaction.get("details"))
     for e in entries:
         ops.add_entry(e)
     read, modified = ops.lists()
-    return BranchSummaryPlan(old_leaf, new_leaf, ancestor, entries, read, modified)
+    return BranchSummaryPlan(old_leaf, new_leaf, ancestor, entries, read, modified, compaction)
 
 
 def write_branch_summary(
@@ -311,10 +363,6 @@ def write_branch_summary(
     """Append the branch summary at the new leaf; it becomes the active leaf."""
     if plan.old_leaf is None:
         raise InvalidWrite("there is no branch to summarize: the conversation was empty")
-    fields = {
-        "type": BRANCH_SUMMARY,
-        "fromId": plan.old_leaf,
-        "summary": with_file_lists(summary, plan.read_files, plan.modified_files),
-        "details": {"readFiles": plan.read_files, "modifiedFiles": plan.modified_files, **(details or {})},
-    }
-    return session.append(fields, parent=plan.new_leaf)
+    text = with_file_lists(summary, plan.read_files, plan.modified_files)
+    details = {"readFiles": plan.read_files, "modifiedFiles": plan.modified_files, **(details or {})}
+    return session.fork_with_summary(plan.new_leaf, "at", text, details, from_id=plan.old_leaf).entry

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .align import align_sequences
+from .audit import lost_by_compactions
 from .compaction import FileOps
 from .context import build_context
 from .entries import (
@@ -338,6 +339,7 @@ class Branch:
     summary: Entry | None  # an existing branch_summary of this branch
     only_files: list[str] = field(default_factory=list)  # touched on its own part, by no other branch
     unique_labels: list[str] = field(default_factory=list)  # on entries no other compared branch has
+    lost_facts: dict[str, int] = field(default_factory=dict)  # compaction id on the path -> facts it lost
 
     @property
     def answer(self) -> Entry | None:
@@ -439,6 +441,7 @@ def compare(tree: SessionTree, ids: list[str], baseline: int = 0, alignment: str
     before = sum(1 for e in shared if is_user(e))
     summaries = [e for e in tree.entries if e.type == BRANCH_SUMMARY]
     branches = []
+    lost: dict[str, int] = {}  # facts lost by each compaction met, audited once (core/audit.py)
     for tip in ids:
         path = tree.path(tip)
         own = path[len(shared):]
@@ -448,6 +451,7 @@ def compare(tree: SessionTree, ids: list[str], baseline: int = 0, alignment: str
             whole=figures_of(tree, path), mine=figures_of(tree, own),
             context_tokens=tokens, context_growth=tokens - shared_tokens,
             outcome=outcome(path), summary=existing_summary(tree, own, tip, summaries),
+            lost_facts=lost_by_compactions(tree, path, lost),
         ))
     _mark_what_is_only_theirs(tree, branches)
     aligner = align_by_content if alignment == "content" else align_by_number
@@ -496,6 +500,8 @@ FIGURE_ROWS: list[FigureRow] = [
     FigureRow("only_files", "Files only this branch touched", "files", lambda b: b.only_files),
     FigureRow("models", "Models", "names", lambda b: b.mine.models, lambda b: b.whole.models),
     FigureRow("compactions", "Compactions", "ids", lambda b: b.mine.compactions, lambda b: b.whole.compactions),
+    FigureRow("lost_facts", "Facts lost by compactions", "count",
+              lambda b: sum(b.lost_facts[c] for c in b.mine.compactions), lambda b: sum(b.lost_facts.values())),
     FigureRow("labels", "Labels on its own part", "names", lambda b: b.unique_labels),
 ]
 

@@ -158,6 +158,15 @@ def entry_messages(entry: Entry) -> list[dict]:
     return []
 
 
+def compaction_messages(compaction: Entry) -> list[dict]:
+    """What stands for the entries a compaction replaced: its summary, or, when the compaction
+    records what the whole context before it became (Codex's replacement history), that."""
+    history = compaction.get("replacementHistory")
+    if isinstance(history, list):
+        return [m for msg in history for m in message_messages(msg)]
+    return [summary_message(compaction)]
+
+
 def summary_message(compaction: Entry) -> dict:
     return summary_message_of(compaction.get("summary") or "")
 
@@ -221,14 +230,8 @@ def build_context(tree: SessionTree, leaf_id: str | None) -> Context:
         ctx.replaced_by.pop(e.id, None)
     ctx.compaction = path[last]
     ctx.kept_from = start
-    history = path[last].get("replacementHistory")
-    if isinstance(history, list):  # the compaction says what the whole context before it became
-        for msg in history:
-            for m in message_messages(msg):
-                ctx.messages.append(dict(m, entryId=path[last].id))
-                ctx.sources.append(path[last])
-    else:
-        ctx.messages.append(dict(summary_message(path[last]), entryId=path[last].id))
+    for m in compaction_messages(path[last]):
+        ctx.messages.append(dict(m, entryId=path[last].id))
         ctx.sources.append(path[last])
     _add_messages(ctx, path[start:last])
     ctx.after_index = len(ctx.messages)

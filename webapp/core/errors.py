@@ -27,3 +27,7 @@ class AmbiguousEntry(UnknownEntry):
 
 class InvalidWrite(SessionError):
     """A write refused by validation (a compaction's cut point, a fork target, ...)."""
+
+
+class ReadOnlySession(SessionError):
+    """A write to a session we must not change (SPEC §5c: not pi v3) or cannot (permissions)."""

@@ -1,8 +1,9 @@
 """Where a session's lines live (SPEC §1, §7): a JSONL file or memory, with the same behaviour.
 
 Both give the same four primitives to `Session`: an exclusive lock, the size, the bytes from an
-offset, and one append. An append is a single write of one complete line (preceded by `\\n` when
-the last line was torn), made under the lock and then flushed to disk.
+offset, and one append. An append is a single write of complete lines (preceded by `\\n` when
+the last line was torn), made under the lock and then flushed to disk; a write that fails part
+way is cut back off, so the file never keeps half a line of ours.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .errors import SessionError, SessionNotFound
+from .errors import ReadOnlySession, SessionError, SessionNotFound
 
 READ_CHUNK = 64 * 1024  # a big file is read and parsed a piece at a time, never held whole
 
@@ -52,15 +53,25 @@ class Storage(ABC):
     def size(self) -> int:
         """The current size in bytes."""
 
+    @property
+    def name(self) -> str:
+        """How a message names this session."""
+        return "this session"
+
+    def write_problem(self) -> str | None:
+        """Why this storage cannot be written to (permissions), or None."""
+        return None
+
     def ends_torn(self) -> bool:
         """True when the content does not end in `\\n` (a crash cut the last line short)."""
         size = self.size()
         return size > 0 and self.read_from(size - 1) != b"\n"
 
-    def append_line(self, line: bytes) -> None:
-        """Append one line (without its `\\n`) so that it stands alone; only called while locked."""
+    def append_lines(self, lines: list[bytes]) -> None:
+        """Append lines (without their `\\n`) in one write, so that they stand alone; only called
+        while locked."""
         prefix = b"\n" if self.ends_torn() else b""
-        self.append_bytes(prefix + line + b"\n")
+        self.append_bytes(prefix + b"".join(line + b"\n" for line in lines))
 
 
 class MemoryStorage(Storage):
@@ -104,9 +115,21 @@ class JsonlStorage(Storage):
             raise SessionError(f"{self.path}: not a file (a session is one .jsonl file)")
         self._fd: int | None = None
 
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    def write_problem(self) -> str | None:
+        if not os.access(self.path, os.W_OK):
+            return "cannot be written by this user (permission denied)"
+        return None
+
     @contextmanager
     def locked(self) -> Iterator[None]:
-        fd = os.open(self.path, os.O_RDWR | os.O_APPEND)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND)
+        except PermissionError:
+            raise ReadOnlySession(f"{self.path.name} cannot be written by this user (permission denied)") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             self._fd = fd
@@ -131,13 +154,22 @@ class JsonlStorage(Storage):
                 yield chunk
 
     def append_bytes(self, data: bytes) -> None:
+        """Write `data` at the end; if the write fails part way (a full disk), cut the file back to
+        its size before, so that no partial line stays, and say so in one line."""
         if self._fd is None:
             raise RuntimeError("append outside the lock")
+        size = os.fstat(self._fd).st_size
         view = memoryview(data)
-        while view:  # one write for a regular file; the loop only guards a short write
-            written = os.write(self._fd, view)
-            view = view[written:]
-        os.fsync(self._fd)
+        try:
+            while view:  # one write for a regular file; the loop only guards a short write
+                written = os.write(self._fd, view)
+                view = view[written:]
+            os.fsync(self._fd)
+        except OSError as exc:
+            os.ftruncate(self._fd, size)
+            os.fsync(self._fd)
+            raise SessionError(f"{self.path.name}: the write failed ({exc.strerror or exc}); "
+                               "nothing was written, the file is as it was") from None
 
     def version_key(self) -> tuple:
         st = self.path.stat()

@@ -66,7 +66,8 @@ class TokenCount:
     context: int  # the whole context, as best known
     estimated: int  # the part of `context` that is an estimate rather than reported usage
     usage_entry_id: str | None  # the assistant message whose usage anchors the count
-    overhead: int = 0  # reported tokens beyond the messages (system prompt, tools), measured
+    overhead: int = 0  # reported tokens beyond the messages (system prompt, tools), measured at
+    # the path's first usage; part of `context` only when nothing is reported (else usage holds it)
 
     @property
     def reported(self) -> int:
@@ -127,14 +128,13 @@ def context_tokens(ctx: Context) -> TokenCount:
     so only messages after the compaction entry can anchor the count. Without an anchor the
     whole context is estimated, plus the overhead measured at the first usage on the path.
     """
+    overhead = _path_overhead(ctx) if ctx.tree is not None else 0
     anchor = _anchor(ctx, ctx.after_index)
     if anchor is not None:
         i, used = anchor
         estimate = _estimate(ctx.messages[i + 1:])
-        overhead = max(used - _estimate(ctx.messages[: i + 1]), 0)
         return TokenCount(used + estimate, estimate, ctx.sources[i].id, overhead)
     estimate = _estimate(ctx.messages)
-    overhead = _path_overhead(ctx) if ctx.tree is not None else 0
     return TokenCount(estimate + overhead, estimate + overhead, None, overhead)
 
 

@@ -20,6 +20,7 @@ from .entries import (
     THINKING_LEVEL_CHANGE,
     Entry,
     content_text,
+    entry_text,
     tool_calls,
 )
 from .tree import SessionTree
@@ -208,6 +209,21 @@ def other_branches(tree: SessionTree, path: list[Entry], index: int) -> list[str
     nxt = path[index + 1].id if index + 1 < len(path) else None
     on = tree.conversation_leaf(nxt) if nxt else None
     return [k for k in kids if k != nxt and k != on]
+
+
+def branch_name(tree: SessionTree, leaf: str, width: int = 70) -> str:
+    """A branch as people name it: by the nearest label above its tip, else by its last user
+    message (found by walking up from the tip, not by building the whole path)."""
+    node: str | None = leaf
+    while node is not None:
+        if node in tree.labels:
+            return tree.labels[node]
+        e = tree.by_id[node]
+        if e.type == MESSAGE and e.role == "user":
+            text = " ".join(entry_text(e).split())
+            return text if len(text) <= width else text[: width - 1] + "…"
+        node = tree.parent[node]
+    return leaf
 
 
 def turns(path: list[Entry]) -> list[int]:

@@ -99,8 +99,24 @@ class SessionTree:
             tree.active_leaf = log.active_leaf
             tree._labels_and_name(new)
             tree._check_references(new)
+            tree._recheck_tool_results(new, ids)
             tree._leaves = None
         return tree
+
+    def _recheck_tool_results(self, new: list[Entry], ids: dict) -> None:
+        """An earlier assistant turn whose tool results arrive among `new` is checked again."""
+        again = set()
+        for e in new:
+            node: Entry | None = e
+            while node is not None and (node.role == "toolResult" or node.type in MARKER_TYPES):
+                parent = self.parent.get(node.id)
+                node = self.by_id[parent] if parent is not None else None
+            if node is not None and node is not e and node.id not in ids and node.role == "assistant":
+                again.add(node.id)
+        if again:
+            self.problems = [p for p in self.problems if not (p.kind == "unanswered-tool-call" and p.entry_id in again)]
+            for entry_id in again:
+                self._check_tool_results(self.by_id[entry_id])
 
     def _link(self, entries: list[Entry]) -> None:
         """Parents, roots, orphans and sibling lists of `entries` (all of them, or those appended)."""

@@ -16,10 +16,11 @@ from flask import Blueprint, Response, abort, current_app, redirect, render_temp
 
 from ..core.compaction import plan_branch_summary, write_branch_summary, write_compaction
 from ..core.context import build_context
-from ..core.entries import MODEL_CHANGE, THINKING_LEVEL_CHANGE, content_text
-from ..core.errors import InvalidWrite, SessionError
-from ..core.session import Session
-from ..llm import ModelConfig, ModelError, reply_to, user_entry
+from ..core.continuation import continue_in_new_session
+from ..core.entries import content_text
+from ..core.errors import InvalidWrite, ReadOnlySession, SessionError
+from ..core.session import THINKING_LEVELS, Session, user_message
+from ..llm import ModelConfig, ModelError, reply_to
 from ..summarize import (
     DRAFT_LABEL,
     draft_digest,
@@ -28,13 +29,11 @@ from ..summarize import (
     summarize_compaction,
     written_details,
 )
+from .guard import computes_only, creates_file, write_refusal
 from .sessions import store
 from .views import compaction_plan
 
 bp = Blueprint("actions", __name__)
-
-THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")  # pi's levels
-
 
 def model_config() -> ModelConfig:
     return current_app.config["MODEL_CONFIG"]
@@ -64,7 +63,7 @@ def _branch_summary_plan(session: Session, new_leaf: str | None):
     if old is None or (new_leaf is not None and tree.is_ancestor(old, new_leaf)):
         return None  # moving forward along the same branch leaves nothing
     plan = plan_branch_summary(tree, old, new_leaf)
-    return plan if plan.entries else None
+    return plan if plan.has_content else None  # right after a compaction: its summary is carried
 
 
 def _done(rel: str, node: str | None, message: str):
@@ -79,6 +78,7 @@ def _sse(event: str, data: dict) -> str:
 
 
 def _failure(exc: Exception, status: int):
+    status = 403 if isinstance(exc, ReadOnlySession) else status
     if wants_stream():
         return Response(_sse("error", {"message": str(exc), "kind": getattr(exc, "kind", "write")}),
                         mimetype="text/event-stream")
@@ -91,6 +91,9 @@ def _failure(exc: Exception, status: int):
 @bp.get("/s/<path:rel>/-/fork-form")
 def fork_form(rel: str):
     """The composer for a fork (`at`), an edit-and-resend (`before`) or continuing a branch."""
+    refusal = write_refusal(rel)
+    if refusal:
+        abort(403, description=refusal)
     session = store().session(rel)
     tree = session.tree
     node = request.args.get("node", "")
@@ -112,6 +115,7 @@ def fork_form(rel: str):
 
 
 @bp.post("/s/<path:rel>/-/branch-summary")
+@computes_only
 def branch_summary_preview(rel: str):
     """Generate the summary of the branch a fork would leave, to edit before anything is written."""
     session = store().session(rel)
@@ -178,10 +182,19 @@ def fork(rel: str):
             session.fork(node, position)
         if not message:
             return _done(rel, parent, "forked")
-        user = session.append(user_entry(message), parent=parent)
+        user = session.append_message(user_message(message), parent=parent)
     except SessionError as exc:
         return _failure(exc, 409)
     return _reply_or_done(rel, session, user["id"])
+
+
+@bp.post("/s/<path:rel>/-/continue-new")
+@creates_file
+def continue_new(rel: str):
+    """SPEC §5c: continue a session we may not write to in a new v3 file, opened at its leaf."""
+    session = store().session(rel)
+    path = continue_in_new_session(session, _form_node(session, required=False))
+    return redirect(url_for("sessions.session_page", rel=store().rel(path)), code=303)
 
 
 @bp.post("/s/<path:rel>/-/reply")
@@ -256,12 +269,10 @@ def settings(rel: str):
     try:
         if model and model != current.model_name:
             provider, _, model_id = model.rpartition("/")
-            written = session.append({"type": MODEL_CHANGE, "provider": provider or None, "modelId": model_id}, parent=node)
+            written = session.append_model_change(provider or None, model_id, parent=node)
             node = written["id"]
         if level and level != current.thinking_level:
-            if level not in THINKING_LEVELS:
-                raise InvalidWrite(f"thinking level must be one of {', '.join(THINKING_LEVELS)}")
-            written = session.append({"type": THINKING_LEVEL_CHANGE, "thinkingLevel": level}, parent=node)
+            written = session.append_thinking_level_change(level, parent=node)
             node = written["id"]
     except SessionError as exc:
         return _failure(exc, 409)
@@ -293,6 +304,7 @@ def _compaction_plan(session: Session, leaf: str | None):
 
 
 @bp.post("/s/<path:rel>/-/compact/summary")
+@computes_only
 def compact_summary(rel: str):
     session = store().session(rel)
     leaf = _form_node(session, "leaf", required=False)

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from flask import Flask, abort, render_template, request
 
-from ..core.errors import SessionError, SessionNotFound, UnknownEntry
-from ..llm import ModelConfig
+from ..core.errors import ReadOnlySession, SessionError, SessionNotFound, UnknownEntry
+from ..llm import ModelConfig, warm_up
 from .store import SessionStore
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
@@ -55,7 +55,10 @@ def create_app(
 ) -> Flask:
     """Build the app for a sessions root (default: $SESSION_TREE_ROOT, else the bundled samples),
     serving only its folders `within` when given (the agents' folders under a home folder);
-    `model` / `api_base` (else $SESSION_TREE_MODEL / _API_BASE) choose the model for replies."""
+    `model` / `api_base` (else $SESSION_TREE_MODEL / _API_BASE) choose the model for replies.
+
+    Settings (`config`): `READ_ONLY=True` serves without writing anything (no write control is
+    shown, every write route answers 403; see guard.py)."""
     app = Flask(
         __name__,
         template_folder=str(PROJECT_DIR / "templates"),
@@ -69,6 +72,7 @@ def create_app(
         MODEL_CONFIG=ModelConfig.from_env(model, api_base),
     )
     app.config.update(config)
+    warm_up(app.config["MODEL_CONFIG"])
     app.extensions["session_store"] = SessionStore(root, within)
 
     @app.before_request
@@ -84,8 +88,8 @@ def create_app(
         return response
 
     def error_page(code: int, message: str):
-        if request.headers.get("HX-Request"):
-            return message, code, {"Content-Type": "text/plain; charset=utf-8"}  # shown in a toast
+        if request.headers.get("HX-Request") or "text/event-stream" in request.headers.get("Accept", ""):
+            return message, code, {"Content-Type": "text/plain; charset=utf-8"}  # shown in a toast or the form
         return render_template("error.html", code=code, message=message), code
 
     @app.errorhandler(SessionNotFound)
@@ -97,6 +101,10 @@ def create_app(
     def session_error(exc):
         return error_page(409, str(exc))
 
+    @app.errorhandler(ReadOnlySession)
+    def read_only(exc):
+        return error_page(403, str(exc))
+
     @app.errorhandler(400)
     @app.errorhandler(403)
     @app.errorhandler(404)
@@ -105,9 +113,10 @@ def create_app(
     def http_error(exc):
         return error_page(exc.code, exc.description)
 
-    from . import actions, audit, compare, csrf, export, filters, present, sessions, transcript
+    from . import actions, audit, compare, csrf, export, filters, guard, present, sessions, transcript
 
     csrf.protect(app)
+    guard.protect(app)
     filters.register(app)
     app.register_blueprint(sessions.bp)
     app.register_blueprint(compare.bp)
@@ -121,10 +130,12 @@ def create_app(
 
 def serve(root=None, host: str = "127.0.0.1", port: int = 8000, open_browser: bool = False,
           model: str | None = None, api_base: str | None = None, allow_hosts: tuple[str, ...] = (),
-          within: tuple[str, ...] = ()) -> int:
-    app = create_app(root, host=host, allow_hosts=allow_hosts, model=model, api_base=api_base, within=within)
+          within: tuple[str, ...] = (), read_only: bool = False) -> int:
+    app = create_app(root, host=host, allow_hosts=allow_hosts, model=model, api_base=api_base, within=within,
+                     READ_ONLY=read_only)
     url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}/"
-    print(f"session-tree: serving {app.config['SESSION_TREE_ROOT']} on {url}", flush=True)
+    mode = " read-only" if read_only else ""
+    print(f"session-tree: serving {app.config['SESSION_TREE_ROOT']}{mode} on {url}", flush=True)
     if open_browser:
         webbrowser.open(url)
     app.run(host=host, port=port, threaded=True, use_reloader=False)

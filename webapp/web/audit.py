@@ -15,6 +15,7 @@ from ..core.entries import BRANCH_SUMMARY, COMPACTION, Entry
 from ..core.session import Session
 from ..core.tree import SessionTree
 from .graph import GraphLayout
+from .guard import computes_only
 from .views import compaction_plan
 
 bp = Blueprint("audit", __name__)
@@ -87,6 +88,7 @@ def is_summary(entry: Entry) -> bool:
 
 
 @bp.post("/s/<path:rel>/-/audit/preview")
+@computes_only
 def preview(rel: str):
     """The audit of the summary being edited in the compaction preview. Computes, writes nothing."""
     session = current_app.extensions["session_store"].session(rel)

@@ -24,6 +24,7 @@ from ..core.tree import SessionTree
 from ..summarize import summarize_branch
 from . import render
 from .filters import cost
+from .guard import computes_only
 from .leaves import cached_leaf_figures
 from .sessions import is_fragment, store
 from .views import last_user_text, short, tool_call_for
@@ -224,6 +225,7 @@ def branch_summary(tree: SessionTree, ancestor: str | None, tip: str) -> dict:
 
 
 @bp.post("/s/<path:rel>/compare/summarize")
+@computes_only
 def summarize(rel: str):
     """Summarize one branch and show it in place; the session file is left as it is. Like every
     POST it passes `csrf.protect` first: same origin and this server's token, or 403."""

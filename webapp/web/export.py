@@ -16,22 +16,26 @@ from flask import Blueprint, Flask, current_app, request
 from ..core.catalog import first_user_message
 from ..core.entries import COMPACTION
 from ..core.session import Session
-from ..core.transcript import FILTER_NAMES, FILTERS, Options, branch_sections, items_of, only_tool_calls, other_branches
+from ..core.transcript import (
+    FILTER_NAMES,
+    FILTERS,
+    Options,
+    branch_name,
+    branch_sections,
+    items_of,
+    only_tool_calls,
+    other_branches,
+)
 from ..core.tree import SessionTree
 from . import render, sessions
 from .graph import build_layout, dom_id, render_svg
 from .transcript import plain_item_body
-from .views import last_user_text, short
+from .views import short
 
 bp = Blueprint("export", __name__)
 
 STATIC = Path(__file__).resolve().parents[2] / "static"
 _STYLES = ("app.css", "transcript.css", "export.css")
-
-
-def _branch_title(tree: SessionTree, section) -> str:
-    label = next((tree.labels[e.id] for e in reversed(section.entries) if e.id in tree.labels), None)
-    return label or short(last_user_text(tree.path(section.leaf)), 80) or "(no user message)"
 
 
 def export_html(app: Flask, tree: SessionTree, title: str, leaf: str | None = None) -> str:
@@ -49,7 +53,7 @@ def export_html(app: Flask, tree: SessionTree, title: str, leaf: str | None = No
         blocks.append({
             "index": i,
             "section": s,
-            "title": _branch_title(tree, s),
+            "title": branch_name(tree, s.leaf, 80),
             "rows": items,
             "branches_at": {it.entry.id: [c for c in other_branches(tree, s.entries, it.at) if c in shown] for it in items},
             "only_tools": {it.entry.id for it in items if it.kind == "assistant" and only_tool_calls(it.entry)},

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import atexit
 import ctypes
+import functools
 import hashlib
 import html
 import heapq
@@ -44,8 +45,8 @@ COLLAPSE_THRESHOLD = 200  # draw everything below this many nodes, unless told o
 MIN_SEGMENT = 4  # shorter runs are not worth folding
 LABEL_WIDTH = 34
 # The most nodes one drawing sends to `dot`, whatever the tree's shape (see BENCHMARKS.md,
-# "graph": dot's time grows faster than the node count, and 1,200 boxes stay under a second).
-MAX_DRAWN = 1200
+# "graph": the SVG of 1,000 nodes stays under 1 MB and dot lays it out in under a second).
+MAX_DRAWN = 1000
 MAX_EXPAND = 256  # unfolded segments and opened branch groups one URL may name
 MORE_OPEN = 50  # branch points one "more branches" node opens at once
 
@@ -54,6 +55,7 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 _CLASS_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 
+@functools.lru_cache(maxsize=1 << 17)  # every drawing asks again for the same ids
 def dom_id(entry_id: str) -> str:
     """An id safe for HTML/SVG and for dot: the entry id itself when it is tame, else a hash."""
     if _SAFE_ID.match(entry_id):
@@ -109,6 +111,29 @@ class Segment:
         for e in self.entries:
             if e.role == "user":
                 return content_text(e.message.get("content"), " ")
+        return ""
+
+    def user_turns(self) -> int:
+        return sum(1 for e in self.entries if e.role == "user")
+
+    def tool_chips(self, most: int = 4) -> str:
+        """The tools the folded work called, most used first: "bash ×3 · read ×2 · edit"."""
+        counts: dict[str, int] = {}
+        for e in self.entries:
+            for call in tool_calls(e):
+                name = dot_text(call.get("name") or "tool", 16)
+                counts[name] = counts.get(name, 0) + 1
+        top = sorted(counts.items(), key=lambda kv: -kv[1])
+        chips = [name if n == 1 else f"{name} ×{n}" for name, n in top[:most]]
+        return " · ".join(chips) + (" · …" if len(top) > most else "")
+
+    def first_text(self) -> str:
+        """The first thing the assistant says in the folded work."""
+        for e in self.entries:
+            if e.role == "assistant":
+                text = content_text(e.message.get("content"), " ")
+                if text.strip():
+                    return text
         return ""
 
     def tokens(self, tree: SessionTree) -> int:
@@ -180,6 +205,8 @@ class _Drawn:
     leaves: dict[str, int]
     last: dict[str, int]
     labelled: set[str]
+    unfoldable: set[str]  # compactions and branch summaries: never folded
+    users: set[str]  # user messages: folded only when a path is too long to draw turn by turn
 
 
 _drawn_cache: "weakref.WeakKeyDictionary[SessionTree, _Drawn]" = weakref.WeakKeyDictionary()
@@ -228,7 +255,9 @@ def _drawn(tree: SessionTree) -> _Drawn:
             last[p] = last[x]
         if x in labelled:
             labelled.add(p)
-    result = _drawn_cache[tree] = _Drawn(parent, children, size, leaves, last, labelled)
+    unfoldable = {e.id for e in drawn if e.type in (COMPACTION, BRANCH_SUMMARY)}
+    users = {e.id for e in drawn if e.type == MESSAGE and e.role == "user"}
+    result = _drawn_cache[tree] = _Drawn(parent, children, size, leaves, last, labelled, unfoldable, users)
     return result
 
 
@@ -250,47 +279,57 @@ def build_layout(
     # Where a compaction's kept part starts stays drawn: a fold never straddles what the model
     # sees and what a summary replaced.
     keep.update(first_kept_id(e) for e in tree.compactions())
-    layout = _fold(tree, d, fold, keep, expand)
-    if layout.size() <= cap:
-        return layout
-    if not fold:  # "expand all" of a tree too big to draw: fold its runs after all
-        fold = True
-        layout = _fold(tree, d, fold, keep, expand)
-        if layout.size() <= cap:
-            return layout
-    return _bounded(tree, d, keep, expand, pinned, active_leaf, cap, layout)
+    for mode in ("turns",) if fold else ("", "turns"):  # "expand all" too big to draw folds by turns
+        # Unfolding only adds nodes: when the drawing without it is over the cap, so is this one.
+        plain = _plain_fold(tree, d, mode, keep)
+        if plain.size() <= cap:
+            layout = _fold(tree, d, mode, keep, expand) if expand else plain
+            if layout.size() <= cap:
+                return layout
+    return _bounded(tree, d, keep, expand, pinned, active_leaf, cap, plain, "turns")
 
 
-def _fold(tree, d: _Drawn, fold: bool, keep: set[str], expand: frozenset[str],
-          gone: set[str] | frozenset[str] = frozenset()) -> GraphLayout:
-    """Draw the drawn tree less the `gone` entries, runs of single-child entries folded into
-    segments when `fold`."""
-    parent = d.parent
-    children = d.children
-    if gone:
-        forks = {parent[x] for x in gone if parent[x] is not None and parent[x] not in gone}
-        children = dict(children)
-        for p in forks:
-            kids = [k for k in children[p] if k not in gone]
-            if kids:
-                children[p] = kids
-            else:
-                del children[p]
-    layout = GraphLayout(collapsed=fold)
+_plain_cache: "weakref.WeakKeyDictionary[SessionTree, dict]" = weakref.WeakKeyDictionary()
+
+
+def _plain_fold(tree, d: _Drawn, fold: str, keep: set[str]) -> GraphLayout:
+    """The whole tree folded with nothing unfolded, found once per tree and fold (what the
+    bounded drawing weighs side branches with, and whether a drawing can fit at all)."""
+    known = _plain_cache.setdefault(tree, {})
+    key = (fold, frozenset(keep))
+    if key not in known:
+        known.clear()  # one set of kept entries at a time: the pinned ones change rarely
+        known[key] = _fold(tree, d, fold, keep, frozenset())
+    return known[key]
+
+
+def _fold(tree, d: _Drawn, fold: str, keep: set[str], expand: frozenset[str],
+          only: set[str] | None = None) -> GraphLayout:
+    """Draw the drawn tree, or only the entries in `only` (a set that holds the parent of each
+    of its entries). `fold` "turns": the assistant's work between
+    two user messages folds into one node (the user's words stay drawn); "runs": any run of
+    single-child entries folds, user messages too (for paths too long to draw turn by turn);
+    "": nothing folds."""
     by_id = tree.by_id
+    parent, children = d.parent, d.children
+    entries = tree.entries
+    if only is not None:
+        parent = {x: parent[x] for x in only}
+        children = {x: kept for x in only if x in children and (kept := [k for k in children[x] if k in only])}
+        entries = sorted((by_id[x] for x in only), key=lambda e: e.line or 0)
+    layout = GraphLayout(collapsed=bool(fold))
+    turns = fold == "turns"
+    shortest = 2 if turns else MIN_SEGMENT
+    never = keep | d.unfoldable | (d.users if turns else set())
     foldable = {
         entry_id
-        for entry_id, p in parent.items()
-        if entry_id not in keep
-        and p is not None
-        and len(children.get(entry_id, ())) == 1
-        and entry_id not in gone
-        and by_id[entry_id].type not in (COMPACTION, BRANCH_SUMMARY)
-    } if fold else set()
+        for entry_id, kids in children.items()
+        if len(kids) == 1 and parent[entry_id] is not None
+    } - never if fold else set()
 
     # A run is a maximal chain of foldable entries: it starts where the parent is not foldable.
-    for e in tree.entries:
-        if e.id not in parent or e.id in gone:
+    for e in entries:
+        if e.id not in parent:
             continue
         if e.id not in foldable:
             layout.nodes.append(e)
@@ -302,7 +341,7 @@ def _fold(tree, d: _Drawn, fold: bool, keep: set[str], expand: frozenset[str],
         while nxt in foldable:
             run.append(by_id[nxt])
             nxt = children[nxt][0]
-        if len(run) >= MIN_SEGMENT and run[0].id not in expand:
+        if len(run) >= shortest and run[0].id not in expand:
             seg = Segment(run)
             seg_id = seg.id
             layout.segments.append(seg)
@@ -312,7 +351,7 @@ def _fold(tree, d: _Drawn, fold: bool, keep: set[str], expand: frozenset[str],
             layout.nodes.extend(run)
     member_of = layout.member_of
     for child, p in parent.items():
-        if p is None or child in gone:
+        if p is None:
             continue
         folded_in = member_of.get(child)
         if folded_in is not None and folded_in == member_of.get(p):
@@ -323,8 +362,9 @@ def _fold(tree, d: _Drawn, fold: bool, keep: set[str], expand: frozenset[str],
     return layout
 
 
-def _bounded(tree, d: _Drawn, keep, expand, pinned, active_leaf, cap, full: GraphLayout) -> GraphLayout:
-    """The drawing with side branches left out until it holds at most `cap` nodes."""
+def _bounded(tree, d: _Drawn, keep, expand, pinned, active_leaf, cap, full: GraphLayout, fold: str) -> GraphLayout:
+    """The drawing with side branches left out until it holds at most `cap` nodes. When even
+    the paths that must stay take more than three quarters of it turn by turn, they fold by runs."""
     parent, children = d.parent, d.children
     # The spine: paths from the roots to what must stay (the active leaf, pinned entries, and
     # what the user opened). Every other child of a spine entry starts a side branch, drawn or
@@ -364,8 +404,9 @@ def _bounded(tree, d: _Drawn, keep, expand, pinned, active_leaf, cap, full: Grap
     def rank(r: str, p: str) -> tuple:
         return (p not in opened, r not in d.labelled, -d.last[r], -d.size[r], r)
 
-    gone_all = _gone(children, [r for r, _ in sides])
-    spine_only = _fold(tree, d, True, keep, expand, gone_all)
+    spine_only = _fold(tree, d, fold, keep, expand, spine)
+    if fold == "turns" and spine_only.size() > cap * 3 // 4:
+        return _bounded(tree, d, keep, expand, pinned, active_leaf, cap, _plain_fold(tree, d, "runs", keep), "runs")
     used = spine_only.size() + len({p for _, p in sides})  # the spine, a "more" node per fork point
     split: set[str] = set()
 
@@ -376,21 +417,25 @@ def _bounded(tree, d: _Drawn, keep, expand, pinned, active_leaf, cap, full: Grap
     heapq.heapify(heap)
     shown: list[str] = []
     paths: set[str] = set()  # side branches too big to draw whole: the path to their latest leaf
-    while heap:
+    while heap and used < cap - 1:
         _, r, p = heapq.heappop(heap)
-        whole = cost(full.dom_for(r)) + split_cost(p)
-        if used + whole <= cap:
-            used += whole
+        room = cap - used - split_cost(p)
+        whole = cost(full.dom_for(r))
+        if whole <= room:
+            used += whole + split_cost(p)
             split.add(p)
             shown.append(r)
             continue
-        path = [r]
-        while path[-1] in children:
+        # Too big to draw whole: draw the path to its latest leaf, if that fits, and rank the
+        # branches off that path with the others.
+        path, units = [r], {full.dom_for(r)}
+        while path[-1] in children and len(units) < room:
             path.append(max(children[path[-1]], key=d.last.__getitem__))
+            units.add(full.dom_for(path[-1]))
         on_path = set(path)
         forks = [(k, x) for x in path for k in children.get(x, ()) if k not in on_path]
-        extra = len({full.dom_for(x) for x in path}) + split_cost(p) + len({x for _, x in forks})
-        if used + extra > cap:
+        extra = len(units) + split_cost(p) + len({x for _, x in forks})
+        if path[-1] in children or used + extra > cap:
             continue
         used += extra
         split.add(p)
@@ -400,7 +445,7 @@ def _bounded(tree, d: _Drawn, keep, expand, pinned, active_leaf, cap, full: Grap
             heapq.heappush(heap, (rank(k, x), k, x))
     while True:
         hidden = {r for r, _ in sides if r not in paths} - set(shown)
-        layout = _fold(tree, d, True, keep, expand, _gone(children, hidden))
+        layout = _fold(tree, d, fold, keep, expand, spine | paths | _subtrees(children, shown))
         _add_more(layout, d, sides, hidden, rank)
         if layout.size() <= cap or not shown:
             break
@@ -409,15 +454,15 @@ def _bounded(tree, d: _Drawn, keep, expand, pinned, active_leaf, cap, full: Grap
     return layout
 
 
-def _gone(children, roots) -> set[str]:
-    """The entries in the subtrees under `roots`."""
-    gone: set[str] = set()
+def _subtrees(children, roots) -> set[str]:
+    """The entries in the subtrees under `roots` (themselves included)."""
+    out: set[str] = set()
     stack = list(roots)
     while stack:
         x = stack.pop()
-        gone.add(x)
+        out.add(x)
         stack.extend(children.get(x, ()))
-    return gone
+    return out
 
 
 def _add_more(layout: GraphLayout, d: _Drawn, sides, hidden: set[str], rank) -> None:
@@ -516,7 +561,7 @@ def _node_style(tree: SessionTree, e: Entry) -> tuple[str, dict[str, str]]:
 def _tooltip(tree: SessionTree, e: Entry) -> str:
     """What hovering a node says: its whole first line and what it costs in tokens."""
     text = entry_text(e) or str(e.type)
-    return f"{dot_text(text, 300)} · {format_tokens(entry_tokens(tree, e))} tokens"
+    return f"{dot_text(text, 160)} · {format_tokens(entry_tokens(tree, e))} tokens"
 
 
 MAX_DOT_URL = 4000  # dot reads no quoted string longer than 16,384 characters
@@ -543,6 +588,17 @@ def to_dot(tree: SessionTree, layout: GraphLayout, node_url, long_urls: dict[str
     g.attr("edge", color="#9ca3af", arrowhead="none")  # a tree drawn top-down needs no arrows
     active = tree.path_ids(tree.active_leaf) if tree.active_leaf else set()
     active_leaf = tree.conversation_leaf(tree.active_leaf)
+    clusters = _subagent_clusters(tree, layout)
+    sub = {root: graphviz.Digraph(name=f"cluster_{i}") for i, root in enumerate(dict.fromkeys(clusters.values()))}
+    for root, c in sub.items():
+        c.attr(label=f"sub-agent · {dot_text(_first_line(tree, root), 40)}", style="rounded,dashed", color="#8b5cf6",
+               fontcolor="#6d28d9", fontsize="9", labeljust="l")
+
+    def into(drawn_id: str):
+        """The graph a node goes in: its sub-agent's cluster, or the main drawing."""
+        root = clusters.get(drawn_id)
+        return sub[root] if root is not None else g
+
     for e in layout.nodes:
         label, attrs = _node_style(tree, e)
         if e.id in active:
@@ -553,24 +609,32 @@ def to_dot(tree: SessionTree, layout: GraphLayout, node_url, long_urls: dict[str
             attrs.update(penwidth="3", color="#16a34a")
             label += "\n● active leaf"
         # nohtml: a label such as "<b>hi</b>" is text to show, not one of dot's HTML labels.
-        g.node(dom_id(e.id), label=graphviz.nohtml(label), URL=link(e.id), id=dom_id(e.id),
+        into(dom_id(e.id)).node(dom_id(e.id), label=graphviz.nohtml(label), URL=link(e.id), id=dom_id(e.id),
                tooltip=graphviz.nohtml(_tooltip(tree, e)), **attrs)
     for seg in layout.segments:
         on_active = any(x.id in active for x in seg.entries)
-        first = dot_text(seg.first_user_line())
-        label = f"⋯ {len(seg.entries)} entries · {format_tokens(seg.tokens(tree))} tokens ⋯" + (f"\n{first}" if first else "")
-        g.node(
+        tokens = format_tokens(seg.tokens(tree))
+        turns = seg.user_turns()
+        if turns:  # a chain of turns, folded because the path is too long to draw turn by turn
+            first = seg.first_user_line()
+            lines = [f"⋯ {turns} turn{'s' if turns > 1 else ''} · {len(seg.entries)} entries · {tokens} tokens ⋯", dot_text(first)]
+            kind, fill = "segment turns", "#ffffff"
+        else:  # the assistant's work in one turn: its steps, the tools it called, what it cost
+            first = seg.first_text()
+            lines = [f"⚙ assistant · {len(seg.entries)} entries · {tokens} tokens", seg.tool_chips(), dot_text(first)]
+            kind, fill = "segment turn-work", "#f3f4f6"
+        into(seg.id).node(
             seg.id,
-            label=graphviz.nohtml(label),
+            label=graphviz.nohtml("\n".join(x for x in lines if x)),
             shape="box",
             style="dashed,filled",
-            fillcolor="#ffffff",
+            fillcolor=fill,
             color="#6b7280",
             fontsize="9",
             id=seg.id,
             URL=link(seg.first_id),
-            tooltip=graphviz.nohtml(f"{len(seg.entries)} entries folded: click to expand · " + dot_text(seg.first_user_line(), 300)),
-            **{"class": "segment" + (" on-active" if on_active else "")},
+            tooltip=graphviz.nohtml(f"{len(seg.entries)} entries folded: click to expand · " + dot_text(first, 160)),
+            **{"class": kind + (" on-active" if on_active else "")},
         )
     for more in layout.more:
         s = "" if more.branches == 1 else "es"
@@ -587,9 +651,44 @@ def to_dot(tree: SessionTree, layout: GraphLayout, node_url, long_urls: dict[str
             tooltip=f"{more.branches} side branch{s} left out of this drawing: click to draw them",
             **{"class": "segment more"},
         )
+    for c in sub.values():
+        g.subgraph(c)
     for a, b in layout.edges:
         g.edge(a, b)
     return g
+
+
+def _first_line(tree: SessionTree, entry_id: str) -> str:
+    return entry_text(tree.by_id[entry_id]) or str(tree.by_id[entry_id].type)
+
+
+def _subagent_clusters(tree: SessionTree, layout: GraphLayout) -> dict[str, str]:
+    """Drawn node -> the first entry of the sub-agent run it belongs to (Claude Code sidechain
+    entries, `Entry.sidechain`): each run is drawn boxed, off the main path."""
+    roots: dict[str, str] = {}
+
+    def root_of(entry_id: str) -> str:
+        seen = []
+        node = entry_id
+        while node not in roots:
+            parent = tree.parent.get(node)
+            if parent is None or not getattr(tree.by_id[parent], "sidechain", False):
+                roots[node] = node
+                break
+            seen.append(node)
+            node = parent
+        for x in seen:
+            roots[x] = roots[node]
+        return roots[node]
+
+    out: dict[str, str] = {}
+    for e in layout.nodes:
+        if getattr(e, "sidechain", False):
+            out[dom_id(e.id)] = root_of(e.id)
+    for seg in layout.segments:
+        if all(getattr(x, "sidechain", False) for x in seg.entries):
+            out[seg.id] = root_of(seg.first_id)
+    return out
 
 
 class DotTimeout(RuntimeError):

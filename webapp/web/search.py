@@ -8,12 +8,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.entries import Entry
+from ..core.errors import SessionError
 from ..core.search import FileIndex, SessionIndex, Snippet, searchable_text, snippet
 from ..core.storage import JsonlStorage
-from ..core.transcript import descend
+from ..core.transcript import branch_name, descend
 from ..core.tree import SessionTree
 from .store import LRU
-from .views import last_user_text, short
 
 RESULTS = 50  # hits listed; the count says how many there are in all
 
@@ -42,7 +42,10 @@ def file_matches(path: Path, query: str) -> bool:
     """Whether the session file mentions `query` anywhere (what the index page filter asks)."""
     index = _cached(_file_indexes, path, FileIndex)
     with _lock:
-        index.update(JsonlStorage(path))
+        try:
+            index.update(JsonlStorage(path))
+        except (OSError, SessionError):  # gone or unreadable since it was listed: no match
+            return False
         return index.matches(query)
 
 
@@ -63,9 +66,7 @@ def search_session(path: Path, tree: SessionTree, query: str) -> tuple[list[Hit]
         e = tree.by_id[entry_id]
         text = searchable_text(e.raw) + ("\n" + tree.labels[entry_id] if entry_id in tree.labels else "")
         leaf = descend(tree, entry_id, active)
-        label = next((tree.labels[x.id] for x in reversed(tree.path(leaf)) if x.id in tree.labels), None)
-        branch = label or short(last_user_text(tree.path(leaf)), 60) or leaf
-        hits.append(Hit(e, snippet(text, query), leaf, branch, entry_id in active))
+        hits.append(Hit(e, snippet(text, query), leaf, branch_name(tree, leaf, 60), entry_id in active))
     return hits, total
 
 

@@ -33,6 +33,7 @@ from .views import (
 
 bp = Blueprint("sessions", __name__)
 
+MORE_KINDS = ("problems", "messages", "raw", "line", "context")  # what /-/more/<kind> pages through
 TABS = ("node", "transcript", "search", "context", "branches", "summaries", "problems", "audit", "compact")
 
 
@@ -255,6 +256,7 @@ def _page_context(rel: str, tab: str, drawing: bool = True):
         "svg": svg,
         "graph_note": note,
         "selected_dom": layout.dom_for(node) if node else None,
+        "path_dom": list(dict.fromkeys(layout.dom_for(e.id) for e in tree.path(node))) if node else [],
         **_tab_context(rel, session, tab, node, layout),
     }
 
@@ -349,6 +351,8 @@ def _int_arg(name: str, default: int | None = None) -> int | None:
 @bp.get("/s/<path:rel>/-/more/<kind>")
 def more(rel: str, kind: str):
     """The next page of a text or list a panel cut at its budget (see budget.py)."""
+    if kind not in MORE_KINDS:
+        abort(404, description=f"nothing to page through called {kind!r}")
     session = store().session(rel)
     tree = session.tree
     offset = _int_arg("offset", 0)
@@ -381,15 +385,13 @@ def more(rel: str, kind: str):
             abort(404, description=f"no bad line {line}")
         args["line"] = line
         text, title = found[0].raw, f"line {line}"
-    elif kind == "context":
+    else:  # "context"
         node = _selected(session, request.args.get("node") or None)
         i, j = _int_arg("i", 0), _int_arg("j")
         view = request.args.get("view") or None
         args.update(node=node, i=i, j=j, view=view)
         text = _context_text(tree, node, i, j, view)
         title = f"message {i} of the context at {node}"
-    else:
-        abort(404, description=f"nothing to page through called {kind!r}")
     page = budget.page_of(text, offset)
     next_url = budget.more_url(rel, kind, page.next_offset, **args) if page.next_offset is not None else None
     template = "partials/_more_text.html" if is_fragment() else "more.html"

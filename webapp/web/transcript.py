@@ -10,12 +10,21 @@ from __future__ import annotations
 from flask import Blueprint, abort, redirect, render_template, request, url_for
 from markupsafe import Markup
 
-from ..core.entries import Entry, content_blocks, entry_text, short_id
-from ..core.transcript import FILTER_NAMES, FILTERS, WINDOW, Item, Options, Transcript, build_transcript, other_branches
+from ..core.entries import Entry, content_blocks
+from ..core.transcript import (
+    FILTER_NAMES,
+    FILTERS,
+    WINDOW,
+    Item,
+    Options,
+    Transcript,
+    branch_name,
+    build_transcript,
+    other_branches,
+)
 from ..core.tree import SessionTree
 from . import render, sessions
 from .graph import dom_id
-from .views import short
 
 bp = Blueprint("transcript", __name__)
 
@@ -99,7 +108,8 @@ def transcript_context(tree: SessionTree, node: str | None, args) -> dict:
     t = build_transcript(tree, node, args.get("leaf"), options)
     focus = t.index_of(node)
     start = max(0, focus - 10) if focus >= WINDOW - 10 else 0
-    return window_context(tree, t, start) | {"focus_id": node}
+    # The item that shows the node (a tool result is shown by its call's item).
+    return window_context(tree, t, start) | {"focus_id": t.items[focus].entry.id if t.items else None}
 
 
 def window_context(tree: SessionTree, t: Transcript, start: int, size: int = WINDOW) -> dict:
@@ -142,20 +152,6 @@ def window(rel: str):
     return render_template("partials/_transcript_window.html", rel=rel, tree=tree, focus_id=None, **ctx)
 
 
-def _branch_name(tree: SessionTree, leaf: str) -> str:
-    """A branch by the nearest label above its tip, else by its last user message (found by
-    walking up from the tip, not by building the whole path)."""
-    node: str | None = leaf
-    while node is not None:
-        e = tree.by_id[node]
-        if node in tree.labels:
-            return tree.labels[node]
-        if e.role == "user":
-            return short(entry_text(e), 70)
-        node = tree.parent[node]
-    return short_id(leaf)
-
-
 @bp.get("/s/<path:rel>/-/transcript/branches")
 def branch_list(rel: str):
     """The tips of the session, each a link that opens its branch in the transcript."""
@@ -164,6 +160,6 @@ def branch_list(rel: str):
     tree = sessions.store().session(rel).tree
     options = Options.from_args(request.args)
     active = tree.conversation_leaf(tree.active_leaf)
-    rows = [(leaf, _branch_name(tree, leaf), leaf == active) for leaf in tree.leaves()]
+    rows = [(leaf, branch_name(tree, leaf), leaf == active) for leaf in tree.leaves()]
     return render_template("partials/_transcript_branches.html", rel=rel, rows=rows,
                            current=request.args.get("leaf"), params=options.params())

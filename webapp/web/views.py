@@ -6,7 +6,12 @@ import bisect
 import weakref
 from dataclasses import dataclass
 
-from ..core.compaction import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS, CompactionPlan, plan_compaction
+from ..core.compaction import (
+    DEFAULT_RESERVE_TOKENS,
+    CompactionPlan,
+    plan_compaction,
+    suggested_keep_recent_tokens,
+)
 from ..core.context import Context, build_context, settings_on
 from ..core.entries import (
     BRANCH_SUMMARY,
@@ -205,9 +210,10 @@ def compaction_plan(
     tree: SessionTree, leaf: str | None, keep_recent_tokens: str = "", first_kept: str | None = None
 ) -> CompactionPlan:
     """The plan at a leaf, against the window of the model the branch uses; `keep_recent_tokens`
-    is the form's text (blank: the default). ValueError says what is wrong with it."""
+    is the form's text (blank: a budget that makes a cut on this branch, the SPEC default when the
+    branch is large enough). ValueError says what is wrong with it."""
     text = keep_recent_tokens.strip()
-    keep = int(text) if text.isascii() and text.isdigit() else DEFAULT_KEEP_RECENT_TOKENS if not text else None
+    keep = int(text) if text.isascii() and text.isdigit() else suggested_keep_recent_tokens(tree, leaf) if not text else None
     if keep is None:
         raise ValueError(f"keep the most recent tokens: {text!r} is not a whole number")
     settings = settings_on(tree, tree.path(leaf))
@@ -219,10 +225,13 @@ def compaction_overlay(plan: CompactionPlan, layout: GraphLayout) -> dict:
     """Drawn nodes a compaction would summarize, keep, and where it cuts."""
     summarized = {e.id for e in plan.entries_to_summarize()}
     kept = {s.id for s in plan.context.sources if s.id not in summarized and s is not plan.context.compaction}
+    cut = plan.first_kept_entry_id
     return {
         "summarize": sorted({layout.dom_for(i) for i in summarized}),
         "kept": sorted({layout.dom_for(i) for i in kept}),
-        "cut": layout.dom_for(plan.first_kept_entry_id) if plan.first_kept_entry_id else None,
+        "cut": layout.dom_for(cut) if cut else None,
+        # The fold (its first entry, as the `expand` state names folds) that hides the cut, if any.
+        "cutFold": next((s.first_id for s in layout.segments if cut and s.id == layout.member_of.get(cut)), None),
     }
 
 

@@ -1,0 +1,72 @@
+"""`make serve` serves a fresh copy of sample_sessions/: a fork made in the browser lands in the
+copy and leaves the tracked sample files byte-identical (#8.6)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from playwright.sync_api import expect
+
+from webapp.core.session import Session
+
+PROJECT = Path(__file__).resolve().parents[2]
+SAMPLES = PROJECT / "sample_sessions"
+RICH = "--home-ana-projects-invoice-api--/2026-03-02T09-14-05-221Z_019cadd3-8025-7970-85d9-5954058b4714.jsonl"
+GOOD_APPROACH = "019cadd5-4547-793f-ae6d-00b2e72993a4"  # an assistant message inside the tree
+
+
+def digests(root: Path) -> dict[str, str]:
+    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest() for p in root.rglob("*")
+            if p.is_file()}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until_up(url: str, proc: subprocess.Popen) -> None:
+    for _ in range(150):
+        if proc.poll() is not None:
+            raise AssertionError(f"make serve-demo exited: {proc.stdout.read()}")
+        try:
+            urllib.request.urlopen(url, timeout=1)
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise AssertionError("the server did not start")
+
+
+def test_a_fork_on_the_demo_copy_leaves_the_samples_untouched(page, tmp_path):
+    assert ".demo/" in (PROJECT / ".gitignore").read_text().split()
+    before = digests(SAMPLES)
+    demo, port = tmp_path / "demo", free_port()
+    # The recipe `make serve` runs after installing (serve-demo), with this test's venv and folder.
+    proc = subprocess.Popen(["make", "-s", "-C", str(PROJECT), "serve-demo", f"BIN={Path(sys.executable).parent}",
+                             f"DEMO={demo}", f"PORT={port}"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)  # its own group: make and the server stop together
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_until_up(url + "/", proc)
+        page.goto(f"{url}/s/{RICH}?node={GOOD_APPROACH}")
+        page.click("#node-panel button:has-text('Fork here')")
+        form = page.locator("#fork-form")
+        expect(form).to_contain_text("The active leaf moves to")
+        form.locator("button[type=submit]").click()
+        expect(page.locator("#node-panel .badge.active")).to_be_visible()
+        page.wait_for_function(f"document.querySelector('#graph g.node.active-leaf')?.id === 'e-{GOOD_APPROACH}'")
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=10)
+    assert Session.open(demo / RICH).tree.active_leaf == GOOD_APPROACH  # the fork landed in the copy
+    assert digests(SAMPLES) == before
+    assert page.errors == []

@@ -1,0 +1,64 @@
+"""Continue a session we may not write to in a new pi v3 file (SPEC §5c).
+
+The path to the chosen entry is copied into a new file beside the source, whose header names the
+source as `parentSession`; the source is only read. Entries keep their ids where these are UUIDs
+(so the copy can be matched with its source) and get new UUID v7 ids otherwise (pi v1's line
+numbers, a duplicate's suffixed id), and every reference between copied entries follows them.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+from .entries import BRANCH_SUMMARY, COMPACTION, LABEL, LEAF, Entry, new_id, now_iso
+from .errors import SessionError
+from .reader import first_kept_id
+from .session import FILLED_KEYS, Session, write_new_session
+from .storage import JsonlStorage
+
+# Keys of a copied entry that name another entry of the session, by entry type.
+_REFERENCES = {COMPACTION: "firstKeptEntryId", BRANCH_SUMMARY: "fromId"}
+
+
+def is_uuid(entry_id: str) -> bool:
+    try:
+        return str(uuid.UUID(entry_id)) == entry_id.lower()
+    except ValueError:
+        return False
+
+
+def continue_in_new_session(session: Session, leaf_id: str | None) -> Path:
+    """A new v3 file holding the path from the root to `leaf_id` (and the labels on it), in the
+    source's folder; its last entry is the active leaf. Returns its path."""
+    if not isinstance(session.storage, JsonlStorage):
+        raise SessionError("only a session file can be continued in a new file")
+    tree = session.tree
+    path = [e for e in tree.path(leaf_id) if e.type not in (LEAF, LABEL)]  # markers say nothing here
+    ids = {e.id: e.id if is_uuid(e.id) else new_id() for e in path}
+    lines, parent = [], None
+    for entry in path:
+        lines.append(_copy(entry, ids, parent))
+        parent = ids[entry.id]
+    for target, text in tree.labels.items():
+        if target in ids:
+            lines.append({"type": LABEL, "id": new_id(), "parentId": parent, "timestamp": now_iso(),
+                          "targetId": ids[target], "label": text})
+            parent = lines[-1]["id"]
+    header = tree.header or {}
+    cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else ""
+    source = session.storage.path.resolve()
+    return write_new_session(source.parent, cwd, str(source), lines)
+
+
+def _copy(entry: Entry, ids: dict[str, str], parent: str | None) -> dict:
+    line = {"type": entry.type, "id": ids[entry.id], "parentId": parent, "timestamp": entry.timestamp or now_iso()}
+    line.update((k, v) for k, v in entry.raw.items() if k not in FILLED_KEYS and k != "type")
+    if entry.type == COMPACTION:
+        # Claude Code and Codex compactions keep nothing before them: in pi v3 that is a compaction
+        # whose first kept entry is itself (pi keeps the entries before it from that id on: none).
+        line["firstKeptEntryId"] = first_kept_id(entry) or line["id"]
+    ref = _REFERENCES.get(entry.type)
+    if ref and line.get(ref) in ids:
+        line[ref] = ids[line[ref]]
+    return line

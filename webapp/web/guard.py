@@ -1,0 +1,58 @@
+"""Which requests may write, decided once for every route (SPEC §5c and read-only mode).
+
+Every POST route writes unless it is marked `computes_only` (a summary preview, a comparison):
+so a new write route is refused where writes are refused without anyone remembering to.
+A write is refused (403, with the reason) when the app serves read-only (`READ_ONLY`, set by
+`session-tree serve --read-only`), or when the session it names may not be written (a pi v1/v2
+file, another agent's, one without write permission) — except by a route marked `creates_file`,
+which writes a new session beside it and never the one it names. Templates ask `write_refusal`
+the same question to leave out the controls that would be refused.
+"""
+
+from __future__ import annotations
+
+from flask import Flask, abort, current_app, request
+
+READ_ONLY_MODE = "this app serves the sessions read-only (session-tree serve --read-only): nothing is written"
+
+
+def computes_only(view):
+    """Mark a POST route that writes nothing (POST only because its input is a form)."""
+    view.computes_only = True
+    return view
+
+
+def creates_file(view):
+    """Mark a write route that creates a new session file and leaves the one it names as it is."""
+    view.creates_file = True
+    return view
+
+
+def write_refusal(rel: str | None = None) -> str | None:
+    """Why a write (to session `rel`, if given) would be refused, in one line; None if allowed."""
+    if serving_read_only():
+        return READ_ONLY_MODE
+    return current_app.extensions["session_store"].session(rel).read_only_reason if rel else None
+
+
+def serving_read_only() -> bool:
+    return bool(current_app.config["READ_ONLY"])
+
+
+def protect(app: Flask) -> None:
+    app.config.setdefault("READ_ONLY", False)
+    app.add_template_global(write_refusal)
+    app.add_template_global(serving_read_only)
+
+    @app.before_request
+    def refuse_writes():
+        if request.method != "POST":
+            return None
+        view = app.view_functions.get(request.endpoint)
+        if view is None or getattr(view, "computes_only", False):
+            return None
+        rel = None if getattr(view, "creates_file", False) else (request.view_args or {}).get("rel")
+        reason = write_refusal(rel)
+        if reason:
+            abort(403, description=reason)
+        return None
