@@ -159,8 +159,7 @@ def test_context_json(capsys, branched):
     assert ctx["leafId"] == "u3"
     assert ctx["model"] == {"provider": "p1", "modelId": "m1"}  # the assistant reply's model
     assert ctx["thinkingLevel"] is None and ctx["activeTools"] is None
-    assert set(ctx["tokens"]) == {"context", "reported", "estimated"}
-    assert ctx["tokens"]["reported"] == 50  # the assistant reply's usage
+    assert set(ctx["tokens"]) == {"context", "estimated"}
     assert ctx["tokens"]["context"] == 50 + ctx["tokens"]["estimated"] and ctx["tokens"]["estimated"] > 0
     assert [(m["entryId"], m["role"]) for m in ctx["messages"]] == [("u1", "user"), ("a2", "assistant"), ("u3", "user")]
     assert ctx["messages"][0]["content"] == "first question"
@@ -174,7 +173,7 @@ def test_context_json_model_is_null_without_one(capsys, tmp_path):
     b = Builder()
     b.user("q")
     ctx = run_json(capsys, "context", b.write(tmp_path / "s.jsonl"), "--json")
-    assert ctx["model"] is None and ctx["tokens"] == {"context": 1, "reported": 0, "estimated": 1}
+    assert ctx["model"] is None and ctx["tokens"] == {"context": 1, "estimated": 1}
 
 
 def test_validate_exit_codes(capsys, tmp_path, branched):
