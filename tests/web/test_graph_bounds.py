@@ -220,7 +220,7 @@ def test_the_overview_folds_by_turns_and_never_hides_what_the_user_said():
     assert users and all(u in drawn for u in users)
     work = [s for s in layout.segments if not s.user_turns()]
     assert work and all(s.entries[0].role in ("assistant", "toolResult") or s.entries[0].type != "message" for s in work)
-    source = graph.to_dot(tree, layout, lambda i, *_: "?node=" + i).source
+    source = graph.to_dot(tree, layout, lambda i: "?node=" + i).source
     assert "⚙ assistant ·" in source and re.search(r"(bash|read|edit|write)( ×\d+)?", source)
 
 
@@ -232,7 +232,7 @@ def test_a_path_too_long_to_draw_turn_by_turn_folds_chains_of_turns_under_the_ca
     layout = graph.build_layout(tree)
     assert layout.size() <= graph.MAX_DRAWN
     assert [s for s in layout.segments if s.user_turns() > 1]
-    source = graph.to_dot(tree, layout, lambda i, *_: "?node=" + i).source
+    source = graph.to_dot(tree, layout, lambda i: "?node=" + i).source
     assert re.search(r"⋯ \d+ turns · \d+ entries · [\d.]+k? tokens ⋯", source)
 
 

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import threading
 import weakref
+from urllib.parse import urlencode
 from dataclasses import dataclass, field
 
 import graphviz
@@ -568,14 +569,16 @@ MAX_DOT_URL = 4000  # dot reads no quoted string longer than 16,384 characters
 
 
 def to_dot(tree: SessionTree, layout: GraphLayout, node_url, long_urls: dict[str, str] | None = None) -> graphviz.Digraph:
-    """The dot graph; `node_url(entry_id, extra=None)` gives the link each node carries (its deep
-    link, with `extra` query parameters). A link too long for dot (an entry id of thousands of
+    """The dot graph; `node_url(entry_id)` gives the link each node carries (its deep link; a
+    "more branches" node adds the `open` parameter). A link too long for dot (an entry id of thousands of
     characters) goes in as a placeholder, kept in `long_urls` for render_svg to put back."""
     if long_urls is None:
         long_urls = {}
 
     def link(entry_id: str, extra: dict | None = None) -> str:
-        url = node_url(entry_id, extra) if extra else node_url(entry_id)
+        url = node_url(entry_id)
+        if extra and not url.startswith("#"):
+            url += ("&" if "?" in url else "?") + urlencode(extra)
         if len(url) <= MAX_DOT_URL:
             return url
         token = f"?long={len(long_urls)}"

@@ -94,13 +94,14 @@ class GraphOptions:
         return urlencode(params)
 
 
-def _layout(rel: str, session: Session, options: GraphOptions):
+def _layout(rel: str, session: Session, options: GraphOptions, pinned: frozenset[str] = frozenset()):
     """What the graph draws, cached on the file version and the folding options (never on the
-    selected node: selecting a drawn node costs no layout and no `dot`)."""
-    key = ("layout", rel, session.storage.version_key(), options.collapse, options.expand)
+    selected node: selecting a drawn node costs no layout and no `dot`); `pinned` entries (the
+    presenter's) are never folded."""
+    key = ("layout", rel, session.storage.version_key(), options.collapse, options.expand, pinned)
     layout = store().views.get(key)
     if layout is None:
-        layout = build_layout(session.tree, options.collapse, options.expand)
+        layout = build_layout(session.tree, options.collapse, options.expand, pinned)
         store().views.put(key, layout)
     return layout
 
@@ -146,7 +147,12 @@ class _OneRun:
 _one_run = _OneRun()
 
 
-def _svg(rel: str, session: Session, options: GraphOptions, layout) -> tuple[str | None, str | None]:
+def _svg(rel: str, session: Session, options: GraphOptions, layout) -> str | None:
+    """The drawing (None when `dot` ran out of time even on the folded one)."""
+    return _drawing(rel, session, options, layout)[0]
+
+
+def _drawing(rel: str, session: Session, options: GraphOptions, layout) -> tuple[str | None, str | None]:
     """The drawing and a note (why it is not the one asked for), cached on the file version, the
     folded segments and the options its links carry. When `dot` runs out of time the fully
     folded drawing is shown instead, and when that fails too, only the note."""
@@ -159,10 +165,9 @@ def _svg(rel: str, session: Session, options: GraphOptions, layout) -> tuple[str
             return svg
         suffix = "&" + extra if extra else ""
 
-        def node_url(entry_id: str, more: dict | None = None) -> str:
+        def node_url(entry_id: str) -> str:
             # Relative links (`?node=...`): the drawing is only ever shown on this session's page.
-            tail = "&" + urlencode(more) if more else ""
-            return f"?node={quote(entry_id, safe='')}{suffix}{tail}"
+            return f"?node={quote(entry_id, safe='')}{suffix}"
 
         try:
             svg = render_svg(session.tree, layout, node_url)
@@ -178,7 +183,7 @@ def _svg(rel: str, session: Session, options: GraphOptions, layout) -> tuple[str
     if options.collapse == "on" and not options.expand:
         return None, note + "Use the Branches tab to move through the session."
     folded = GraphOptions({"collapse": "on"})
-    svg, _ = _svg(rel, session, folded, _layout(rel, session, folded))
+    svg, _ = _drawing(rel, session, folded, _layout(rel, session, folded))
     return svg, note + ("The folded drawing is shown instead." if svg else "Use the Branches tab to move through the session.")
 
 
@@ -246,7 +251,7 @@ def _page_context(rel: str, tab: str, drawing: bool = True):
     options = GraphOptions(request.args)
     options.known(tree)
     layout = _layout_showing(rel, session, options, node)
-    svg, note = _svg(rel, session, options, layout) if drawing else (None, None)
+    svg, note = _drawing(rel, session, options, layout) if drawing else (None, None)
     return {
         "rel": rel,
         "session": session,
