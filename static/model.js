@@ -96,8 +96,8 @@
   // page's `expand` state, as a click on the fold would) and load the preview again to draw it.
   let unfolded = null;
   document.addEventListener("htmx:afterSwap", (evt) => {
-    const target = evt.detail.target;
-    if (target.id !== "panel" || !$("#compact-panel")) return;
+    const target = evt.detail.target || evt.target; // a history restore swaps the body: no target
+    if (!target || target.id !== "panel" || !$("#compact-panel")) return;
     commitReady();
     const data = $("#overlay");
     const o = data && JSON.parse(data.textContent);

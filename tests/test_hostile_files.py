@@ -173,6 +173,7 @@ def cli_argvs(path: Path, entry: str) -> list[list[str]]:
 
 def check_cli(path: Path, monkeypatch) -> None:
     entry = entry_ids(path)[0] if entry_ids(path) else "a1"
+    monkeypatch.chdir(path.parent)  # what a command writes to the current folder lands in tmp_path
     for argv in cli_argvs(path, entry):
         out, err = io.StringIO(), io.StringIO()
         monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b'{"type":"message","message":{"role":"user","content":"x"}}')))

@@ -192,7 +192,7 @@ def cmd_context(args) -> int:
                 "model": ctx.settings.model,
                 "thinkingLevel": ctx.settings.thinking_level,
                 "activeTools": ctx.settings.active_tools,
-                "tokens": {"context": tokens.context, "reported": tokens.reported, "estimated": tokens.estimated},
+                "tokens": {"context": tokens.context, "estimated": tokens.estimated},
                 "compactionId": ctx.compaction.id if ctx.compaction else None,
                 "problems": ctx.problems,
                 "messages": ctx.messages,
@@ -508,7 +508,7 @@ def cmd_export(args) -> int:
     from .web.export import export_session  # Flask (its templates) only when exporting
 
     html = export_session(args.file, args.leaf)
-    out = args.output or args.file.with_suffix(".html")
+    out = args.output or Path(args.file.stem + ".html")  # never beside the session: its folder may be another agent's
     out.write_text(html, encoding="utf-8")
     print(f"session-tree: wrote {out} ({len(html.encode()):,} bytes)")
     return 0
@@ -516,7 +516,7 @@ def cmd_export(args) -> int:
 
 def _export_command(command) -> None:
     sp = command("export", cmd_export, "write the session as one self-contained HTML file (every branch, or --leaf's)")
-    sp.add_argument("-o", "--output", metavar="OUT.html", type=Path, help="default: FILE with .html")
+    sp.add_argument("-o", "--output", metavar="OUT.html", type=Path, help="default: the session file's name with .html, in the current folder")
     sp.add_argument("--leaf", metavar="ID", help="only the path from the root to this entry")
 
 

@@ -21,7 +21,7 @@ from .core.context import build_context
 from .core.entries import MODEL_CHANGE, THINKING_LEVEL_CHANGE
 from .core.errors import InvalidWrite
 from .core.request import build_request
-from .core.session import ACTIVE, Session
+from .core.session import ACTIVE, Session, user_message
 from .model_errors import ModelError, detail, model_error
 
 DEFAULT_TIMEOUT = 60.0
@@ -95,12 +95,6 @@ class Reply:
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
-
-
-def user_entry(text: str) -> dict:
-    """A user message as pi writes one, ready to append."""
-    return {"type": "message", "message": {"role": "user", "content": [{"type": "text", "text": text}],
-                                           "timestamp": _now_ms()}}
 
 
 def _litellm():
@@ -351,7 +345,7 @@ def record_model_choice(session: Session, config: ModelConfig, user_id: str) -> 
         e = tree.by_id[child]
         if e.type == MODEL_CHANGE and (e.get("provider"), e.get("modelId")) == (provider, model_id):
             return child
-    return session.append({"type": MODEL_CHANGE, "provider": provider, "modelId": model_id}, parent=user_id)["id"]
+    return session.append_model_change(provider, model_id, parent=user_id)["id"]
 
 
 def waiting_user(session: Session, entry_id: str | None) -> str:
@@ -376,7 +370,7 @@ def reply_to(session: Session, config: ModelConfig, user_id: str, on_delta: Delt
     at = record_model_choice(session, config, user_id)
     request = build_request(build_context(session.tree, at))
     reply = complete(config, request.llm_messages(), stream=True, on_delta=on_delta)
-    return session.append({"type": "message", "message": reply.assistant_message()}, parent=at)
+    return session.append_message(reply.assistant_message(), parent=at)
 
 
 def continue_branch(
@@ -401,7 +395,7 @@ def continue_branch(
     else:
         if not text.strip():
             raise InvalidWrite("the message is empty")
-        user = session.append(user_entry(text), parent=ACTIVE if leaf is None else leaf)
+        user = session.append_message(user_message(text), parent=ACTIVE if leaf is None else leaf)
     try:
         assistant = reply_to(session, config, user["id"], on_delta)
     except ModelError as exc:

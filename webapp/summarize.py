@@ -29,6 +29,7 @@ from .core.compaction import (
 from .core.context import settings_on
 from .core.entries import BRANCH_SUMMARY, COMPACTION, Entry, as_key, content_text, tool_calls
 from .core.errors import InvalidWrite
+from .core.formats.tools import tool_action
 from .core.reader import first_kept_id
 from .core.session import ForkResult, Session
 from .llm import DeltaCallback, ModelConfig, Reply, complete
@@ -228,12 +229,10 @@ def _completed_work(entries: list[Entry]) -> list[str]:
     out = []
     for e in entries:
         for call in tool_calls(e):
-            args = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}
-            path = args.get("path") or args.get("file_path")
-            name = as_key(call.get("name"))
-            if call.get("id") in failed or not isinstance(path, str) or name not in ("edit", "write"):
+            action = tool_action(call)
+            if call.get("id") in failed or action.kind not in ("edit", "write"):
                 continue
-            out.append(f"{'Edited' if name == 'edit' else 'Wrote'} `{path}`")
+            out.extend(f"{'Edited' if action.kind == 'edit' else 'Wrote'} `{path}`" for path in action.paths)
     return _unique(out)
 
 

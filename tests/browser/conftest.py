@@ -61,6 +61,11 @@ def live_server(sessions_root):
 
 @pytest.fixture(scope="session")
 def browser():
+    # The app imports litellm on its first model call (seconds, more on a loaded machine): import it
+    # once here, so that a test's wait for a reply measures the app, not the import.
+    from webapp.llm import _litellm
+
+    _litellm()
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
         yield b

@@ -47,8 +47,7 @@ def test_an_html_page_with_a_200_is_an_error_with_its_details_and_no_reply(serve
     page.fill("#fork-form textarea[name=message]", "Is anyone there?")
     page.click("#fork-form button:has-text('Send')")
     status = page.locator("#fork-form .form-status")
-    # The first model call of the process waits for litellm to import: seconds on a loaded machine.
-    expect(status).to_contain_text("answered with text/html, not a model reply", timeout=45000)
+    expect(status).to_contain_text("answered with text/html, not a model reply", timeout=10000)
     expect(status).not_to_contain_text("replied")
     fold = page.locator("#fork-form details.error-details")
     expect(fold).to_be_visible()
@@ -115,8 +114,8 @@ def test_a_cut_inside_a_fold_is_unfolded_and_brought_into_view(tmp_path, page, c
         expect(cut).to_have_count(1, timeout=15000)
         expect(cut).to_have_id("e-L839", timeout=15000)  # the entry itself, not the fold that held it
         expect(cut).to_be_in_viewport()
-        expand = page.locator("#graph-state [name=expand]").input_value()
-        assert expand and "," not in expand  # only the fold (the turn) that held the cut is opened
+        # only the turn that holds the cut is opened: the one its user message (line 837) starts
+        assert page.locator("#graph-state [name=expand]").input_value() == "L837"
         assert page.errors == [] and console == []
     finally:
         live.stop()

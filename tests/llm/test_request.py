@@ -14,6 +14,7 @@ from tests.fake_llm import strict_problem
 from webapp.cli import main
 from webapp.core.context import build_context
 from webapp.core.continuation import continue_in_new_session
+from webapp.core.continuation import continue_in_new_session
 from webapp.core.reader import parse_bytes
 from webapp.core.request import ADD_RESULT, NO_RESULT, SKIP_ABORTED, SKIP_EMPTY, SKIP_ERROR, SKIP_ORPHAN, build_request
 from webapp.core.session import Session
@@ -97,13 +98,17 @@ def test_context_request_prints_what_was_added_and_skipped(capsys, tmp_path):
 
 @pytest.mark.parametrize("source", PI_FIXTURES + SAMPLE_FILES, ids=lambda p: p.name)
 def test_continue_is_accepted_by_a_strict_server_on_every_real_session(source, tmp_path, llm_server, config):
+    """pi v1 files are read-only (SPEC §5c): they are continued in a new v3 session, as a user would."""
     path = tmp_path / source.name
     shutil.copy(source, path)
-    llm_server.behave("stream", pieces=["Accepted."])
     session = Session.open(path)
-    if session.read_only_reason:  # a pi v1 file is continued in a new v3 file (SPEC §5c)
-        path = continue_in_new_session(session, session.tree.conversation_leaf(session.tree.active_leaf))
+    if session.read_only_reason:
+        assert (session.log.header or {}).get("version") != 3
+        before = path.read_bytes()
+        path = continue_in_new_session(session, session.tree.active_leaf)
         session = Session.open(path)
+        assert (tmp_path / source.name).read_bytes() == before  # the source is never changed
+    llm_server.behave("stream", pieces=["Accepted."])
     result = continue_branch(session, config, "Carry on.")
     assert llm_server.refused == []
     sent = llm_server.requests[-1]["messages"]

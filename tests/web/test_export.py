@@ -31,7 +31,7 @@ def test_a_branch_export(app_and_ids):  # noqa: F811
     assert app.test_client().get("/s/--proj--/s.jsonl/export?leaf=nope").status_code == 404
 
 
-def test_the_export_command(app_and_ids, tmp_path, capsys):  # noqa: F811
+def test_the_export_command(app_and_ids, tmp_path, capsys, monkeypatch):  # noqa: F811
     app, ids = app_and_ids
     session = next(p for p in (tmp_path / "sessions").rglob("*.jsonl"))
     before = session.read_bytes()
@@ -39,6 +39,10 @@ def test_the_export_command(app_and_ids, tmp_path, capsys):  # noqa: F811
     assert main(["export", str(session), "-o", str(out)]) == 0
     assert "All green" in out.read_text() and "another way" in out.read_text()
     assert f"wrote {out}" in capsys.readouterr().out
+    monkeypatch.chdir(tmp_path / "sessions")
+    assert main(["export", str(session), "--leaf", ids["hidden"]]) == 0  # default: in the current folder
+    assert "the quokka lives here" in (tmp_path / "sessions" / (session.stem + ".html")).read_text()
+    assert not session.with_suffix(".html").exists()  # nothing written into the session's folder
     assert main(["export", str(session), "--leaf", ids["side"][-2:] + "zz"]) == 2
     assert "error" in capsys.readouterr().err
     assert session.read_bytes() == before  # never written to

@@ -78,7 +78,7 @@ class SessionSummary:
 
 def first_user_message(tree: SessionTree) -> str | None:
     for e in tree.entries:
-        if e.type == MESSAGE and e.role == "user":
+        if e.type == MESSAGE and e.role == "user" and not e.sidechain and not e.message.get("isMeta"):
             text = content_text(e.message.get("content"), " ").strip()
             if text:
                 return text

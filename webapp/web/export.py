@@ -14,7 +14,7 @@ from pathlib import Path
 from flask import Blueprint, Flask, current_app, request
 
 from ..core.catalog import first_user_message
-from ..core.entries import COMPACTION
+from ..core.entries import COMPACTION, MODEL_CHANGE
 from ..core.session import Session
 from ..core.transcript import (
     FILTER_NAMES,
@@ -26,6 +26,7 @@ from ..core.transcript import (
     only_tool_calls,
     other_branches,
 )
+from ..core.tokens import entry_cost
 from ..core.tree import SessionTree
 from . import render, sessions
 from .graph import build_layout, dom_id, render_svg
@@ -65,7 +66,8 @@ def export_html(app: Flask, tree: SessionTree, title: str, leaf: str | None = No
             tree=tree, title=title, sections=blocks, svg=svg, css=css, script=(STATIC / "export.js").read_text(),
             options=options, labels=tree.labels, item_body=plain_item_body, export=True, filters=FILTERS,
             filter_names=FILTER_NAMES, focus_id=None, compactions=sum(1 for e in tree.entries if e.type == COMPACTION),
-            leaf=leaf, dom=dom_id,
+            leaf=leaf, dom=dom_id, cost=sum(entry_cost(e) for e in tree.entries),
+            models=sorted({f"{e.get('provider')}/{e.get('modelId')}" for e in tree.entries if e.type == MODEL_CHANGE}),
         )
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from flask import Flask, abort, current_app, request
 
-READ_ONLY_MODE = "this app serves the sessions read-only (session-tree serve --read-only): nothing is written"
+READ_ONLY_MODE = "Read-only: this app was started with session-tree serve --read-only, so nothing is written"
 
 
 def computes_only(view):

@@ -43,14 +43,14 @@ def present(rel: str):
     entries = path[lo:hi]
     options = Options()
     graph = sessions.GraphOptions({})
-    layout = sessions._layout_showing(rel, session, graph, entries[0].id)
-    svg, _note = sessions._svg(rel, session, graph, layout) if view == "graph" else (None, None)
+    layout = sessions._layout_showing(rel, session, graph, entries[0].id)  # the turn is drawn, not folded
+    svg, note = sessions._svg(rel, session, graph, layout) if view == "graph" else (None, None)
     return render_template(
         "present.html",
         rel=rel, tree=tree, leaf=path[-1].id, turn=turn, turns=len(starts), view=view,
         items=items_of(entries, options, tree.labels), options=options, item_body=item_body,
         labels=tree.labels, branches_at={}, focus_id=None, present=True,
-        svg=svg,
+        svg=svg, graph_note=note,
         here=sorted({layout.dom_for(e.id) for e in entries}), path_doms=sorted({layout.dom_for(e.id) for e in path}),
         step=lambda n: url_for("present.present", rel=rel, leaf=path[-1].id, turn=n, **_view(view)),
         dom_id=dom_id,

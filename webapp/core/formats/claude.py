@@ -9,6 +9,7 @@ lines without a `uuid` are session metadata, not nodes.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..entries import Entry
@@ -97,6 +98,10 @@ class _Node:
         self.sidechain = sidechain
         self.msg_id = None
         self.user_like = False
+
+
+_COMMAND_NAME = re.compile(r"<command-name>(.*?)</command-name>", re.S)
+_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
 
 
 class ClaudeReader(ReadOnlyReader):
@@ -283,9 +288,21 @@ class _Build:
                 found["ai"] = o["aiTitle"]
             elif t == "summary" and isinstance(o.get("summary"), str) and o.get("leafUuid") in uuids:
                 found["summary"] = o["summary"]
-        title = found.get("custom") or found.get("ai") or found.get("summary")
+        title = found.get("custom") or found.get("ai") or found.get("summary") or self._first_command()
         if title:
             self.header["title"] = title
+
+    def _first_command(self) -> str | None:
+        """A session that starts with a slash command is named by it (`/orchestrator create a
+        TODO app`), not by the command's markup, which is what its first user line holds."""
+        first = next((n for n in self.nodes if n.kind == "user" and not n.sidechain
+                      and not n.raw["message"].get("isMeta")), None)
+        text = _text(first.raw["message"].get("content")) if first else ""
+        name = _COMMAND_NAME.search(text)
+        if not name:
+            return None
+        args = _COMMAND_ARGS.search(text)
+        return " ".join(filter(None, (name.group(1).strip(), args.group(1).strip() if args else "")))
 
     # -- the tree ------------------------------------------------------------------------------
 
