@@ -155,7 +155,7 @@ def bench_open(name: str, runs: int) -> list[Row]:
 
 
 def deepest_leaf(tree) -> str:
-    return max(tree.leaves(), key=tree.depth)
+    return max(tree.leaves(), key=lambda leaf: len(tree.path(leaf)))
 
 
 def bench_context(runs: int = 21) -> list[Row]:

@@ -81,3 +81,13 @@ def page(browser):
     pg.on("dialog", lambda d: (pg.errors.append(f"dialog: {d.message}"), d.dismiss()))
     yield pg
     context.close()
+
+
+@pytest.fixture(autouse=True)
+def console(page):
+    """Console errors of the page; with its uncaught exceptions (page.errors), every browser test
+    ends with none (a test that provokes one on purpose checks it and clears it)."""
+    errors: list[str] = []
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    yield errors
+    assert page.errors == [] and errors == []

@@ -28,13 +28,6 @@ def server(tmp_path):
     live.stop()
 
 
-@pytest.fixture
-def console(page):
-    errors = []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    return errors
-
-
 def test_editing_the_summary_updates_its_audit(server, page, console):
     page.goto(server.url + "/s/--home-ana-proj--/importer.jsonl?tab=compact&node=a6&keep_recent_tokens=20")
     page.click("#compact-form button:has-text('Generate the summary')")

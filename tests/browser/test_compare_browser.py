@@ -63,14 +63,6 @@ def shared_length(file, tips):
     return n
 
 
-@pytest.fixture
-def console(page):
-    """Console errors of the page (a failed fetch, a CSP refusal, a script error)."""
-    errors = []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    return errors
-
-
 def test_two_branches_from_the_branch_list(live_server, page, console):
     tips = compare_from_branch_list(live_server, page, 2)
     expect(page.locator(".cmp-branch-head")).to_have_count(2)

@@ -15,15 +15,6 @@ LINEAR = "019a966d-4156-7b5f-a5c6-ef5f3ad16722"
 GOOD_APPROACH = "019cadd5-4547-793f-ae6d-00b2e72993a4"
 
 
-@pytest.fixture
-def console(page):
-    """Console errors and uncaught exceptions of the page: every test ends with none."""
-    errors = page.errors
-    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-    yield errors
-    assert errors == []
-
-
 def tree_of(live_server, name):
     return Session.open(live_server.root / live_server.rel(name)[3:]).tree
 

@@ -17,14 +17,6 @@ OPERAND_RESULT = "019cadd9-c9b4-7789-a029-0d19d9b6a93c"  # the only entry with "
 XSS_MESSAGE = "019cade3-5750-7062-ae4e-2bd307acf337"
 
 
-@pytest.fixture
-def console(page):
-    """Console errors (a CSP violation is one) and uncaught page errors, to assert there are none."""
-    errors = page.errors
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    return errors
-
-
 def open_transcript(live_server, page, **params):
     query = "&".join(f"{k}={v}" for k, v in {"tab": "transcript", **params}.items())
     page.goto(live_server.url + live_server.rel(RICH) + "?" + query)
