@@ -22,20 +22,30 @@
     svg.removeAttribute("width");
     svg.removeAttribute("height");
     svg.setAttribute("preserveAspectRatio", "xMidYMid meet");
+    legible = null;
     const selected = $("#graph .graph-svg").dataset.selected;
     const focusId = focusAfterDraw && drawnId(focusAfterDraw);
     const focus = focusId && document.getElementById(focusId);
     focusAfterDraw = null;
-    if (focus) {
-      markSelected(selected);
-      zoomTo(focus.id, false);
-    } else if (selected && document.getElementById(selected)) {
-      markSelected(selected);
-      zoomTo(selected, false);
-    } else {
-      fit();
+    markSelected(selected);
+    initMinimap(); // before the view: where it sits is kept clear of the node shown
+    if (focus) zoomTo(focus.id, false);
+    else fit();
+  }
+
+  // The smallest scale (pixels per drawing unit) at which the drawing's smallest text renders at
+  // MIN_TEXT_PX: "Fit" and the first view never zoom out below it.
+  const MIN_TEXT_PX = 11;
+  let legible = null;
+  function legibleScale() {
+    if (legible) return legible;
+    let smallest = Infinity;
+    for (const t of svgEl().querySelectorAll("text[font-size]")) {
+      const size = parseFloat(t.getAttribute("font-size"));
+      if (size > 0 && size < smallest) smallest = size;
     }
-    initMinimap();
+    legible = MIN_TEXT_PX / (Number.isFinite(smallest) ? smallest : 10);
+    return legible;
   }
 
   function apply() {
@@ -51,7 +61,7 @@
   function initMinimap() {
     let mm = $("#minimap");
     const svg = svgEl(), box = $("#graph").getBoundingClientRect();
-    const big = svg && full && (full[2] > box.width * 1.2 || full[3] > box.height * 1.2);
+    const big = svg && full && (full[2] * legibleScale() > box.width || full[3] * legibleScale() > box.height);
     if (!big) { if (mm) mm.hidden = true; return; }
     if (!mm) {
       mm = document.createElement("div");
@@ -67,6 +77,7 @@
       mm.append(small);
       $(".graph-pane").append(mm);
       mm.addEventListener("click", (evt) => {
+        evt.preventDefault(); // the drawing's links are in the copy too: a click only moves the view
         if (!view) return;
         const pt = small.createSVGPoint();
         pt.x = evt.clientX; pt.y = evt.clientY;
@@ -94,9 +105,20 @@
     frame.setAttribute("width", view[2]); frame.setAttribute("height", view[3]);
   }
 
+  // The whole drawing when it fits at a legible scale; else as much as fits around the
+  // selected node (or the active leaf), and the minimap gives the overview.
   function fit() {
     if (!full) return;
-    view = full.slice();
+    const box = $("#graph").getBoundingClientRect();
+    if (Math.min(box.width / full[2], box.height / full[3]) >= legibleScale()) {
+      view = full.slice();
+      apply();
+      return;
+    }
+    const g = $("#graph g.selected") || document.getElementById(drawnId(layoutEl().dataset.activeLeaf || "") || "");
+    if (g) { zoomTo(g.id, false); return; }
+    const w = box.width / legibleScale(), h = box.height / legibleScale();
+    view = [full[0] + (full[2] - w) / 2, full[1], w, h];
     apply();
   }
 
@@ -117,7 +139,7 @@
     const g = document.getElementById(domId);
     const svg = svgEl();
     if (!g || !svg || !full) return;
-    if (!view) fit();
+    if (!view) view = full.slice();
     // The node's box in the svg's own coordinates (dot translates its drawing group).
     const b = g.getBBox();
     const screen = svg.getScreenCTM(), own = g.getScreenCTM();
@@ -129,9 +151,26 @@
     const cx = c.x, cy = c.y;
     if (onlyIfHidden && cx > view[0] && cx < view[0] + view[2] && cy > view[1] && cy < view[1] + view[3]) return;
     const box = $("#graph").getBoundingClientRect();
-    const w = box.width * 1.1; // about one svg unit per pixel: labels at their natural size
+    const w = box.width / legibleScale(); // the smallest text at MIN_TEXT_PX
     const h = w * box.height / box.width;
-    view = [clamp(cx - w / 2, full[0], full[2], w), clamp(cy - h / 2, full[1], full[3], h), w, h];
+    const pad = 12 / legibleScale(); // a node at the drawing's edge keeps a little room around it
+    view = [clamp(cx - w / 2, full[0] - pad, full[2] + 2 * pad, w), clamp(cy - h / 2, full[1] - pad, full[3] + 2 * pad, h), w, h];
+    apply();
+    clearOfMinimap(g);
+  }
+
+  // Move the view the least that takes node `g` out from under the minimap, if it is there.
+  function clearOfMinimap(g) {
+    const mm = $("#minimap");
+    if (!mm || mm.hidden || !view) return;
+    const n = g.getBoundingClientRect(), m = mm.getBoundingClientRect(), box = $("#graph").getBoundingClientRect();
+    if (n.right <= m.left || n.left >= m.right || n.bottom <= m.top || n.top >= m.bottom) return;
+    const left = n.right - m.left + 8, up = n.bottom - m.top + 8; // pixels to move the node by
+    const canLeft = n.left - left >= box.left, canUp = n.top - up >= box.top;
+    if (!canLeft && !canUp) return;
+    const byX = canLeft && (!canUp || left <= up);
+    const perPixel = view[2] / box.width;
+    if (byX) view[0] += left * perPixel; else view[1] += up * perPixel;
     apply();
   }
 
@@ -158,7 +197,7 @@
   function panelUrl(tab, params) {
     const base = layoutEl().dataset.panelUrl.replace("__tab__", tab);
     const q = new URLSearchParams();
-    for (const k of ["collapse", "expand"]) if (state(k)) q.set(k, state(k));
+    for (const k of ["collapse", "expand", "dir"]) if (state(k)) q.set(k, state(k));
     for (const [k, v] of Object.entries(params || {})) if (v) q.set(k, v);
     return base + "?" + q.toString();
   }
@@ -200,7 +239,7 @@
 
   function redrawGraph(params) {
     const q = new URLSearchParams();
-    for (const k of ["collapse", "expand", "node"]) if (state(k)) q.set(k, state(k));
+    for (const k of ["collapse", "expand", "dir", "node"]) if (state(k)) q.set(k, state(k));
     for (const [k, v] of Object.entries(params || {})) q.set(k, v);
     return htmx.ajax("GET", layoutEl().dataset.graphUrl + "?" + q.toString(), { target: "#graph", swap: "innerHTML" });
   }
@@ -441,11 +480,23 @@
   // What is unfolded is part of the address: a reload or a shared link draws the same.
   function keepFoldsInUrl() {
     const url = new URL(location.href);
-    for (const k of ["expand", "collapse"]) {
+    for (const k of ["expand", "collapse", "dir"]) {
       const v = state(k);
       if (v && !(k === "collapse" && v === "auto")) url.searchParams.set(k, v); else url.searchParams.delete(k);
     }
     if (url.href !== location.href) history.replaceState(history.state, "", url.href);
+    syncDirection();
+  }
+  // The layout toggle names the drawing's direction and links to the other one, with what is
+  // unfolded now ("auto" may have chosen another direction for the redrawn drawing).
+  function syncDirection() {
+    const toggle = $("[data-direction]"), drawing = $("#graph .graph-svg");
+    if (!toggle || !drawing) return;
+    const now = drawing.dataset.rankdir === "LR" ? "LR" : "TB";
+    toggle.textContent = now === "LR" ? "→ left-right" : "↓ top-down";
+    const url = new URL(location.href);
+    url.searchParams.set("dir", now === "LR" ? "TB" : "LR");
+    toggle.setAttribute("href", url.pathname + url.search);
   }
   // Back/Forward: htmx puts the whole page back (historyCacheSize 0); draw it as a fresh load.
   document.addEventListener("htmx:historyRestore", () => {

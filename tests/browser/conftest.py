@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import expect, sync_playwright
 from werkzeug.serving import make_server
 
 from webapp.web.app import create_app
@@ -91,3 +91,28 @@ def console(page):
     page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
     yield errors
     assert page.errors == [] and errors == []
+
+
+# Where a drawn node is in the minimap, on screen: the node's centre in the drawing's own
+# coordinates, mapped through the minimap's scale.
+_MINIMAP_SPOT = """(g) => {
+  const svg = document.querySelector('#graph svg'), small = document.querySelector('#minimap svg');
+  const b = g.getBBox(), m = svg.getScreenCTM().inverse().multiply(g.getScreenCTM());
+  const pt = svg.createSVGPoint();
+  pt.x = b.x + b.width / 2; pt.y = b.y + b.height / 2;
+  const c = pt.matrixTransform(m).matrixTransform(small.getScreenCTM());
+  return [c.x, c.y];
+}"""
+
+
+@pytest.fixture
+def bring_into_view(page):
+    """Show a node of a drawing too big for the pane as a person does: click the minimap where
+    the node is (Fit shows the part around the selection at a legible size, not everything)."""
+
+    def show(node_locator) -> None:
+        expect(page.locator("#minimap")).to_be_visible()
+        x, y = node_locator.evaluate(_MINIMAP_SPOT)
+        page.mouse.click(x, y)
+
+    return show

@@ -33,11 +33,11 @@ def test_index_filter_narrows_the_list_as_you_type(live_server, page):
     assert "q=no+such" in page.url or "q=no%20such" in page.url
 
 
-def test_click_a_node_reads_its_content_and_reload_keeps_it(live_server, page):
+def test_click_a_node_reads_its_content_and_reload_keeps_it(live_server, page, bring_into_view):
     page.goto(live_server.url + "/")
     page.click("text=Fix rounding in invoice totals")
     expect(page.locator("#graph svg")).to_be_visible()
-    page.click("button[data-action=fit]")  # the labelled node is far from the active leaf
+    bring_into_view(node(page, GOOD_APPROACH))  # the labelled node is far from the active leaf
     node(page, GOOD_APPROACH).locator("a").click()
     panel = page.locator("#node-panel")
     expect(panel).to_have_attribute("data-entry", GOOD_APPROACH)
@@ -67,15 +67,15 @@ def test_keyboard_moves_to_the_parent_and_back(live_server, page):
     expect(page.locator("#help")).to_contain_text("next branch point")
 
 
-def test_a_folded_segment_expands_in_place(live_server, page):
+def test_a_folded_segment_expands_in_place(live_server, page, bring_into_view):
     page.goto(live_server.url + live_server.rel(LARGE))
-    page.click("button[data-action=fit]")
     segments = page.locator("#graph g.node.segment")
     count = segments.count()
     assert count > 3
     drawn_before = page.locator("#graph g.node").count()
     label = segments.first.locator("text").first.text_content()
     folded = int(re.search(r"(\d+) entries", label).group(1))
+    bring_into_view(segments.first)
     segments.first.locator("a").click()
     expect(segments).to_have_count(count - 1)
     assert page.locator("#graph g.node").count() == drawn_before - 1 + folded

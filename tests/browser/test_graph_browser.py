@@ -159,14 +159,15 @@ def test_selecting_a_node_or_a_branch_highlights_its_path_from_the_root(live_ser
     expect(node(page, GOOD_APPROACH)).not_to_have_class(re.compile("sel-path"))
 
 
-def test_an_unfolded_turn_stays_unfolded_after_a_reload(live_server, page, console):
+def test_an_unfolded_turn_stays_unfolded_after_a_reload(live_server, page, console, bring_into_view):
     page.goto(live_server.url + live_server.rel(LARGE))
-    page.click("button[data-action=fit]")
     work = page.locator("#graph g.node.turn-work")
     count = work.count()
     assert count > 3
     label = work.first.locator("text").first.text_content()
     assert re.search(r"assistant · \d+ entries · [\d.]+k? tokens", label)
+    bring_into_view(work.first)
+    assert page.locator("#graph-state [name=expand]").get_attribute("value") == ""  # the minimap only moved the view
     work.first.locator("a").click()
     expect(work).to_have_count(count - 1)
     expect(page).to_have_url(re.compile("expand="))
@@ -188,7 +189,8 @@ def test_a_minimap_shows_a_big_drawing_whole_and_moves_the_view(live_server, pag
     page.mouse.click(box["x"] + box["width"] / 2, box["y"] + 8)  # the top of the drawing
     expect(page.locator("#graph svg")).not_to_have_attribute("viewBox", before)
     assert frame.get_attribute("y") != frame_before
-    # A small drawing that fits the pane needs none.
-    page.goto(live_server.url + live_server.rel("019cb492-4a02-7f80-bd7c-9ec7081ab44d"))
+    assert "node=" not in page.url  # the copy's links are not followed: the view moved, nothing else
+    # A small drawing that fits the pane at a legible size needs none.
+    page.goto(live_server.url + live_server.rel("019cb492-4a02-7f80-bd7c-9ec7081ab44d") + "?collapse=on")
     expect(page.locator("#graph svg")).to_be_visible()
     expect(minimap).to_be_hidden()

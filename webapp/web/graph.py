@@ -500,6 +500,49 @@ def _add_more(layout: GraphLayout, d: _Drawn, sides, hidden: set[str], rank) -> 
             layout.edges.append((attach, g.id))
 
 
+RANKDIRS = ("TB", "LR")  # top-down, left-to-right: the two directions a drawing is laid out in
+# What "auto" weighs a direction by: the graph pane at 1280x720 (the side panel takes the rest),
+# and the smallest scale at which the smallest node text (9 pt) renders at 11 px (static/app.js
+# never lets "Fit" go below it). A node is about 160 x 26 pt; dot puts 0.25 in between siblings
+# and 0.3 in between ranks.
+PANE = (820.0, 560.0)
+LEGIBLE_SCALE = 11 / 9
+_NODE_W, _NODE_H, _NODESEP, _RANKSEP = 160.0, 26.0, 18.0, 21.6
+
+
+def drawing_extent(layout: GraphLayout, rankdir: str) -> tuple[float, float]:
+    """About how wide and tall dot draws `layout` in `rankdir`, in points: its ranks (depth)
+    along one axis, its widest rank along the other."""
+    kids: dict[str, list[str]] = {}
+    has_parent: set[str] = set()
+    for a, b in layout.edges:
+        kids.setdefault(a, []).append(b)
+        has_parent.add(b)
+    ids = [dom_id(e.id) for e in layout.nodes] + [s.id for s in layout.segments] + [m.id for m in layout.more]
+    per_rank: dict[int, int] = {}
+    stack = [(x, 0) for x in ids if x not in has_parent]
+    while stack:
+        x, depth = stack.pop()
+        per_rank[depth] = per_rank.get(depth, 0) + 1
+        stack.extend((k, depth + 1) for k in kids.get(x, ()))
+    ranks, widest = max(len(per_rank), 1), max(per_rank.values(), default=1)
+    if rankdir == "LR":
+        return ranks * (_NODE_W + _RANKSEP), widest * (_NODE_H + _NODESEP)
+    return widest * (_NODE_W + _NODESEP), ranks * (_NODE_H + _RANKSEP)
+
+
+def choose_rankdir(layout: GraphLayout, pane: tuple[float, float] = PANE) -> str:
+    """The direction that shows the most of the drawing at "Fit" on `pane`: the largest share
+    of it in view at a legible scale, then the largest scale (a small tree drawn big)."""
+    def score(rankdir: str) -> tuple[float, float]:
+        w, h = drawing_extent(layout, rankdir)
+        scale = max(min(pane[0] / w, pane[1] / h), LEGIBLE_SCALE)
+        shown = min(1.0, pane[0] / (scale * w)) * min(1.0, pane[1] / (scale * h))
+        return round(shown, 3), min(pane[0] / w, pane[1] / h)
+
+    return max(RANKDIRS, key=score)  # TB first: it wins a tie
+
+
 def _node_style(tree: SessionTree, e: Entry) -> tuple[str, dict[str, str]]:
     """The label and dot attributes that say an entry's type at a glance."""
     classes = ["t-" + css_token(e.type).replace("_", "-")]
@@ -569,8 +612,9 @@ def _tooltip(tree: SessionTree, e: Entry) -> str:
 MAX_DOT_URL = 4000  # dot reads no quoted string longer than 16,384 characters
 
 
-def to_dot(tree: SessionTree, layout: GraphLayout, node_url, long_urls: dict[str, str] | None = None) -> graphviz.Digraph:
-    """The dot graph; `node_url(entry_id)` gives the link each node carries (its deep link; a
+def to_dot(tree: SessionTree, layout: GraphLayout, node_url, long_urls: dict[str, str] | None = None,
+           rankdir: str = "TB") -> graphviz.Digraph:
+    """The dot graph, laid out in `rankdir` (RANKDIRS); `node_url(entry_id)` gives the link each node carries (its deep link; a
     "more branches" node adds the `open` parameter). A link too long for dot (an entry id of thousands of
     characters) goes in as a placeholder, kept in `long_urls` for render_svg to put back."""
     if long_urls is None:
@@ -587,9 +631,9 @@ def to_dot(tree: SessionTree, layout: GraphLayout, node_url, long_urls: dict[str
         return token
 
     g = graphviz.Digraph("session", format="svg")
-    g.attr(rankdir="TB", nodesep="0.25", ranksep="0.3", bgcolor="transparent")
+    g.attr(rankdir=rankdir if rankdir in RANKDIRS else "TB", nodesep="0.25", ranksep="0.3", bgcolor="transparent")
     g.attr("node", fontname="DejaVu Sans", fontsize="10", margin="0.12,0.04", height="0.3")
-    g.attr("edge", color="#9ca3af", arrowhead="none")  # a tree drawn top-down needs no arrows
+    g.attr("edge", color="#9ca3af", arrowhead="none")  # a tree drawn down or rightwards needs no arrows
     active = tree.path_ids(tree.active_leaf) if tree.active_leaf else set()
     active_leaf = tree.conversation_leaf(tree.active_leaf)
     clusters = _subagent_clusters(tree, layout)
@@ -749,10 +793,11 @@ _GEOMETRY = re.compile(r'( (?:points|d|x|y)=")([^"]*)')
 _PRECISION = re.compile(r"(\d\.\d)\d+")
 
 
-def render_svg(tree: SessionTree, layout: GraphLayout, node_url, timeout: float | None = None) -> str:
+def render_svg(tree: SessionTree, layout: GraphLayout, node_url, timeout: float | None = None,
+               rankdir: str = "TB") -> str:
     """The drawing as inline SVG; DotTimeout when `dot` runs out of time."""
     long_urls: dict[str, str] = {}
-    svg = run_dot(to_dot(tree, layout, node_url, long_urls).source, timeout)
+    svg = run_dot(to_dot(tree, layout, node_url, long_urls, rankdir).source, timeout)
     svg = svg[svg.index("<svg"):]  # drop the XML prolog and doctype: the SVG is inlined in HTML
     for token, url in long_urls.items():
         svg = svg.replace(f'"{token}"', f'"{html.escape(url)}"')

@@ -18,7 +18,7 @@ from ..core.request import build_request
 from ..core.session import Session
 from .audit import audit_tab, cached_audit, is_summary
 from . import budget, render, search, transcript
-from .graph import MAX_EXPAND, DotTimeout, build_layout, dom_id, render_svg
+from .graph import MAX_EXPAND, RANKDIRS, DotTimeout, build_layout, choose_rankdir, dom_id, render_svg
 from .leaves import cached_leaf_figures
 from .store import SessionStore
 from .views import (
@@ -73,13 +73,17 @@ def _haystack(row) -> str:
 
 
 class GraphOptions:
-    """How the graph is folded: from the query string, carried along by every graph request.
-    `open` (a "more branches" node's link) adds to `expand`; `known` keeps only entry ids."""
+    """How the graph is folded and laid out: from the query string, carried along by every graph
+    request. `open` (a "more branches" node's link) adds to `expand`; `known` keeps only entry
+    ids; `dir` is TB or LR, or unset: chosen from the drawing's shape (`rankdir`)."""
 
     def __init__(self, args):
         self.collapse = args.get("collapse", "auto")
         if self.collapse not in ("auto", "on", "off"):
             self.collapse = "auto"
+        self.direction = args.get("dir", "")
+        if self.direction not in RANKDIRS:
+            self.direction = ""
         wanted = ",".join((args.get("expand", ""), args.get("open", ""))).split(",")
         self.expand = frozenset(x for x in wanted if x)
 
@@ -87,8 +91,15 @@ class GraphOptions:
         """Only entry ids of this session reach the layout's cache key, and a bounded number."""
         self.expand = frozenset(sorted(x for x in self.expand if x in tree.by_id)[:MAX_EXPAND])
 
+    def rankdir(self, layout) -> str:
+        """The direction the drawing is laid out in: the one asked for, or the one that shows
+        the most of this layout at "Fit"."""
+        return self.direction or choose_rankdir(layout)
+
     def query(self) -> str:
         params = {"collapse": self.collapse} if self.collapse != "auto" else {}
+        if self.direction:
+            params["dir"] = self.direction
         if self.expand:
             params["expand"] = ",".join(sorted(self.expand))
         return urlencode(params)
@@ -152,7 +163,8 @@ def _svg(rel: str, session: Session, options: GraphOptions, layout) -> tuple[str
     folded segments and the options its links carry. When `dot` runs out of time the fully
     folded drawing is shown instead, and when that fails too, only the note."""
     extra = options.query()
-    key = ("svg", rel, session.storage.version_key(), layout.signature(), extra)
+    rankdir = options.rankdir(layout)
+    key = ("svg", rel, session.storage.version_key(), layout.signature(), extra, rankdir)
 
     def make():
         svg = store().views.get(key)
@@ -165,7 +177,7 @@ def _svg(rel: str, session: Session, options: GraphOptions, layout) -> tuple[str
             return f"?node={quote(entry_id, safe='')}{suffix}"
 
         try:
-            svg = render_svg(session.tree, layout, node_url)
+            svg = render_svg(session.tree, layout, node_url, rankdir=rankdir)
         except DotTimeout as exc:  # remembered, so that requests waiting for it do not run it again
             svg = (None, f"This drawing took too long ({exc}). ")
         store().views.put(key, svg)
@@ -177,14 +189,14 @@ def _svg(rel: str, session: Session, options: GraphOptions, layout) -> tuple[str
     note = svg[1]
     if options.collapse == "on" and not options.expand:
         return None, note + "Use the Branches tab to move through the session."
-    folded = GraphOptions({"collapse": "on"})
+    folded = GraphOptions({"collapse": "on", "dir": options.direction})
     svg, _ = _svg(rel, session, folded, _layout(rel, session, folded))
     return svg, note + ("The folded drawing is shown instead." if svg else "Use the Branches tab to move through the session.")
 
 
 def _view_params() -> dict:
     """The query parameters a session view carries from one URL to the next."""
-    keys = ("node", "collapse", "expand", "q", *transcript.TRANSCRIPT_PARAMS)
+    keys = ("node", "collapse", "expand", "dir", "q", *transcript.TRANSCRIPT_PARAMS)
     return {k: v for k, v in request.args.items() if k in keys and v}
 
 
@@ -255,6 +267,7 @@ def _page_context(rel: str, tab: str, drawing: bool = True):
         "layout": layout,
         "svg": svg,
         "graph_note": note,
+        "rankdir": options.rankdir(layout),
         "selected_dom": layout.dom_for(node) if node else None,
         "path_dom": list(dict.fromkeys(layout.dom_for(e.id) for e in tree.path(node))) if node else [],
         **_tab_context(rel, session, tab, node, layout),
