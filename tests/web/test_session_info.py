@@ -65,7 +65,7 @@ def test_the_problems_tab_lists_the_lines_that_are_not_nodes_escaped(client):
     assert "<td><code>custom-title</code></td>" in html and "<td><code>last-prompt</code></td>" in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt; my title" in html and "<script>alert" not in html
     assert "lastPrompt: look around · leafUuid: r" in html
-    assert "snapshot: {1 fields}" in html  # a nested value is named, not dumped
+    assert "snapshot: {1 field}" in html  # a nested value is named, not dumped
     assert {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in root.rglob("*.jsonl")} == before
 
 

@@ -23,8 +23,10 @@ class MetadataRow:
 def _value(v) -> str:
     if isinstance(v, str):
         return " ".join(v.split())
-    if isinstance(v, (dict, list)):
-        return f"{{{len(v)} fields}}" if isinstance(v, dict) else f"[{len(v)} items]"
+    if isinstance(v, dict):
+        return f"{{{len(v)} field{'' if len(v) == 1 else 's'}}}"
+    if isinstance(v, list):
+        return f"[{len(v)} item{'' if len(v) == 1 else 's'}]"
     return orjson.dumps(v).decode()
 
 
