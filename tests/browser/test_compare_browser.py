@@ -126,15 +126,15 @@ def test_export_opens_from_disk_with_the_same_columns(live_server, page, tmp_pat
     assert page.errors == [] and console == []
 
 
-def test_compare_mode_in_the_graph_fills_a_tray(live_server, page, console):
+def test_compare_mode_in_the_graph_fills_a_tray(live_server, page, console, bring_into_view):
     page.goto(live_server.url + live_server.rel(RICH))
     panel_entry = page.locator("#node-panel").get_attribute("data-entry")
-    page.click("button[data-action=fit]")
     page.click("button[data-action=compare-mode]")
     tray = page.locator("#compare-tray")
     expect(tray).to_be_visible()
     leaf = page.locator(".session-layout").get_attribute("data-active-leaf")
     for entry_id in (GOOD_APPROACH, leaf):
+        bring_into_view(page.locator(f'#graph g.node[id="e-{entry_id}"]'))
         page.locator(f'#graph g.node[id="e-{entry_id}"] a').click()
     expect(tray.locator("[data-unpick]")).to_have_count(2)
     expect(page.locator("#node-panel")).to_have_attribute("data-entry", panel_entry)  # picked, not selected
@@ -142,6 +142,7 @@ def test_compare_mode_in_the_graph_fills_a_tray(live_server, page, console):
     tray.locator(f'[data-unpick="{GOOD_APPROACH}"]').click()
     expect(tray.locator("[data-unpick]")).to_have_count(1)
     expect(page.locator(f'#graph g.node[id="e-{GOOD_APPROACH}"]')).not_to_have_class(re.compile("picked"))
+    bring_into_view(page.locator(f'#graph g.node[id="e-{GOOD_APPROACH}"]'))
     page.locator(f'#graph g.node[id="e-{GOOD_APPROACH}"] a').click()
     tray.locator("#compare-go").click()
     expect(page).to_have_url(re.compile(r"/compare\?ids=" + re.escape(f"{leaf},{GOOD_APPROACH}") + "$"))
@@ -256,12 +257,12 @@ def test_baseline_order_and_collapsed_columns_survive_a_reload(live_server, page
     assert page.errors == [] and console == []
 
 
-def test_the_compare_tray_comes_back_after_a_reload(live_server, page, console):
+def test_the_compare_tray_comes_back_after_a_reload(live_server, page, console, bring_into_view):
     page.goto(live_server.url + live_server.rel(RICH))
-    page.click("button[data-action=fit]")
     page.click("button[data-action=compare-mode]")
     leaf = page.locator(".session-layout").get_attribute("data-active-leaf")
     for entry_id in (GOOD_APPROACH, leaf):
+        bring_into_view(page.locator(f'#graph g.node[id="e-{entry_id}"]'))
         page.locator(f'#graph g.node[id="e-{entry_id}"] a').click()
     tray = page.locator("#compare-tray")
     expect(tray.locator("[data-unpick]")).to_have_count(2)

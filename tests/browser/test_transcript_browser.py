@@ -23,11 +23,11 @@ def open_transcript(live_server, page, **params):
     expect(page.locator(".transcript-panel")).to_be_visible()
 
 
-def test_clicking_a_leaf_on_the_graph_switches_the_transcript_to_its_path(live_server, page, console):
+def test_clicking_a_leaf_on_the_graph_switches_the_transcript_to_its_path(live_server, page, console, bring_into_view):
     open_transcript(live_server, page)
     panel = page.locator(".transcript-panel")
     expect(panel).to_have_attribute("data-leaf", ACTIVE_LEAF)
-    page.click("button[data-action=fit]")
+    bring_into_view(page.locator(f'#graph g.node[id="e-{SIDE_LEAF}"]'))
     page.locator(f'#graph g.node[id="e-{SIDE_LEAF}"] a').click()
     expect(panel).to_have_attribute("data-leaf", SIDE_LEAF)
     focus = page.locator(".t-item.t-focus")
@@ -84,7 +84,7 @@ def test_scrolling_loads_the_next_window_and_earlier_ones_on_request(live_server
     assert console == []
 
 
-def test_filter_to_user_messages_is_kept_in_the_url_and_across_clicks(live_server, page, console):
+def test_filter_to_user_messages_is_kept_in_the_url_and_across_clicks(live_server, page, console, bring_into_view):
     open_transcript(live_server, page)
     page.click(".t-filters >> text=User only")
     expect(page.locator(".t-filters .chip.current")).to_have_text("User only")
@@ -92,7 +92,7 @@ def test_filter_to_user_messages_is_kept_in_the_url_and_across_clicks(live_serve
     expect(items.first).to_be_visible()
     assert items.count() == page.locator(".t-item.t-user").count() > 1
     expect(page).to_have_url(re.compile("filter=user"))
-    page.click("button[data-action=fit]")
+    bring_into_view(page.locator(f'#graph g.node[id="e-{SIDE_LEAF}"]'))
     page.locator(f'#graph g.node[id="e-{SIDE_LEAF}"] a').click()
     expect(page.locator(".transcript-panel")).to_have_attribute("data-leaf", SIDE_LEAF)
     expect(page.locator(".t-filters .chip.current")).to_have_text("User only")
