@@ -204,13 +204,18 @@ def cmd_context(args) -> int:
     for p in ctx.problems:
         print(f"! {p}")
     for m in ctx.messages:
-        content = m.get("content")
-        text = content if isinstance(content, str) else orjson.dumps(content).decode() if content else ""
+        text = _message_text(m)
         calls = ", ".join(c["function"]["name"] for c in m.get("tool_calls", ()))
         print(f"--- {m['role']} [{m['entryId']}]" + (f" → {calls}" if calls else ""))
         if text:
             print(text)
     return 0
+
+
+def _message_text(m: dict) -> str:
+    """A chat message's content as printed: its text, or its parts as JSON."""
+    content = m.get("content")
+    return content if isinstance(content, str) else orjson.dumps(content).decode() if content else ""
 
 
 def _print_request(args, leaf: str | None, ctx) -> int:
@@ -225,8 +230,7 @@ def _print_request(args, leaf: str | None, ctx) -> int:
     for c in request.skipped:
         print(f"- skipped [{c.entry_id}]: {c.reason}")
     for m in request.messages:
-        content = m.get("content")
-        text = content if isinstance(content, str) else orjson.dumps(content).decode() if content else ""
+        text = _message_text(m)
         calls = ", ".join(f"{c['function']['name']} ({c['id']})" for c in m.get("tool_calls", ()))
         mark = "+ added " if m.get("added") else "--- "
         extra = f" for {m['tool_call_id']}" if m.get("role") == "tool" else ""

@@ -94,5 +94,9 @@ def test_turns_start_at_user_messages():
     tree, ids = branching()
     path = path_to_leaf(tree, ids.a3)
     starts = turns(path)
-    assert [path[i].id for i in starts[1:]] == [ids.u1, ids.u2]
-    assert starts[0] == 0
+    assert starts[0] == 0 and path[0].type == "model_change"  # the opening settings join turn 1
+    assert [path[i].id for i in starts[1:]] == [ids.u2]
+    said = Builder()
+    said.add("custom_message", customType="note", content="read this first", display=True)
+    q = said.user("q")
+    assert turns(Session.in_memory(said.data()).tree.path(q)) == [0, 1]  # a message before the first prompt is a turn

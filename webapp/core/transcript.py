@@ -227,11 +227,17 @@ def branch_name(tree: SessionTree, leaf: str, width: int = 70) -> str:
 
 
 def turns(path: list[Entry]) -> list[int]:
-    """Where each turn starts in `path`: at every user message (and at the root when the path
-    does not start with one). A presenter steps from one to the next."""
+    """Where each turn starts in `path`: at every user message. What comes before the first one
+    is a turn of its own when it says something (a message, a summary), and otherwise (the
+    model and thinking settings a session opens with) belongs to the first turn. A presenter
+    steps from one to the next."""
     starts = [i for i, e in enumerate(path) if e.type == MESSAGE and e.role == "user"]
     if path and (not starts or starts[0] != 0):
-        starts.insert(0, 0)
+        said = any(e.type in (MESSAGE, CUSTOM_MESSAGE, COMPACTION, BRANCH_SUMMARY) for e in path[:starts[0] if starts else None])
+        if said or not starts:
+            starts.insert(0, 0)
+        else:
+            starts[0] = 0
     return starts
 
 

@@ -293,8 +293,8 @@ class _Build:
             self.header["title"] = title
 
     def _first_command(self) -> str | None:
-        """A session that starts with a slash command is named by it (`/orchestrator create a
-        TODO app`), not by the command's markup, which is what its first user line holds."""
+        """A session that starts with a slash command is named by it (`/review the parser`), not
+        by the command's markup, which is what its first user line holds."""
         first = next((n for n in self.nodes if n.kind == "user" and not n.sidechain
                       and not n.raw["message"].get("isMeta")), None)
         text = _text(first.raw["message"].get("content")) if first else ""
