@@ -1,6 +1,8 @@
 """Claude Code transcripts read through the format seam (shared/formats/claude-code.md), one test
 per construct of the mapping, on the fixtures and on small hand-built files."""
 
+import os
+
 import orjson
 import pytest
 
@@ -319,3 +321,93 @@ def test_a_torn_last_line_is_reported_and_the_rest_loads(tmp_path, cut):
     tree = Session.open(path).tree
     assert tree.format == "claude-code"
     assert [b.torn for b in tree.bad_lines] == [True]
+
+
+def _write(path, lines) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in lines))
+
+
+def _session_with_a_subagent(tmp_path):
+    """A session whose Task call ran a sub-agent written to `<sessionId>/subagents/agent-<id>.jsonl`
+    (its prompt differs from the first line's text: the link is the `agentId` of the result)."""
+    b = CC_()
+    b.user("u", None, "look around")
+    b.assistant("a", "u", [{"type": "tool_use", "id": "t1", "name": "Task",
+                            "input": {"description": "explore", "prompt": "Explore the repo", "subagent_type": "Explore"}}])
+    b.result("r", "a", "t1", "found two modules",
+             toolUseResult={"status": "completed", "agentId": "ab12", "prompt": "Explore the repo",
+                            "content": [{"type": "text", "text": "found two modules"}]})
+    b.assistant("a2", "r", [{"type": "text", "text": "done"}])
+    main = tmp_path / "p" / "s1.jsonl"
+    _write(main, b.lines)
+    sub = CC_()
+    sub.user("s-u", None, "Explore the repo (with the agent's preamble)", isSidechain=True, agentId="ab12")
+    sub.assistant("s-a", "s-u", [{"type": "text", "text": "two modules"}], isSidechain=True, agentId="ab12")
+    agent = tmp_path / "p" / "s1" / "subagents" / "agent-ab12.jsonl"
+    _write(agent, sub.lines)
+    return main, agent, sub
+
+
+def test_a_subagent_file_is_read_with_its_session_under_the_task_call_off_the_main_path(tmp_path):
+    main, _, _ = _session_with_a_subagent(tmp_path)
+    tree = Session.open(main).tree
+    assert tree.parent["s-u"] == "a" and tree.parent["s-a"] == "s-u"
+    assert tree.entry("s-u").sidechain and tree.entry("s-a").sidechain
+    assert tree.roots == ["u"] and tree.active_leaf == "a2"
+    assert [e.id for e in tree.path("a2")] == ["u", "a", "r", "a2"]
+    assert tree.entry("s-u").line == 1  # its line in its own file
+
+
+def test_a_growing_subagent_file_is_read_again_and_never_written(tmp_path):
+    main, agent, sub = _session_with_a_subagent(tmp_path)
+    session = Session.open(main)
+    assert "s-b" not in session.tree.by_id
+    before = {p: p.stat().st_mtime_ns for p in (main, agent)}
+    sub.user("s-b", "s-a", "and a third?", isSidechain=True, agentId="ab12")
+    with open(agent, "ab") as f:
+        f.write(orjson.dumps(sub.lines[-1]) + b"\n")
+    os.utime(agent, ns=(before[agent] + 10**9, before[agent] + 10**9))  # a new mtime, as any write gives
+    tree = session.tree
+    assert tree.parent["s-b"] == "s-a" and tree.entry("s-b").sidechain
+    assert main.stat().st_mtime_ns == before[main] and session.rewrites == 0
+
+
+def test_compaction_files_and_bad_lines_of_subagents_do_not_break_the_session(tmp_path):
+    main, agent, _ = _session_with_a_subagent(tmp_path)
+    _write(agent.parent / "agent-acompact-9.jsonl", [{"type": "user", "uuid": "c1", "parentUuid": None,
+                                                     "isSidechain": True, "message": {"role": "user", "content": "x"}}])
+    with open(agent, "ab") as f:
+        f.write(b"{not json\n")
+    tree = Session.open(main).tree
+    assert "c1" not in tree.by_id and "s-a" in tree.by_id
+    assert [p.kind for p in tree.problems] == ["subagent-line"]
+    assert "agent-ab12.jsonl line 3" in tree.problems[0].message
+
+
+def test_children_with_one_timestamp_under_a_compaction_are_a_replay_keeping_the_first():
+    b = CC_()
+    b.user("u", None, "go")
+    b.assistant("a", "u", [{"type": "text", "text": "ok"}])
+    b._line("system", "cb", None, subtype="compact_boundary", logicalParentUuid="a",
+            compactMetadata={"trigger": "auto", "preTokens": 900})
+    b.user("cs", "cb", "summary of it", isCompactSummary=True)
+    b.user("p1", "cb", "continue")
+    b.user("p1-again", "cb", "continue", timestamp=b.lines[-1]["timestamp"])
+    b.assistant("x", "p1-again", [{"type": "text", "text": "continuing"}])
+    tree = b.tree()
+    assert "p1-again" not in tree.by_id
+    assert tree.parent["x"] == "p1" and tree.branch_points() == []
+    assert tree.active_leaf == "x"
+    replay = [p for p in tree.problems if p.kind == "replay"]
+    assert len(replay) == 1 and replay[0].line == 6 and replay[0].entry_id == "p1"
+
+
+def test_children_of_a_compaction_at_different_times_are_a_real_fork():
+    b = CC_()
+    b.user("u", None, "go")
+    b._line("system", "cb", None, subtype="compact_boundary", logicalParentUuid="u", compactMetadata={})
+    b.user("p1", "cb", "one way")
+    b.user("p2", "cb", "another way")
+    tree = b.tree()
+    assert tree.branch_points() == ["cb"] and not any(p.kind == "replay" for p in tree.problems)

@@ -57,7 +57,8 @@ def gc_paused() -> Iterator[None]:
 class SessionLog:
     """Everything read from one session file so far, in file order."""
 
-    def __init__(self) -> None:
+    def __init__(self, path=None) -> None:
+        self.path = path  # the file read, when it is one: a format may read files beside it
         self.header: dict | None = None
         self.entries: list[Entry] = []
         self.bad_lines: list[BadLine] = []

@@ -62,7 +62,7 @@ class ForkResult:
 class Session:
     def __init__(self, storage: Storage):
         self.storage = storage
-        self._log = SessionLog()
+        self._log = SessionLog(getattr(storage, "path", None))
         self._key: tuple | None = None
         self._tree: SessionTree | None = None
         self._stale = True  # the log read more than the tree holds
@@ -106,7 +106,7 @@ class Session:
                 key[0] < self._log.offset or key[2:] != self._key[2:] or self._rewritten()
             ):
                 self.rewrites += 1  # rewritten in place, cut short, or replaced: read again
-                self._log = SessionLog()
+                self._log = SessionLog(self._log.path)
                 self._fingerprint = None
             if self._tail_first and self._key is None:
                 self._tail_first = False

@@ -172,8 +172,11 @@ class JsonlStorage(Storage):
                                "nothing was written, the file is as it was") from None
 
     def version_key(self) -> tuple:
+        """Its mtime is the newest of the file's and of the files read with it (Claude Code's
+        sub-agent transcripts), so that one of those growing is noticed too."""
         st = self.path.stat()
-        return (st.st_size, st.st_mtime_ns, st.st_ino)
+        mtime = max([st.st_mtime_ns, *(m for _, _, m in sidecar_stamp(self.path))])
+        return (st.st_size, mtime, st.st_ino)
 
     def size(self) -> int:
         return self.path.stat().st_size
@@ -190,6 +193,28 @@ def cwd_folder_name(cwd: str) -> str:
 def session_file_name(timestamp: str, session_id: str) -> str:
     """`{timestamp}_{sessionId}.jsonl`, with `:` and `.` of the timestamp replaced by `-`."""
     return f"{timestamp.replace(':', '-').replace('.', '-')}_{session_id}.jsonl"
+
+
+def sidecar_files(path: Path) -> list[Path]:
+    """The files read with a session file: Claude Code's sub-agent transcripts,
+    `<sessionId>/subagents/agent-<id>.jsonl` beside `<sessionId>.jsonl`."""
+    folder = path.with_suffix("") / "subagents"
+    try:
+        return sorted(p for p in folder.glob("agent-*.jsonl") if p.is_file())
+    except OSError:
+        return []
+
+
+def sidecar_stamp(path: Path) -> tuple:
+    """(name, size, mtime) of each file read with a session: changes when one of them does."""
+    out = []
+    for p in sidecar_files(path):
+        try:
+            st = p.stat()
+        except OSError:
+            continue
+        out.append((p.name, st.st_size, st.st_mtime_ns))
+    return tuple(out)
 
 
 # How far below a sessions folder session files are looked for: pi's per-cwd folders are one

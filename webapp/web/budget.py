@@ -20,6 +20,7 @@ PAGE_CHARS = SHOWN_CHARS  # one page of a long text: the node panel's cap, every
 PROBLEMS_PAGE = 200  # problems listed per page of the Problems tab
 BAD_LINE_CHARS = 4_000  # of a bad line, shown in the Problems tab before its "more" link
 BAD_LINES_SHOWN = 20  # bad lines shown whole (well, their first BAD_LINE_CHARS) in the Problems tab
+METADATA_SHOWN = 200  # lines that are not nodes listed in the Problems tab (a row is at most ~200 bytes)
 PANEL_CHARS = 1_000_000  # what the context panel shows of its messages in all
 
 

@@ -14,6 +14,7 @@ from flask import Blueprint, abort, current_app, redirect, render_template, requ
 
 from ..core.catalog import group_sessions
 from ..core.context import build_context
+from ..core.metadata import metadata_rows
 from ..core.request import build_request
 from ..core.session import Session
 from .audit import audit_tab, cached_audit, is_summary
@@ -234,6 +235,7 @@ def _tab_context(rel: str, session: Session, tab: str, node: str | None, layout)
         ctx["next_url"] = budget.more_url(rel, "problems", budget.PROBLEMS_PAGE) if ctx["rest"] else None
         ctx["bad_lines"] = tree.bad_lines[: budget.BAD_LINES_SHOWN]
         ctx["more_bad_lines"] = len(tree.bad_lines) - len(ctx["bad_lines"])
+        ctx["metadata"] = metadata_rows(tree.metadata, budget.METADATA_SHOWN)
     return ctx
 
 

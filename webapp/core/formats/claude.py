@@ -3,16 +3,21 @@
 The mapping is `shared/formats/claude-code.md`: `uuid`/`parentUuid` are ids and parents; the
 lines of one assistant message split over several lines are one message; a user line of tool
 results is one `toolResult` message per result; a `compact_boundary` with the summary line after
-it is one compaction; sub-agent (sidechain) entries hang under the Task call that started them;
-lines without a `uuid` are session metadata, not nodes.
+it is one compaction; sub-agent (sidechain) entries hang under the Task call that started them,
+whether inline or in the `subagents/` files beside the session (read with it); lines without a
+`uuid` are session metadata, not nodes.
 """
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
+import orjson
+
 from ..entries import Entry
+from ..storage import sidecar_files, sidecar_stamp
 from .base import INVALID, Problem
 from .fields import checked_entry
 from .readonly import Built, ReadOnlyReader
@@ -107,23 +112,59 @@ _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
 class ClaudeReader(ReadOnlyReader):
     name = SOURCE
 
+    def beside(self) -> tuple:
+        return sidecar_stamp(Path(self.log.path)) if self.log.path is not None else ()
+
     def build(self, items: list[tuple[int, dict]]) -> Built:
-        return _Build(items).result()
+        problems: list[Problem] = []
+        agents = _agent_lines(Path(self.log.path), problems) if self.log.path is not None else []
+        built = _Build(items, agents).result()
+        built.problems[:0] = problems
+        return built
+
+
+def _agent_lines(session: Path, problems: list[Problem]) -> list[tuple[int, dict]]:
+    """The lines of the sub-agent transcripts beside the session (`agent-acompact-*` files are
+    Claude Code's own context compression, not a sub-agent of the session: left out)."""
+    out: list[tuple[int, dict]] = []
+    for path in sidecar_files(session):
+        if path.name.startswith("agent-acompact-"):
+            continue
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            problems.append(Problem("subagent-file", f"subagents/{path.name}: not read ({exc.strerror or exc})"))
+            continue
+        for n, raw in enumerate(data.splitlines(), 1):
+            if not raw.strip():
+                continue
+            try:
+                obj = orjson.loads(raw)
+            except orjson.JSONDecodeError as exc:
+                problems.append(Problem("subagent-line", f"subagents/{path.name} line {n}: invalid JSON ({exc}); skipped"))
+                continue
+            if isinstance(obj, dict):
+                out.append((n, obj))
+    return out
 
 
 class _Build:
-    def __init__(self, items: list[tuple[int, dict]]):
+    def __init__(self, items: list[tuple[int, dict]], agents: list[tuple[int, dict]] = ()):
         self.problems: list[Problem] = []
         self.metadata: list[tuple[int, dict]] = []
         self.nodes: list[_Node] = []
         self.alias: dict[str, _Node] = {}  # every uuid read -> the node it became part of
         self.tool_names: dict[str, str] = {}
+        self.call_owner: dict[str, _Node] = {}  # tool call id -> the assistant node that made it
+        self.agent_calls: dict[str, str] = {}  # sub-agent id -> the tool call id its result answers
         self.last_main: _Node | None = None
         self.header = {"type": "session", "version": 3, "id": None, "timestamp": None, "cwd": None,
                        "source": SOURCE}
-        summaries = self._summary_lines(items)
+        summaries = self._summary_lines([*items, *agents])
         for line, obj in items:
             self._line(line, obj, summaries)
+        for line, obj in agents:  # their line numbers are those of their own file
+            self._line(line, obj, summaries, agent=True)
         self._title(items)
 
     # -- lines ---------------------------------------------------------------------------------
@@ -135,10 +176,13 @@ class _Build:
         return {o["parentUuid"]: (n, o) for n, o in items
                 if o.get("isCompactSummary") is True and o.get("parentUuid") in boundaries}
 
-    def _line(self, line: int, obj: dict, summaries) -> None:
+    def _line(self, line: int, obj: dict, summaries, agent: bool = False) -> None:
+        """One line; `agent`: of a sub-agent file, whose nodes are all sidechain and whose other
+        lines say nothing of the session."""
         uuid, t = obj.get("uuid"), obj.get("type")
         if not isinstance(uuid, str) or not uuid or t in METADATA_TYPES:
-            self.metadata.append((line, obj))
+            if not agent:
+                self.metadata.append((line, obj))
             return
         h = self.header
         for key, field in (("id", "sessionId"), ("timestamp", "timestamp"), ("cwd", "cwd")):
@@ -153,9 +197,10 @@ class _Build:
             first = self.alias[uuid].line
             self.problems.append(Problem("duplicate-id", f"uuid {uuid!r} already used on line {first}; "
                                          "this copy is not shown as a node", line))
-            self.metadata.append((line, obj))
+            if not agent:
+                self.metadata.append((line, obj))
             return
-        sidechain = obj.get("isSidechain") is True
+        sidechain = agent or obj.get("isSidechain") is True
         ts = obj.get("timestamp") if isinstance(obj.get("timestamp"), str) else ""
         parent = obj.get("parentUuid")
         if t == "assistant":
@@ -186,6 +231,7 @@ class _Build:
             prev.raw["message"]["content"].extend(blocks)
             self._assistant_tail(prev.raw["message"], msg, obj)
             prev.sources.append(obj)
+            self._own_calls(prev, blocks)
             prev.id = uuid  # the last line's uuid names the message; earlier ones are aliases
             self.alias[uuid] = prev
             if not sidechain:
@@ -196,9 +242,15 @@ class _Build:
         self._assistant_tail(out, msg, obj)
         node = _Node(uuid, line, {"type": "message", "message": out}, obj, parent, "assistant", sidechain)
         node.msg_id = msg_id
+        self._own_calls(node, blocks)
         self._add(node, ts)
         if not sidechain:
             self.last_main = node
+
+    def _own_calls(self, node: _Node, blocks: list) -> None:
+        for b in blocks:
+            if b.get("type") == "toolCall" and isinstance(b.get("id"), str):
+                self.call_owner[b["id"]] = node
 
     @staticmethod
     def _assistant_tail(out: dict, msg: dict, obj: dict) -> None:
@@ -249,6 +301,9 @@ class _Build:
             made.append({"role": "user", "content": _blocks(others)})
         if "toolUseResult" in obj:
             made[len(results) - 1]["details"] = obj["toolUseResult"]
+            agent = obj["toolUseResult"].get("agentId") if isinstance(obj["toolUseResult"], dict) else None
+            if isinstance(agent, str) and isinstance(results[-1].get("tool_use_id"), str):
+                self.agent_calls[agent] = results[-1]["tool_use_id"]
         ref = parent
         for i, m in enumerate(made):  # one entry per result, chained; the line's uuid names the last
             node_id = uuid if i == len(made) - 1 else f"{uuid}:{i + 1}"
@@ -319,8 +374,14 @@ class _Build:
         return target.id if target is not node else None
 
     def _attach_sidechains(self, parent: dict[str, str | None]) -> None:
-        """Old inline sub-agents start with a parentless user line: hang each under the Task (or
-        Agent) call whose prompt is that line's text."""
+        """A sub-agent starts with a parentless line: hang it under the Task (or Agent) call whose
+        result carries its `agentId` (newer files), else (old inline sub-agents) under the one whose
+        prompt is that line's text."""
+        for node in self.nodes:
+            if node.sidechain and parent[node.id] is None:
+                owner = self.call_owner.get(self.agent_calls.get(node.sources[0].get("agentId"), ""))
+                if owner is not None:
+                    parent[node.id] = owner.id
         calls: dict[str, list[_Node]] = {}
         for node in self.nodes:
             if node.kind == "assistant":
@@ -333,6 +394,30 @@ class _Build:
                 owners = calls.get(_text(node.raw["message"]["content"]).strip())
                 if owners:
                     parent[node.id] = owners.pop(0).id
+
+    def _drop_replays(self, parent: dict[str, str | None]) -> None:
+        """Children of a compaction with one same timestamp are Claude Code writing the same
+        line again after it compacted: the first is kept, the others' children hang on it."""
+        by_id = {n.id: n for n in self.nodes}
+        seen: dict[tuple[str, str], _Node] = {}
+        dropped: set[str] = set()
+        for node in self.nodes:
+            p = parent[node.id]
+            ts = node.raw.get("timestamp")
+            if p is None or not ts or by_id[p].kind != "compaction":
+                continue
+            first = seen.setdefault((p, ts), node)
+            if first is not node:
+                dropped.add(node.id)
+                self.problems.append(Problem("replay", f"a replay of line {first.line} after the compaction "
+                                             "(same timestamp): only the first is shown", node.line, first.id))
+                if self.last_main is node:
+                    self.last_main = first
+                for other in self.nodes:
+                    if parent[other.id] == node.id:
+                        parent[other.id] = first.id
+        if dropped:
+            self.nodes = [n for n in self.nodes if n.id not in dropped]
 
     def _linearise(self, parent: dict[str, str | None]) -> None:
         """Tool results and attachment/progress lines that hang beside the next line of a tool
@@ -357,6 +442,7 @@ class _Build:
     def result(self) -> Built:
         parent = {node.id: self._parent_of(node) for node in self.nodes}
         self._attach_sidechains(parent)
+        self._drop_replays(parent)
         self._linearise(parent)
         entries = []
         for node in self.nodes:

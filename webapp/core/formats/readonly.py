@@ -27,7 +27,7 @@ class ReadOnlyReader:
         self.log = log
         self._items: list[tuple[int, dict]] = []
         self._tail: tuple[int, dict] | None = None
-        self._built: tuple[int, bool] | None = None  # (lines, with a tail) of the last build
+        self._built: tuple | None = None  # (lines, with a tail, files beside) of the last build
 
     def line(self, obj: dict, line: int) -> None:
         self._items.append((line, obj))
@@ -36,7 +36,7 @@ class ReadOnlyReader:
         self._tail = (line, obj)
 
     def finish(self) -> None:
-        state = (len(self._items), self._tail is not None)
+        state = (len(self._items), self._tail is not None, self.beside())
         if state == self._built and self._tail is None:
             return
         items = self._items + [self._tail] if self._tail else self._items
@@ -51,6 +51,10 @@ class ReadOnlyReader:
         log.tail_entry = None  # the tail's entry, if any, is among the entries
         self._tail = None  # read again with the next bytes
         self._built = state
+
+    def beside(self) -> tuple:
+        """What the files read with this one look like (a change builds the entries again)."""
+        return ()
 
     def build(self, items: list[tuple[int, dict]]) -> Built:
         raise NotImplementedError
