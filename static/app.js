@@ -508,15 +508,6 @@
   });
 
   // -- writes: forms posted with fetch, the answer read as server-sent events -----------------------
-  function parseEvent(raw) {
-    let event = "message", data = "";
-    for (const line of raw.split("\n")) {
-      if (line.startsWith("event: ")) event = line.slice(7);
-      else if (line.startsWith("data: ")) data += line.slice(6);
-    }
-    return { event, data: data ? JSON.parse(data) : {} };
-  }
-
   async function postStream(url, body, form) {
     const status = form.querySelector(".form-status");
     const stream = form.querySelector(".reply-stream");
@@ -528,30 +519,19 @@
     try {
       const res = await fetch(url, { method: "POST", body, headers: { Accept: "text/event-stream" } });
       if (!res.ok) throw new Error((await res.text()).trim().slice(0, 500) || `The server answered ${res.status}`);
-      const reader = res.body.getReader();
-      const decoder = new TextDecoder();
-      let buf = "";
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        buf += decoder.decode(value, { stream: true });
-        let cut;
-        while ((cut = buf.indexOf("\n\n")) >= 0) {
-          const ev = parseEvent(buf.slice(0, cut));
-          buf = buf.slice(cut + 2);
-          if (ev.event === "user") {
-            user = node = ev.data.node;
-            say("Message added; the model is answering…", "busy");
-            if (stream) { stream.hidden = false; out.textContent = ""; }
-          } else if (ev.event === "delta" && out && ev.data.kind === "text") {
-            out.textContent += ev.data.text;
-          } else if (ev.event === "done") {
-            node = ev.data.node; say(ev.data.message, "ok");
-          } else if (ev.event === "error") {
-            failed = ev.data; user = ev.data.user || user;
-          }
+      await readEvents(res, (ev) => {  // sse.js
+        if (ev.event === "user") {
+          user = node = ev.data.node;
+          say("Message added; the model is answering…", "busy");
+          if (stream) { stream.hidden = false; out.textContent = ""; }
+        } else if (ev.event === "delta" && out && ev.data.kind === "text") {
+          out.textContent += ev.data.text;
+        } else if (ev.event === "done") {
+          node = ev.data.node; say(ev.data.message, "ok");
+        } else if (ev.event === "error") {
+          failed = ev.data; user = ev.data.user || user;
         }
-      }
+      });
     } catch (e) {
       failed = { message: e.message === "Failed to fetch" ? "The server did not answer: is session-tree still running?" : e.message };
     }

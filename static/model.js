@@ -57,13 +57,16 @@
     if (hint && ready) { hint.textContent = ""; hint.classList.remove("commit-hint"); }
   }
 
-  // Summary generation: one at a time, elapsed seconds while it runs, and a way to give up on
-  // it (a model that hangs would otherwise keep the page silent until the timeout).
+  // Summary generation (the compaction's, and the branch summary of the fork form): one at a
+  // time, the model's text streamed into the editor as it comes, elapsed seconds while it runs,
+  // and a way to give up on it (a model that hangs would otherwise keep the page silent).
   let running = null;
   function generate(button) {
     const form = button.closest("form");
-    const progress = $("#summary-progress"), elapsed = progress.querySelector(".elapsed");
-    const outcome = $(".summary-outcome");
+    const row = button.parentElement;
+    const progress = row.querySelector(".summary-progress"), elapsed = progress.querySelector(".elapsed");
+    const outcome = row.querySelector(".summary-outcome");
+    const slot = $(button.dataset.slot);
     const started = Date.now();
     running = new AbortController();
     button.disabled = true;
@@ -72,23 +75,53 @@
     elapsed.textContent = "0 s";
     const timer = setInterval(() => { elapsed.textContent = Math.round((Date.now() - started) / 1000) + " s"; }, 1000);
     const say = (text) => { outcome.textContent = text; outcome.hidden = false; };
-    fetch(button.dataset.url, { method: "POST", body: new FormData(form), headers: { "HX-Request": "true" }, signal: running.signal })
+    // The editor shown before stays aside until the new one is whole: given up, it comes back.
+    const before = document.createDocumentFragment();
+    before.append(...slot.childNodes);
+    const live = streamingEditor();
+    slot.append(live.box);
+    commitReady();
+    let html = null, failed = null;
+    fetch(button.dataset.url, { method: "POST", body: new FormData(form), headers: { Accept: "text/event-stream" }, signal: running.signal })
       .then(async (res) => {
-        const text = await res.text();
-        if (!res.ok) throw new Error(text.trim().slice(0, 600) || `The server answered ${res.status}`);
-        const slot = $("#compact-summary-slot");
-        slot.innerHTML = text;
+        if (!res.ok) throw new Error((await res.text()).trim().slice(0, 600) || `The server answered ${res.status}`);
+        await readEvents(res, (ev) => {  // sse.js
+          if (ev.event === "delta") live.text.value += ev.data.text;
+          else if (ev.event === "done") html = ev.data.html;
+          else if (ev.event === "error") failed = ev.data;
+        });
+        if (failed) throw Object.assign(new Error(failed.message), { details: failed.details });
+        if (html === null) throw new Error("The server stopped before the summary was complete: nothing was written.");
+        slot.innerHTML = html;
         htmx.process(slot);
         // what an htmx swap would announce, so the page's other parts (the audit) see the summary
         slot.dispatchEvent(new CustomEvent("htmx:afterSwap", { bubbles: true, detail: { target: slot, elt: slot } }));
-        commitReady();
       })
-      .catch((e) => say(e.name === "AbortError" ? "Cancelled: nothing was written." : e.message))
-      .finally(() => { clearInterval(timer); progress.hidden = true; button.disabled = false; running = null; });
+      .catch((e) => {
+        slot.replaceChildren(before);
+        say(e.name === "AbortError" ? "Cancelled: nothing was written." : e.message);
+      })
+      .finally(() => { clearInterval(timer); progress.hidden = true; button.disabled = false; running = null; commitReady(); });
   }
+
+  // Where the summary shows while it streams: read-only, and not part of the form.
+  function streamingEditor() {
+    const box = document.createElement("div");
+    box.className = "summary-editor summary-streaming";
+    const label = document.createElement("p");
+    label.className = "muted";
+    label.textContent = "Summary — arriving from the model; it can be edited once it is complete";
+    const text = document.createElement("textarea");
+    text.rows = 16;
+    text.readOnly = true;
+    text.setAttribute("aria-label", "the summary as it arrives");
+    box.append(label, text);
+    return { box, text };
+  }
+
   document.addEventListener("click", (evt) => {
-    const button = evt.target.closest("#generate-summary");
-    if (button && !button.disabled) generate(button);
+    const button = evt.target.closest(".generate-summary");
+    if (button && !button.disabled && !running) generate(button);
     if (evt.target.closest(".cancel-summary") && running) running.abort();
   });
 

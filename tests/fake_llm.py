@@ -1,7 +1,8 @@
 """A local OpenAI-compatible server for tests: nothing that uses it touches the network.
 
 `FakeLLM` runs `http.server.ThreadingHTTPServer` on 127.0.0.1 in a thread. A test picks what it
-answers with `fake.behave(kind, **options)` and reads what it was sent in `fake.requests` (the
+answers with `fake.behave(kind, **options)` (`pieces` and
+`delay` make a streamed answer arrive slowly, piece by piece) and reads what it was sent in `fake.requests` (the
 parsed JSON bodies), so it can check the exact messages of a call.
 
 The server is strict the way OpenAI is: a request whose messages OpenAI would refuse (a tool call
@@ -194,6 +195,8 @@ def _handler(fake: FakeLLM):
             if broken:
                 chunks = chunks[:3]
             for c in chunks:
+                if fake.options.get("delay") and c["choices"] and c["choices"][0]["delta"].get("content"):
+                    fake.stopped.wait(fake.options["delay"])  # a slow model: each piece after a pause
                 self._send_chunk(f"data: {json.dumps(c)}\n\n".encode())
             if broken:  # cut the connection without the terminating chunk: a truncated body
                 self.wfile.flush()

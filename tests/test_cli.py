@@ -297,7 +297,10 @@ def test_compact_with_a_summary_file_writes_a_valid_compaction(capsys, tmp_path)
     assert entry["id"] == out.strip() and entry["type"] == "compaction"
     assert entry["firstKeptEntryId"] == "e5" and entry["parentId"] == "e6"
     assert entry["summary"].startswith("## Goal\nRead src/a.py.") and "<read-files>\nsrc/a.py\n</read-files>" in entry["summary"]
-    assert entry["details"]["readFiles"] == ["src/a.py"] and entry["details"]["summarizer"] == "provided"
+    assert entry["details"]["readFiles"] == ["src/a.py"]
+    # written by a person: `edited` from nothing (no summarizer drafted it), from a file
+    assert {k: entry["details"][k] for k in ("summarizer", "draftedBy", "model", "source")} == {
+        "summarizer": "edited", "draftedBy": None, "model": None, "source": "file"}
     code, _, _ = run(capsys, "validate", path)
     assert code == 0
     ctx = run_json(capsys, "context", path, "--json")

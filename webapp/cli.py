@@ -35,7 +35,7 @@ from .core.tree import WARNING_KINDS
 from .core.tokens import context_tokens, format_tokens, token_text
 from .llm import ModelConfig, ModelError, continue_branch, regenerate_reply
 from .models import context_window
-from .summarize import fork_with_summary, regenerate_summary, summarize_compaction
+from .summarize import fork_with_summary, regenerate_summary, summarize_compaction, written_details
 
 
 # C0 controls but newline and tab, DEL, C1 controls, and lone surrogates (the bytes of a name
@@ -336,7 +336,7 @@ def cmd_compact(args) -> int:
             summary = Path(args.summary_file).read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:  # a ValueError: main() would let it out as a traceback
             raise SessionError(f"{args.summary_file}: not UTF-8 text (byte {exc.start})") from None
-        details = {"summarizer": "provided"}
+        details = {**written_details(summary, None, None), "source": "file"}  # a person wrote it
     else:
         config = ModelConfig.from_env(args.model, args.api_base)
         summary, details = summarize_compaction(config, plan, args.instructions)

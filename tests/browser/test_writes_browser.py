@@ -94,7 +94,7 @@ def test_compact_with_an_edited_summary(server, llm_server, page):
     assert page.locator("#graph g.node.cp-summarize").count() >= 1
     page.click("#compact-form button:has-text('Generate the summary')")
     summary = page.locator("#compact-form textarea[name=summary]")
-    expect(summary).to_have_value("Hello from the test model.")  # the model's summary, to edit
+    expect(summary).to_have_value("Hello from the stream.")  # the model's summary, streamed, to edit
     expect(page.locator("#compact-form .summary-editor")).to_contain_text("drafted by the model openai/test-model")
     summary.fill("EDITED BY A PERSON: rounding is fixed, currency option done.")
     page.click("#compact-form button:has-text('Commit the compaction')")

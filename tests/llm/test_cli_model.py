@@ -77,7 +77,8 @@ def test_compact_with_a_summary_file_calls_no_model(capsys, tmp_path, llm_server
     code, _, err = run(capsys, "compact", path, "--keep-recent-tokens", "100", "--summary-file", summary)
     assert code == 0, err
     entry = lines_of(path.read_bytes())[-1]
-    assert entry["summary"].startswith("## Goal\nBy hand.") and entry["details"]["summarizer"] == "provided"
+    assert entry["summary"].startswith("## Goal\nBy hand.") and entry["details"]["summarizer"] == "edited"
+    assert entry["details"]["draftedBy"] is None and entry["details"]["source"] == "file"  # a person wrote it
     assert llm_server.requests == []
     with pytest.raises(SystemExit) as e:  # a file and a model are two sources: argparse refuses both
         main(["compact", str(path), "--summary-file", str(summary), "--model", MODEL])

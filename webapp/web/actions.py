@@ -12,7 +12,9 @@ import json
 import queue
 import threading
 
-from flask import Blueprint, Response, abort, current_app, redirect, render_template, request, url_for
+from flask import (
+    Blueprint, Response, abort, current_app, redirect, render_template, request, stream_with_context, url_for,
+)
 
 from ..core.compaction import plan_branch_summary, write_branch_summary, write_compaction
 from ..core.context import build_context
@@ -85,6 +87,15 @@ def _failure(exc: Exception, status: int):
     abort(status, description=str(exc))
 
 
+def _model_failure(exc: ModelError, then: str):
+    """A failed model call on a plain form: the error page, with the request and raw response in
+    a "details" fold (what model.js shows beside the form when JavaScript runs)."""
+    message = f"{exc} {then}"
+    if request.headers.get("HX-Request"):
+        abort(502, description=message)
+    return render_template("error.html", code=502, message=message, details=exc.debug_text()), 502
+
+
 # -- forms (GET: they only show what a write would do) -----------------------------------------------
 
 
@@ -143,12 +154,43 @@ def _summary_details() -> dict:
 
 
 def _summary_editor(summarize, plan):
-    """A summary to edit before it is written; a failed model call says why (502)."""
+    """A summary to edit before it is written; a failed model call says why (502). Asked for as
+    server-sent events, the model's text streams as it comes (see _summary_stream)."""
+    instructions = request.form.get("instructions") or None
+    if wants_stream():
+        return Response(stream_with_context(_summary_stream(summarize, plan, instructions)),
+                        mimetype="text/event-stream", headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
     try:
-        text, details = summarize(model_config(), plan, request.form.get("instructions") or None)
+        text, details = summarize(model_config(), plan, instructions)
     except ModelError as exc:
         abort(502, description=str(exc))
+    return _editor_html(text, details)
+
+
+def _editor_html(text: str, details: dict) -> str:
     return render_template("partials/_summary_editor.html", text=text, details=details, digest=draft_digest(text))
+
+
+def _summary_stream(summarize, plan, instructions: str | None):
+    """Server-sent events: the model's text deltas, then `done` with the editor (the summary with
+    its file lists, as the plain route answers) or `error`. An extractive summary, made without
+    a model, comes whole in `done`. Nothing is written, so a browser that gives up loses nothing."""
+    config = model_config()
+
+    def work(send) -> None:
+        def delta(kind: str, text: str) -> None:
+            if kind == "text":
+                send("delta", {"text": text})
+        try:
+            send("summary", summarize(config, plan, instructions, on_delta=delta))
+        except (ModelError, SessionError) as exc:
+            debug = exc.debug_text() if isinstance(exc, ModelError) else None
+            send("error", {"message": str(exc), "kind": getattr(exc, "kind", "write"), "details": debug})
+
+    for event, data in _events_of(work):
+        if event == "summary":
+            event, data = "done", {"html": _editor_html(*data)}
+        yield _sse(event, data)
 
 
 # -- writes ---------------------------------------------------------------------------------------------
@@ -226,7 +268,7 @@ def _reply_or_done(rel: str, session: Session, user_id: str):
         except SessionError as exc:
             return _failure(exc, 409)
         except ModelError as exc:
-            abort(502, description=f"{exc} The message was kept: retry from its panel.")
+            return _model_failure(exc, "The message was kept: retry from its panel.")
         return _done(rel, user_id, "replied")
     return Response(_stream(session, config, user_id), mimetype="text/event-stream",
                     headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
@@ -237,24 +279,34 @@ def _stream(session: Session, config: ModelConfig, user_id: str):
 
     The model call runs in a thread so deltas can be sent while it works; the reply is written
     by that thread even if the browser goes away, since it has been paid for."""
-    events: queue.Queue = queue.Queue()
-
-    def work() -> None:
+    def work(send) -> None:
         try:
-            entry = reply_to(session, config, user_id,
-                             lambda kind, text: events.put(("delta", {"kind": kind, "text": text})))
-            events.put(("done", {"node": entry["id"], "user": user_id, "message": "replied"}))
+            entry = reply_to(session, config, user_id, lambda kind, text: send("delta", {"kind": kind, "text": text}))
+            send("done", {"node": entry["id"], "user": user_id, "message": "replied"})
         except (ModelError, SessionError) as exc:
             debug = exc.debug_text() if isinstance(exc, ModelError) else None
-            events.put(("error", {"message": str(exc), "kind": getattr(exc, "kind", "write"), "user": user_id,
-                                  "details": debug}))
+            send("error", {"message": str(exc), "kind": getattr(exc, "kind", "write"), "user": user_id,
+                           "details": debug})
+
+    yield _sse("user", {"node": user_id})
+    for item in _events_of(work):
+        yield _sse(*item)
+
+
+def _events_of(work):
+    """The (event, data) pairs `work(send)` sends, as they come: it runs in a thread, so a model
+    call can stream its deltas while it works."""
+    events: queue.Queue = queue.Queue()
+
+    def run() -> None:
+        try:
+            work(lambda event, data: events.put((event, data)))
         finally:
             events.put(None)
 
-    threading.Thread(target=work, daemon=True).start()
-    yield _sse("user", {"node": user_id})
+    threading.Thread(target=run, daemon=True).start()
     while (item := events.get()) is not None:
-        yield _sse(*item)
+        yield item
 
 
 @bp.post("/s/<path:rel>/-/settings")
