@@ -225,7 +225,7 @@ class Session:
             self.storage.append_lines(lines)
         return entries
 
-    append = append_entry  # the name llm.py still calls; it moves to append_message
+    append = append_entry  # the short name the tests build their sessions with; the app calls the typed methods
 
     def append_message(self, message: dict, parent=ACTIVE) -> dict:
         """A conversation message (user, assistant, toolResult, bashExecution, custom)."""
