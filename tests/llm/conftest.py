@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Builder
+from webapp.cli import main
 from webapp.llm import ModelConfig
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -65,3 +66,18 @@ def rich_session(path: Path) -> Path:
     b.add("branch_summary", id="b9", parent="a7", fromId="a8", summary="Tried a regex approach; too slow.")
     b.user("Now add error messages with line numbers.", id="u10")
     return b.write(path)
+
+
+@pytest.fixture
+def model_env(monkeypatch, llm_server):
+    """The model settings a user would export, pointing at the local server."""
+    monkeypatch.setenv("SESSION_TREE_API_KEY", "dummy")
+    monkeypatch.setenv("SESSION_TREE_TIMEOUT", "1")
+    return ["--model", MODEL, "--api-base", llm_server.api_base]
+
+
+def run(capsys, *argv) -> tuple[int, str, str]:
+    """Run the CLI in this process: its exit code, stdout and stderr."""
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err

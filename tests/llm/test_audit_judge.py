@@ -5,8 +5,7 @@ from __future__ import annotations
 import orjson
 
 from tests.core.test_audit import work_data
-from tests.llm.conftest import MODEL
-from tests.llm.test_cli_model import model_env, run  # noqa: F401 (a fixture)
+from tests.llm.conftest import MODEL, run
 
 
 def test_the_model_is_asked_per_missing_fact_and_its_opinion_kept_apart(tmp_path, capsys, llm_server, model_env):

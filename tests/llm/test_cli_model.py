@@ -8,25 +8,11 @@ import orjson
 import pytest
 
 from tests.conftest import lines_of
-from tests.llm.conftest import MODEL, rich_session
+from tests.llm.conftest import MODEL, rich_session, run
 from tests.llm.test_summarize import work_session
 from webapp.cli import main
 
 CLI = Path(sys.executable).with_name("session-tree")
-
-
-@pytest.fixture
-def model_env(monkeypatch, llm_server):
-    """The model settings a user would export, pointing at the local server."""
-    monkeypatch.setenv("SESSION_TREE_API_KEY", "dummy")
-    monkeypatch.setenv("SESSION_TREE_TIMEOUT", "1")
-    return ["--model", MODEL, "--api-base", llm_server.api_base]
-
-
-def run(capsys, *argv) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def one_line(err: str) -> str:

@@ -5,23 +5,9 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import lines_of
-from tests.llm.conftest import MODEL, rich_session
-from webapp.cli import main
+from tests.llm.conftest import MODEL, rich_session, run
 from webapp.core.session import Session
 from webapp.llm import ModelError, complete
-
-
-@pytest.fixture
-def model_env(monkeypatch, llm_server):
-    monkeypatch.setenv("SESSION_TREE_API_KEY", "dummy")
-    monkeypatch.setenv("SESSION_TREE_TIMEOUT", "1")
-    return ["--model", MODEL, "--api-base", llm_server.api_base]
-
-
-def run(capsys, *argv) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.mark.parametrize("behaviour, options, words", [
