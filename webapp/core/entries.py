@@ -96,9 +96,16 @@ class Entry:
     visible). `line` is the (first) line it was read from; `source` the line's own dict (a list
     of them for an entry merged from several lines), or None where it is `raw` itself;
     `sidechain` marks a sub-agent's entry (Claude Code), drawn off the main path.
+
+    What the tree, the overview and the branch figures read of every entry is kept in plain
+    attributes, taken from the body when the entry is made (`role`, and the facts below). The
+    body itself (`raw`) may be dropped (`make_lazy`, issue #13.5): it is then parsed again from
+    its line in the file when something reads it (`bodies.Bodies`), so that a big file costs
+    memory for its tree, not for its text.
     """
 
-    __slots__ = ("raw", "line", "id", "parent_id", "type", "timestamp", "generated_id", "source", "sidechain")
+    __slots__ = ("_raw", "line", "id", "parent_id", "type", "timestamp", "generated_id", "source",
+                 "sidechain", "role", "facts", "_tokens", "_bodies")
 
     def __init__(
         self,
@@ -110,20 +117,43 @@ class Entry:
         source: dict | list | None = None,
         sidechain: bool = False,
     ):
-        self.raw = raw
         self.line = line
         self.id = id
         self.parent_id = parent_id
-        t = raw.get("type")
-        self.type = t if isinstance(t, str) else as_key(t)  # as_key, without a call for the usual str
-        ts = raw.get("timestamp")
-        self.timestamp = ts if isinstance(ts, str) else ""
         self.generated_id = generated_id
         self.source = source
         self.sidechain = sidechain
+        self._bodies = None
+        self.raw = raw
 
     def __repr__(self) -> str:
         return f"Entry({self.type!r}, id={self.id!r}, parent={self.parent_id!r}, line={self.line})"
+
+    @property
+    def raw(self) -> dict:
+        """The entry's dict: kept, or parsed again from its line (see `make_lazy`)."""
+        raw = self._raw
+        return raw if raw is not None else self._bodies.body(self)
+
+    @raw.setter
+    def raw(self, raw: dict) -> None:
+        """Set the body, and the facts taken from it (a reader that builds an entry from several
+        lines sets it again once it is whole)."""
+        self._raw = raw
+        t = raw.get("type")
+        self.type = _NAMES.get(t, t) if type(t) is str else as_key(t)
+        ts = raw.get("timestamp")
+        self.timestamp = ts if type(ts) is str else ""
+        self.role, self.facts, self._tokens = entry_facts(self.type, raw)
+
+    def make_lazy(self, bodies) -> None:
+        """Drop the body: `bodies` reads it again from the entry's line when asked."""
+        self._bodies = bodies
+        self._raw = None
+
+    @property
+    def is_lazy(self) -> bool:
+        return self._raw is None
 
     @property
     def original(self) -> dict | list:
@@ -135,12 +165,10 @@ class Entry:
 
     @property
     def message(self) -> dict:
-        msg = self.raw.get("message") if self.type == MESSAGE else None
+        if self.type != MESSAGE:
+            return {}
+        msg = self.raw.get("message")
         return msg if isinstance(msg, dict) else {}
-
-    @property
-    def role(self) -> str | None:
-        return self.message.get("role")
 
     @property
     def first_kept_id(self) -> str | None:
@@ -152,10 +180,181 @@ class Entry:
     def target_id(self) -> str | None:
         return as_key(self.raw.get("targetId"))
 
+    # -- facts kept without the body ------------------------------------------------------------
+
+    @property
+    def tool_call_ids(self) -> tuple[str, ...]:
+        """The ids of an assistant message's tool calls (as `str`, as the tool-result check reads them)."""
+        return self.facts[0]
+
+    @property
+    def tool_call_id(self):
+        """A tool result's `toolCallId` (None elsewhere)."""
+        return self.facts[1]
+
+    @property
+    def is_error(self) -> bool:
+        """A tool result that reports an error."""
+        return self.facts[2]
+
+    @property
+    def usage_tokens(self) -> int | None:
+        """The context size an assistant message reports (see `tokens.usage_tokens`)."""
+        return self.facts[3]
+
+    @property
+    def cost(self) -> float:
+        """What the entry cost (see `tokens.entry_cost`)."""
+        return self.facts[4]
+
     def missing_fields(self) -> list[str]:
-        if self.raw.keys() >= _REQUIRED_KEYS.get(self.type, frozenset()):
-            return []  # the usual case, told by one set comparison (this runs for every entry)
-        return [f for f in REQUIRED_FIELDS[self.type] if f not in self.raw]
+        return list(self.facts[5])
+
+    @property
+    def tokens(self) -> int:
+        """The estimated tokens of what the entry says to a model (`tokens.estimate_entry_tokens`),
+        taken when it was read where that is quick, else once from its body."""
+        n = self._tokens
+        if n is None:
+            from .tokens import estimate_entry_tokens  # (tokens needs the context module, built on this one)
+            n = self._tokens = estimate_entry_tokens(self)
+        return n
+
+
+# Facts of an entry that reports nothing: no tool calls, no tool result, no usage, no cost.
+_NO_FACTS: tuple = ((), None, False, None, 0.0, ())
+# One string object per usual type and role name, not one per entry.
+_NAMES = {n: n for n in (*REQUIRED_FIELDS, "user", "assistant", "toolResult", "bashExecution", "custom")}
+
+
+def entry_facts(t: str | None, raw: dict) -> tuple[str | None, tuple, int | None]:
+    """(role, facts, token estimate or None) of an entry's dict; see the properties of Entry.
+
+    Written for speed: it runs once for every line of a file. The token estimate is made here
+    for the usual shapes of a message (text, tool calls, text results) and left for later
+    (None) for anything else."""
+    if t != MESSAGE:
+        missing = () if raw.keys() >= _REQUIRED_KEYS.get(t, _NOTHING) else \
+            tuple(f for f in REQUIRED_FIELDS[t] if f not in raw)
+        if t in _COSTED:
+            details = raw.get("details")
+            cost = _cost_of(details.get("usage") if type(details) is dict else None)
+            if cost or missing:
+                return None, (_NO_FACTS[0], None, False, None, cost, missing), None
+        elif missing:
+            return None, (*_NO_FACTS[:5], missing), None
+        return None, _NO_FACTS, (None if t in _TOKENS_LATER else 0)
+    msg = raw.get("message")
+    if type(msg) is not dict:
+        return None, (*_NO_FACTS[:5], () if "message" in raw else ("message",)), 0
+    role = msg.get("role")
+    if type(role) is str:
+        role = _NAMES.get(role, role)
+    content = msg.get("content")
+    if role == "assistant":
+        calls: tuple = ()
+        chars, texts, tokens = 0, 0, None
+        if type(content) is list:
+            tokens = 0
+            for b in content:
+                if type(b) is not dict:
+                    tokens = None  # (read as text downstream: estimated from the body)
+                    continue
+                bt = b.get("type")
+                if bt == "toolCall":
+                    calls += (str(b.get("id", "")),)
+                    args = b.get("arguments", {})
+                    name = b.get("name", "")
+                    try:
+                        chars += len(name if type(name) is str else str(name)) + len(orjson.dumps(args).decode())
+                    except orjson.JSONEncodeError:  # (nested too deep: left for the body's estimate)
+                        tokens = None
+                elif bt == "text":
+                    text = b.get("text", "")
+                    if type(text) is not str:
+                        tokens = None
+                    else:
+                        chars += len(text)
+                        texts += 1
+            if tokens is not None:
+                tokens = -(-(chars + max(texts - 1, 0)) // 4)
+        elif type(content) is str:
+            tokens = -(-len(content) // 4)
+        else:
+            tokens = 0
+        stop = msg.get("stopReason")
+        usage = msg.get("usage")
+        used = None
+        if type(usage) is dict:
+            if stop not in ("aborted", "error") and not usage.get("estimated"):
+                used = _usage_total(usage)
+            cost = _cost_of(usage)
+        else:
+            cost = 0.0
+        if not calls and used is None and not cost:
+            return role, _NO_FACTS, tokens
+        return role, (calls, None, False, used, cost, ()), tokens
+    if role == "toolResult":
+        tokens = None
+        if type(content) is list:
+            chars = max(len(content) - 1, 0)
+            for b in content:
+                if type(b) is not dict:
+                    chars = -1
+                    break
+                bt = b.get("type")
+                if bt == "text":
+                    text = b.get("text", "")
+                    if type(text) is not str:
+                        chars = -1
+                        break
+                    chars += len(text)
+                else:
+                    chars += len(f"[{bt}]")
+            if chars >= 0:
+                tokens = -(-chars // 4)
+        elif type(content) is str:
+            tokens = -(-len(content) // 4)
+        else:
+            tokens = 0
+        return role, ((), msg.get("toolCallId"), bool(msg.get("isError")), None, 0.0, ()), tokens
+    if role == "user" or role == "custom":
+        tokens = None
+        if type(content) is str:
+            tokens = -(-len(content) // 4)
+        elif type(content) is list:
+            chars = max(len(content) - 1, 0)
+            for b in content:
+                if type(b) is not dict or b.get("type") != "text" or type(b.get("text", "")) is not str:
+                    chars = -1
+                    break
+                chars += len(b.get("text", ""))
+            if chars >= 0:
+                tokens = -(-chars // 4)
+        else:
+            tokens = 0
+        return role, _NO_FACTS, tokens
+    return role, _NO_FACTS, None if role == "bashExecution" else 0
+
+
+_NOTHING: frozenset = frozenset()
+_COSTED = frozenset({"compaction", "branch_summary"})
+_TOKENS_LATER = frozenset({"custom_message", "branch_summary"})  # estimated from the body when asked
+
+
+def _usage_total(usage: dict) -> int | None:
+    total = usage.get("totalTokens")
+    if isinstance(total, (int, float)) and total > 0:
+        return int(total)
+    parts = [usage.get(k) for k in ("input", "output", "cacheRead", "cacheWrite")]
+    total = sum(p for p in parts if isinstance(p, (int, float)))
+    return int(total) or None
+
+
+def _cost_of(usage) -> float:
+    cost = usage.get("cost") if type(usage) is dict else None
+    total = cost.get("total") if type(cost) is dict else None
+    return float(total) if isinstance(total, (int, float)) else 0.0
 
 
 def content_blocks(content: Any) -> list[dict]:

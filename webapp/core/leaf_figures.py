@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .compare import STATUSES, outcome, user_text
-from .context import build_context, entry_messages
+from .context import build_context
 from .entries import BRANCH_SUMMARY, COMPACTION, MESSAGE, Entry, parse_time
-from .tokens import context_tokens, entry_cost, estimate_message_tokens, usage_tokens
+from .tokens import context_tokens
 from .tree import SessionTree
 
 SORT_KEYS = ("cost", "tokens", "errors", "turns", "calls", "depth", "wall")
@@ -57,13 +57,6 @@ def leaf_figures(tree: SessionTree) -> list[LeafFigures]:
     leaves = set(tree.leaves())
     active = tree.conversation_leaf(tree.active_leaf)
     by_id, children, labels = tree.by_id, tree.children, tree.labels
-    estimates: dict[str, int] = {}
-
-    def estimate(e: Entry) -> int:
-        n = estimates.get(e.id)
-        if n is None:
-            n = estimates[e.id] = sum(estimate_message_tokens(m) for m in entry_messages(e))
-        return n
 
     found: dict[str, LeafFigures] = {}
     path: list[Entry] = []  # the current path of the walk
@@ -76,25 +69,24 @@ def leaf_figures(tree: SessionTree) -> list[LeafFigures]:
             e = by_id[node]
             path.append(e)
             depth += 1
-            if e.type == MESSAGE:
-                msg = e.raw.get("message")
-                role = msg.get("role") if isinstance(msg, dict) else None
+            if e.type == MESSAGE:  # (from the facts kept of each entry: no body is read)
+                role = e.role
                 last_msg = e
                 if role == "user":
                     turns += 1
                     last_user = e
                 elif role == "assistant":
-                    cost += entry_cost(e)
-                    calls += _call_count(msg)
-                    used = usage_tokens(e)
+                    cost += e.cost
+                    calls += len(e.tool_call_ids)
+                    used = e.usage_tokens
                     if used is not None:
                         anchor, upto = used, depth - 1
-                elif role == "toolResult" and msg.get("isError"):
+                elif role == "toolResult" and e.is_error:
                     errors += 1
             elif e.type == BRANCH_SUMMARY:
-                cost += entry_cost(e)  # the summary call, when one was recorded
+                cost += e.cost  # the summary call, when one was recorded
             elif e.type == COMPACTION:
-                cost += entry_cost(e)
+                cost += e.cost
                 anchor = None  # a usage reported before it measured the context before it
             t = parse_time(e.timestamp)
             if t is not None:
@@ -114,7 +106,7 @@ def leaf_figures(tree: SessionTree) -> list[LeafFigures]:
                     label=label,
                     depth=depth,
                     turns=turns,
-                    tokens=(anchor + sum(estimate(x) for x in path[upto + 1:]) if anchor is not None
+                    tokens=(anchor + sum(x.tokens for x in path[upto + 1:]) if anchor is not None
                             else context_tokens(build_context(tree, node)).context),
                     cost=cost,
                     calls=calls,
@@ -130,13 +122,6 @@ def leaf_figures(tree: SessionTree) -> list[LeafFigures]:
         for child in reversed(kids):
             stack.append((child, state))
     return [found[leaf] for leaf in tree.leaves() if leaf in found]
-
-
-def _call_count(msg: dict) -> int:
-    content = msg.get("content")
-    if not isinstance(content, list):
-        return 0
-    return sum(1 for b in content if isinstance(b, dict) and b.get("type") == "toolCall")
 
 
 def sort_leaves(rows: list[LeafFigures], key: str, descending: bool = True) -> list[LeafFigures]:

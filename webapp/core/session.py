@@ -20,6 +20,7 @@ from typing import Callable, Iterable
 
 import orjson
 
+from .bodies import Bodies
 from .compaction import check_first_kept
 from .entries import (
     BRANCH_SUMMARY, COMPACTION, CUSTOM_MESSAGE, LABEL, LEAF, MESSAGE, MODEL_CHANGE, REQUIRED_FIELDS,
@@ -62,7 +63,7 @@ class ForkResult:
 class Session:
     def __init__(self, storage: Storage):
         self.storage = storage
-        self._log = SessionLog(getattr(storage, "path", None))
+        self._log = self._new_log()
         self._key: tuple | None = None
         self._tree: SessionTree | None = None
         self._stale = True  # the log read more than the tree holds
@@ -106,7 +107,7 @@ class Session:
                 key[0] < self._log.offset or key[2:] != self._key[2:] or self._rewritten()
             ):
                 self.rewrites += 1  # rewritten in place, cut short, or replaced: read again
-                self._log = SessionLog(self._log.path)
+                self._log = self._new_log()
                 self._fingerprint = None
             if self._tail_first and self._key is None:
                 self._tail_first = False
@@ -115,12 +116,18 @@ class Session:
                     self._log, self._key, self._stale = log, key, True
                     return log
             start = self._log.offset
+            if not start and len(key) > 2:
+                self._log.bodies.inode = key[2]  # bodies are read again from this file, not another
             recent = _Recent(start, self._fingerprint)
             self._log.feed_chunks(recent.watch(self.storage.read_chunks(start)))
             self._fingerprint = recent.fingerprint(self._log.offset, self.storage)
             self._key = key
             self._stale = True
             return self._log
+
+    def _new_log(self) -> SessionLog:
+        """An empty log of this storage, whose entries may read their bodies again from it."""
+        return SessionLog(getattr(self.storage, "path", None), Bodies(self.storage))
 
     def _rewritten(self) -> bool:
         """True when the bytes read so far are no longer those in the storage (their first and

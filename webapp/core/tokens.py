@@ -15,8 +15,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .context import Context, build_context
-from .entries import BRANCH_SUMMARY, COMPACTION, Entry
+from .context import Context, build_context, entry_messages
+from .entries import Entry
 
 IMAGE_TOKENS = 1200
 
@@ -46,19 +46,15 @@ def estimate_message_tokens(message: dict) -> int:
 
 def usage_tokens(entry: Entry) -> int | None:
     """The context size an assistant message reports, or None (no usage, aborted or failed, or a
-    usage the client estimated because the server sent none: `usage.estimated`)."""
-    msg = entry.message
-    if entry.role != "assistant" or msg.get("stopReason") in ("aborted", "error"):
-        return None
-    usage = msg.get("usage")
-    if not isinstance(usage, dict) or usage.get("estimated"):
-        return None
-    total = usage.get("totalTokens")
-    if isinstance(total, (int, float)) and total > 0:
-        return int(total)
-    parts = [usage.get(k) for k in ("input", "output", "cacheRead", "cacheWrite")]
-    total = sum(p for p in parts if isinstance(p, (int, float)))
-    return int(total) or None
+    usage the client estimated because the server sent none: `usage.estimated`). Taken from the
+    body when the entry was read (`entries.entry_facts`)."""
+    return entry.usage_tokens
+
+
+def estimate_entry_tokens(entry: Entry) -> int:
+    """The estimated tokens of the messages one entry contributes to a context (`Entry.tokens`
+    keeps it, taken when the entry was read where that is quick)."""
+    return sum(estimate_message_tokens(m) for m in entry_messages(entry))
 
 
 @dataclass(frozen=True)
@@ -152,12 +148,6 @@ def _path_overhead(ctx: Context) -> int:
 
 def entry_cost(entry: Entry) -> float:
     """What an entry cost: an assistant message's `usage.cost.total`, or the summary call behind a
-    compaction or branch summary (`details.usage.cost.total`); 0 when none is recorded."""
-    if entry.role == "assistant":
-        usage = entry.message.get("usage")
-    else:
-        details = entry.get("details") if entry.type in (COMPACTION, BRANCH_SUMMARY) else None
-        usage = details.get("usage") if isinstance(details, dict) else None
-    cost = usage.get("cost") if isinstance(usage, dict) else None
-    total = cost.get("total") if isinstance(cost, dict) else None
-    return float(total) if isinstance(total, (int, float)) else 0.0
+    compaction or branch summary (`details.usage.cost.total`); 0 when none is recorded. Taken
+    from the body when the entry was read (`entries.entry_facts`)."""
+    return entry.cost

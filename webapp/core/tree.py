@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 
-from .entries import COMPACTION, LABEL, MARKER_TYPES, SESSION_INFO, Entry, parse_time, tool_calls
+from .entries import COMPACTION, LABEL, MARKER_TYPES, SESSION_INFO, Entry, parse_time
 from .errors import AmbiguousEntry, UnknownEntry
 from .formats import READ_ONLY_FORMATS
 from .reader import BadLine, Problem, SessionLog, first_kept_id, gc_paused
@@ -215,12 +215,13 @@ class SessionTree:
                         "first-kept-tool-result",
                         f"the first entry kept, {first_kept_id(e)!r}, is a tool result without its call: "
                         "it is left out of model requests", e.line, e.id))
-            elif e.role == "assistant":
+            elif e.facts[0]:  # an assistant message that calls tools
                 self._check_tool_results(e)
 
     def _check_tool_results(self, e: Entry) -> None:
-        """Warn of tool calls with no result among the tool results that follow the call."""
-        calls = [str(c.get("id", "")) for c in tool_calls(e)]
+        """Warn of tool calls with no result among the tool results that follow the call (read from
+        the facts kept of each entry: no body is read unless a warning is made)."""
+        calls = e.tool_call_ids
         if not calls:
             return
         answered: set = set()
@@ -228,7 +229,7 @@ class SessionTree:
         while stack:
             child = self.by_id[stack.pop()]
             if child.role == "toolResult" or child.type in MARKER_TYPES:
-                answered.add(child.message.get("toolCallId"))
+                answered.add(child.tool_call_id)
                 stack.extend(self.children.get(child.id, ()))
         missing = [c for c in calls if c not in answered]
         if missing:

@@ -8,7 +8,7 @@ the `firstKeptEntryId` of that line, and v2's `hookMessage` role is v3's `custom
 
 from __future__ import annotations
 
-from ..entries import LEAF, Entry
+from ..entries import COMPACTION, LEAF, Entry
 from .base import Problem, generated_id
 from .fields import checked_entry, message_ok
 
@@ -34,6 +34,12 @@ def as_v1(header: dict, entries: list[dict]) -> tuple[dict, list[dict]]:
                  "firstKeptEntryIndex": index[e["firstKeptEntryId"]], "tokensBefore": e["tokensBefore"]}
         v1.append(e)
     return {k: v for k, v in header.items() if k != "version"}, v1
+
+
+# Entries whose body is kept even when it could be read again: few and small, and read by the
+# tree itself (labels, the active leaf, the name, a compaction's kept entry) or by every context.
+KEPT_TYPES = frozenset({"leaf", "label", "session_info", COMPACTION, "branch_summary", "model_change",
+                        "thinking_level_change", "active_tools_change"})
 
 
 class PiReader:
@@ -90,7 +96,11 @@ class PiReader:
         entry_id = generated_id(line) if generated else raw_id
         if "parentId" in obj:
             parent = obj["parentId"]
-            parent = parent if isinstance(parent, str) and parent else None
+            if isinstance(parent, str) and parent:
+                known = self.log.ids.get(parent)
+                parent = known.id if known is not None else parent  # (one string for both ids)
+            else:
+                parent = None
         else:  # pi v1: entries form a chain in file order
             parent = self._prev_id
             source = source or obj
@@ -105,4 +115,7 @@ class PiReader:
             )
         if why:
             self.log.problems.append(Problem("invalid-field", "; ".join(why) + ": shown as invalid", line, entry_id))
-        return Entry(obj, line, entry_id, parent, generated, source)
+        entry = Entry(obj, line, entry_id, parent, generated, source)
+        if self.log.as_is and source is None and entry_id is raw_id and entry.type not in KEPT_TYPES:
+            entry.make_lazy(self.log.bodies)  # its line as it is, with its own id
+        return entry

@@ -1,0 +1,145 @@
+"""Entry bodies read again from the file when asked (issue #13.5: memory below the file size).
+
+A pi v3 entry keeps what the tree needs (`Entry` attributes) and the place of its line; its body
+is parsed again from those bytes when something reads `entry.raw`. The last bodies read are kept
+in a small cache (bounded by count and by bytes), so that a view reading the same entries again
+does not read the file again.
+
+A line read again must still be the line that was read: its bytes must end where the line ended
+and hold an object with the entry's id. The offsets of lines never change when a file grows; a
+file rewritten in place, cut short or replaced makes `Session` read it anew (a new log, new
+`Bodies`), and an entry of the old reading that is still asked for gets its old bytes through the
+handle opened on the file it was read from, or `BodyChanged` (a clear error, never other bytes).
+Each `Bodies` keeps at most one file handle, and only the most recently used ones stay open.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import weakref
+from array import array
+from collections import OrderedDict
+
+import orjson
+
+from .errors import SessionError
+
+CACHE_ENTRIES = 2048  # bodies kept per session file...
+CACHE_BYTES = 16 * 1024 * 1024  # ...and at most this many bytes of their lines (the newest stays)
+OPEN_HANDLES = 32  # file handles kept open across all session files
+
+
+class BodyChanged(SessionError):
+    """An entry's line is no longer in the file as it was read."""
+
+
+class Bodies:
+    """Reads the bodies of one reading of a session's storage (one `SessionLog`)."""
+
+    def __init__(self, storage, cache_entries: int = CACHE_ENTRIES, cache_bytes: int = CACHE_BYTES):
+        self.storage = storage
+        self.path = getattr(storage, "path", None)  # a file: read through a handle of its own
+        self.inode: int | None = None  # the file the log was read from (set by `Session`)
+        self.cache_entries, self.cache_bytes = cache_entries, cache_bytes
+        self.starts = array("q", [0])  # where each line starts: line n is starts[n-1]:starts[n]
+        self._cache: OrderedDict[int, tuple[dict, int]] = OrderedDict()  # line -> (body, size)
+        self._bytes = 0
+        self._lock = threading.Lock()
+        self._fd: int | None = None
+        self.reads = 0  # lines parsed again (what the cache did not hold)
+
+    def __len__(self) -> int:
+        """How many bodies the cache holds."""
+        return len(self._cache)
+
+    def body(self, entry) -> dict:
+        key = entry.line
+        with self._lock:
+            hit = self._cache.get(key)
+            if hit is not None:
+                self._cache.move_to_end(key)
+                return hit[0]
+            raw, size = self._read(entry)
+            self._cache[key] = (raw, size)
+            self._bytes += size
+            while len(self._cache) > 1 and (len(self._cache) > self.cache_entries or self._bytes > self.cache_bytes):
+                _, (_, size) = self._cache.popitem(last=False)
+                self._bytes -= size
+        return raw
+
+    def _read(self, entry) -> tuple[dict, int]:
+        """The body on `entry`'s line and its size, checked to be that line (called with the lock held)."""
+        self.reads += 1
+        offset = self.starts[entry.line - 1]
+        size = self.starts[entry.line] - offset  # with the newline, which shows the line still ends there
+        data = self._bytes_at(offset, size)
+        obj = None
+        if len(data) == size and data.endswith(b"\n"):
+            try:
+                obj = orjson.loads(data)
+            except orjson.JSONDecodeError:
+                pass
+        if type(obj) is not dict or obj.get("id") != entry.id:
+            raise BodyChanged(f"{self._name()} changed on disk since it was read (line {entry.line} is not "
+                              "what it was); reload to read it again")
+        return obj, size
+
+    def _bytes_at(self, offset: int, size: int) -> bytes:
+        if self.path is None:
+            return self.storage.read_at(offset, size)
+        if self._fd is None:
+            self._open()
+        _touch(self)
+        return os.pread(self._fd, size, offset)
+
+    def _open(self) -> None:
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except OSError as exc:
+            raise BodyChanged(f"{self._name()} can no longer be read ({exc.strerror or exc}); "
+                              "reload to read it again") from None
+        if self.inode is not None and os.fstat(fd).st_ino != self.inode:
+            os.close(fd)
+            raise BodyChanged(f"{self._name()} was replaced since it was read; reload to read it again")
+        self._fd = fd
+
+    def close(self) -> None:
+        with self._lock:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+
+    def __del__(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            _open.pop(id(self), None)
+
+    def _name(self) -> str:
+        return self.storage.name
+
+
+_open: OrderedDict[int, weakref.ref] = OrderedDict()  # id -> Bodies with an open handle, oldest first
+_open_lock = threading.Lock()
+
+
+def _touch(bodies: Bodies) -> None:
+    """Mark `bodies`' handle as just used; close the least recently used ones past OPEN_HANDLES
+    (called with `bodies`' lock held; another's is taken only when it is free, never waited for)."""
+    with _open_lock:
+        _open[id(bodies)] = weakref.ref(bodies)
+        _open.move_to_end(id(bodies))
+        for key in list(_open)[: max(len(_open) - OPEN_HANDLES, 0)]:
+            other = _open[key]()
+            if other is None:
+                del _open[key]
+                continue
+            if other is bodies or not other._lock.acquire(blocking=False):
+                continue
+            try:
+                if other._fd is not None:
+                    os.close(other._fd)
+                    other._fd = None
+            finally:
+                other._lock.release()
+            del _open[key]
