@@ -37,11 +37,11 @@ class BodyChanged(SessionError):
 class Bodies:
     """Reads the bodies of one reading of a session's storage (one `SessionLog`)."""
 
-    def __init__(self, storage, cache_entries: int = CACHE_ENTRIES, cache_bytes: int = CACHE_BYTES):
+    def __init__(self, storage) -> None:
         self.storage = storage
         self.path = getattr(storage, "path", None)  # a file: read through a handle of its own
         self.inode: int | None = None  # the file the log was read from (set by `Session`)
-        self.cache_entries, self.cache_bytes = cache_entries, cache_bytes
+        self.cache_entries, self.cache_bytes = CACHE_ENTRIES, CACHE_BYTES
         self.starts = array("q", [0])  # where each line starts: line n is starts[n-1]:starts[n]
         self._cache: OrderedDict[int, tuple[dict, int]] = OrderedDict()  # line -> (body, size)
         self._bytes = 0

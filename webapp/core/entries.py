@@ -282,15 +282,19 @@ def entry_facts(t: str | None, raw: dict) -> tuple[str | None, tuple, int | None
             tokens = -(-len(content) // 4)
         else:
             tokens = 0
-        stop = msg.get("stopReason")
         usage = msg.get("usage")
-        used = None
+        used, cost = None, 0.0
         if type(usage) is dict:
-            if stop not in ("aborted", "error") and not usage.get("estimated"):
-                used = _usage_total(usage)
-            cost = _cost_of(usage)
-        else:
-            cost = 0.0
+            if not usage.get("estimated") and msg.get("stopReason") not in ("aborted", "error"):
+                used = usage.get("totalTokens")
+                if not (isinstance(used, (int, float)) and used > 0):
+                    used = _usage_total(usage)
+                elif type(used) is not int:
+                    used = int(used)
+            costs = usage.get("cost")
+            if type(costs) is dict:
+                total = costs.get("total")
+                cost = float(total) if isinstance(total, (int, float)) else 0.0
         if not calls and used is None and not cost:
             return role, _NO_FACTS, tokens
         return role, (calls, None, False, used, cost, ()), tokens
@@ -343,9 +347,7 @@ _TOKENS_LATER = frozenset({"custom_message", "branch_summary"})  # estimated fro
 
 
 def _usage_total(usage: dict) -> int | None:
-    total = usage.get("totalTokens")
-    if isinstance(total, (int, float)) and total > 0:
-        return int(total)
+    """The sum of a usage's parts, when it gives no `totalTokens`."""
     parts = [usage.get(k) for k in ("input", "output", "cacheRead", "cacheWrite")]
     total = sum(p for p in parts if isinstance(p, (int, float)))
     return int(total) or None

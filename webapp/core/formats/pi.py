@@ -77,8 +77,10 @@ class PiReader:
         """Nothing to do: every line was read as it came."""
 
     def entry(self, obj: dict, line: int) -> Entry:
+        log = self.log
+        ids = log.ids
         source = None
-        why: list[str] = []
+        why: list[str] | tuple = ()
         t = obj.get("type")
         if t == "message":
             msg = obj.get("message")
@@ -92,12 +94,12 @@ class PiReader:
             if why:
                 source, obj = obj, fixed
         raw_id = obj.get("id")
-        generated = not isinstance(raw_id, str) or not raw_id
+        generated = type(raw_id) is not str or not raw_id
         entry_id = generated_id(line) if generated else raw_id
         if "parentId" in obj:
             parent = obj["parentId"]
-            if isinstance(parent, str) and parent:
-                known = self.log.ids.get(parent)
+            if type(parent) is str and parent:
+                known = ids.get(parent)
                 parent = known.id if known is not None else parent  # (one string for both ids)
             else:
                 parent = None
@@ -107,15 +109,13 @@ class PiReader:
             obj = {**obj, "id": entry_id, "parentId": parent}
             if t == "compaction" and "firstKeptEntryId" not in obj:
                 obj = _v1_first_kept(obj)
-        if entry_id in self.log.ids:
-            first = self.log.ids[entry_id].line
+        if entry_id in ids:
+            first = ids[entry_id].line
             entry_id = f"{entry_id}@L{line}"
-            self.log.problems.append(
-                Problem("duplicate-id", f"id {raw_id!r} already used on line {first}", line, entry_id)
-            )
+            log.problems.append(Problem("duplicate-id", f"id {raw_id!r} already used on line {first}", line, entry_id))
         if why:
-            self.log.problems.append(Problem("invalid-field", "; ".join(why) + ": shown as invalid", line, entry_id))
+            log.problems.append(Problem("invalid-field", "; ".join(why) + ": shown as invalid", line, entry_id))
         entry = Entry(obj, line, entry_id, parent, generated, source)
-        if self.log.as_is and source is None and entry_id is raw_id and entry.type not in KEPT_TYPES:
-            entry.make_lazy(self.log.bodies)  # its line as it is, with its own id
+        if log.as_is and source is None and entry_id is raw_id and entry.type not in KEPT_TYPES:
+            entry.make_lazy(log.bodies)  # its line as it is, with its own id
         return entry
