@@ -33,7 +33,8 @@ class SessionTree:
         self.metadata = log.metadata  # lines that are not nodes (another agent's titles, events)
         self.entries: list[Entry] = log.all_entries()
         self.bad_lines: list[BadLine] = log.all_bad_lines()
-        self.by_id: dict[str, Entry] = dict(log.ids)  # every entry by its id, in file order
+        # Every entry by its id, in file order: the log's own dict, lent, unless a torn last line adds one.
+        self.by_id: dict[str, Entry] = log.lend_ids() if log.tail_entry is None else dict(log.ids)
         if log.tail_entry is not None:
             self.by_id[log.tail_entry.id] = log.tail_entry
         self.parent: dict[str, str | None] = {}
@@ -81,7 +82,7 @@ class SessionTree:
         ):
             return None
         tree = copy.copy(self)
-        for name in ("by_id", "parent", "children", "labels", "_wanted", "_marker_parents"):
+        for name in ("parent", "children", "labels", "_wanted", "_marker_parents"):
             setattr(tree, name, copy.copy(getattr(self, name)))
         for name in ("roots", "orphans", "problems"):
             setattr(tree, name, list(getattr(self, name)))
@@ -91,7 +92,7 @@ class SessionTree:
         with gc_paused():
             tree.entries = log.all_entries()
             tree.bad_lines = log.all_bad_lines()
-            tree.by_id.update(ids)
+            tree.by_id = log.lend_ids() if log.tail_entry is None else {**log.ids, **ids}
             tree.problems += log.problems[self._log_problems:]
             tree._log_entries, tree._log_problems = len(log.entries), len(log.problems)
             tree._grows = log.tail_entry is None

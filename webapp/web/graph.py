@@ -40,9 +40,8 @@ from ..core.entries import (
     entry_text,
     tool_calls,
 )
-from ..core.context import entry_messages
 from ..core.reader import first_kept_id
-from ..core.tokens import estimate_message_tokens, format_tokens
+from ..core.tokens import format_tokens
 from ..core.tree import SessionTree
 
 COLLAPSE_THRESHOLD = 200  # draw everything below this many nodes, unless told otherwise
@@ -93,7 +92,7 @@ def entry_tokens(tree: SessionTree, e: Entry) -> int:
         known = _token_cache[tree] = {}
     n = known.get(e.id)
     if n is None:
-        n = known[e.id] = sum(estimate_message_tokens(m) for m in entry_messages(e))
+        n = known[e.id] = e.tokens  # (kept when the entry was read: no body is read for it)
     return n
 
 
