@@ -125,15 +125,17 @@ class SessionTree:
         forward = False
         for e in entries:
             p = e.parent_id
-            if p is not None and p not in by_id:
-                self._wanted.add(p)
-                self.orphans.append(e.id)
-                self.problems.append(
-                    Problem("orphan", f"parent {p!r} does not exist; shown as a root", e.line, e.id)
-                )
-                p = None
-            elif p is not None and by_id[p].line >= e.line:
-                forward = True
+            if p is not None:
+                pe = by_id.get(p)
+                if pe is None:
+                    self._wanted.add(p)
+                    self.orphans.append(e.id)
+                    self.problems.append(
+                        Problem("orphan", f"parent {p!r} does not exist; shown as a root", e.line, e.id)
+                    )
+                    p = None
+                elif pe.line >= e.line:
+                    forward = True
             parent[e.id] = p
         if forward:  # only a parent written after its child can close a loop
             self._cut_cycles()
@@ -195,12 +197,14 @@ class SessionTree:
 
     def _check_references(self, entries: list[Entry]) -> None:
         for e in entries:
-            missing = e.missing_fields()
-            if missing:
+            facts = e.facts
+            if facts[5]:  # (missing_fields, without a call for every entry)
                 self.problems.append(
-                    Problem("missing-field", f"{e.type} entry lacks {', '.join(missing)}", e.line, e.id)
+                    Problem("missing-field", f"{e.type} entry lacks {', '.join(facts[5])}", e.line, e.id)
                 )
-            if e.type == LABEL and e.target_id not in self.by_id:
+            if facts[0]:  # an assistant message that calls tools
+                self._check_tool_results(e)
+            elif e.type == LABEL and e.target_id not in self.by_id:
                 self._wanted.add(e.target_id)
                 self.problems.append(
                     Problem("dangling-label", f"label targets unknown id {e.target_id!r}", e.line, e.id)
@@ -216,8 +220,6 @@ class SessionTree:
                         "first-kept-tool-result",
                         f"the first entry kept, {first_kept_id(e)!r}, is a tool result without its call: "
                         "it is left out of model requests", e.line, e.id))
-            elif e.facts[0]:  # an assistant message that calls tools
-                self._check_tool_results(e)
 
     def _check_tool_results(self, e: Entry) -> None:
         """Warn of tool calls with no result among the tool results that follow the call (read from
@@ -330,10 +332,12 @@ class SessionTree:
     def leaves(self) -> list[str]:
         """Branch tips in file order: entries with no conversation after them, plus the active leaf."""
         if self._leaves is None:  # the tree does not change once built: found once
-            tips = [
+            children, marker_parents = self.children, self._marker_parents
+            tips = [  # (an entry without markers among its children continues when it has any)
                 e.id
                 for e in self.entries
-                if e.type not in MARKER_TYPES and not self.conversation_children(e.id)
+                if e.type not in MARKER_TYPES and (
+                    e.id not in children if e.id not in marker_parents else not self.conversation_children(e.id))
             ]
             shown = self.conversation_leaf(self.active_leaf)
             if shown is not None and shown not in tips:
