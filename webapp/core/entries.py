@@ -12,7 +12,6 @@ from datetime import datetime, timezone
 from typing import Any
 
 import orjson
-import uuid6
 
 SESSION_VERSION = 3
 
@@ -56,6 +55,8 @@ META_TYPES = frozenset(
 
 def new_id() -> str:
     """A new UUID v7: time-ordered, so ids sort like the entries were written."""
+    import uuid6  # (here: it takes 20 ms to import, which a command that only reads should not pay)
+
     return str(uuid6.uuid7())
 
 
