@@ -1,6 +1,6 @@
 """Lazy entries (#13.5, #14.9): what opening a session costs in time and memory, against a bare parse.
 
-    PYTHONPATH=$PWD .venv/bin/python bench/lazy.py [--runs 3] [--big] [--only NAME ...]
+    PYTHONPATH=$PWD .venv/bin/python bench/lazy.py [--runs 3] [--big] [--only NAME ...] [--project DIR]
 
 Files (made by `webapp.samples.synthetic_session`, kept in bench/data/): 10k entries, 100k, the
 ~200 MB one of bench/growth.py (270k entries) and, with `--big`, ~1.1 GB (500k entries with long
@@ -10,6 +10,7 @@ tool results), plus bench/hostile.py's 1e6 tiny lines. Figures, each from fresh 
 - the cold session page: time of the request, RSS of the process after it (and of the bare app
   before it), RSS ÷ file size (goal ≤ 1× from 100 MB up; ≤ 8 s at 1 GB);
 - the core read of 1e6 tiny lines: `Session.open(...).tree` in-process, time and RSS.
+`--project` measures the code of another checkout (e.g. main, for a before/after) on the same files.
 A measurement, not a test: it prints figures against the goals and never fails.
 """
 
@@ -26,6 +27,7 @@ from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
 PROJECT_DIR = BENCH_DIR.parent
+CODE_DIR = PROJECT_DIR  # the code measured (--project)
 DATA_DIR = BENCH_DIR / "data"
 ROOT = DATA_DIR / "lazy-root"  # a sessions root of its own: the page URLs name files in it
 sys.path.insert(0, str(PROJECT_DIR))
@@ -102,7 +104,7 @@ def wall(cmd: list[str], runs: int) -> float:
     times = []
     for _ in range(runs):
         t = time.perf_counter()
-        subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True, env={**os.environ, "PYTHONPATH": str(PROJECT_DIR)})
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True, env={**os.environ, "PYTHONPATH": str(CODE_DIR)})
         times.append(time.perf_counter() - t)
     return statistics.median(times)
 
@@ -110,7 +112,7 @@ def wall(cmd: list[str], runs: int) -> float:
 def child(code: str, args: list[str], runs: int) -> dict:
     out = []
     for _ in range(runs):
-        r = subprocess.run([sys.executable, "-c", code, str(PROJECT_DIR), *args], capture_output=True, text=True, check=True)
+        r = subprocess.run([sys.executable, "-c", code, str(CODE_DIR), *args], capture_output=True, text=True, check=True)
         out.append(json.loads(r.stdout.strip().splitlines()[-1]))
     return {k: statistics.median(o[k] for o in out) if k != "peak_mb" else max(o[k] for o in out) for k in out[0]}
 
@@ -150,9 +152,12 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--big", action="store_true", help="also the ~1.1 GB file (500k entries)")
     ap.add_argument("--only", nargs="*", help=f"some of {', '.join([*FILES, 'tiny'])}")
+    ap.add_argument("--project", type=Path, default=PROJECT_DIR, help="the checkout whose code is measured")
     args = ap.parse_args()
+    global CODE_DIR
+    CODE_DIR = args.project.resolve()
     names = args.only or [n for n in [*FILES, "tiny"] if n != "1GB" or args.big]
-    print(f"load: {os.getloadavg()[0]:.2f}; medians of {args.runs} fresh processes", flush=True)
+    print(f"code: {CODE_DIR}; load: {os.getloadavg()[0]:.2f}; medians of {args.runs} fresh processes", flush=True)
     for name in names:
         if name == "tiny":
             tiny(args.runs)
