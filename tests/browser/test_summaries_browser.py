@@ -85,3 +85,17 @@ def test_a_regeneration_can_be_cancelled_and_writes_nothing(server, llm_server, 
     expect(card.locator("button.commit-summary")).to_be_hidden()
     expect(card.locator("textarea")).to_have_count(0)
     assert path.read_bytes() == before
+
+
+def test_one_draft_at_a_time_on_the_page(server, llm_server, page):
+    llm_server.behave("reply", pieces=PIECES)
+    page.goto(server.url + server.rel(RICH) + "?tab=summaries")
+    first, second = page.locator("article.summary-card").nth(0), page.locator("article.summary-card").nth(1)
+    first.locator("button.generate-summary").click()
+    expect(first.locator("#summary-text")).to_have_value("".join(PIECES), timeout=10000)
+    expect(first.locator("button.commit-summary")).to_be_visible()
+    second.locator("button.generate-summary").click()
+    expect(second.locator("#summary-text")).to_have_value("".join(PIECES), timeout=10000)
+    expect(page.locator("#summary-text")).to_have_count(1)  # the first card's draft went
+    expect(first.locator("button.commit-summary")).to_be_hidden()
+    expect(second.locator("button.commit-summary")).to_be_visible()
