@@ -96,7 +96,8 @@ class Entry:
     one (pi v1, Codex: derived from the line number) and for duplicates (suffixed, so both stay
     visible). `line` is the (first) line it was read from; `source` the line's own dict (a list
     of them for an entry merged from several lines), or None where it is `raw` itself;
-    `sidechain` marks a sub-agent's entry (Claude Code), drawn off the main path.
+    `sidechain` marks a sub-agent's entry (Claude Code), drawn off the main path; `file` names the
+    file `line` counts in when it is not the session's own (a sub-agent's `agent-<id>.jsonl`).
 
     What the tree, the overview and the branch figures read of every entry is kept in plain
     attributes, taken from the body when the entry is made (`role`, and the facts below). The
@@ -106,7 +107,7 @@ class Entry:
     """
 
     __slots__ = ("_raw", "line", "id", "parent_id", "type", "timestamp", "generated_id", "source",
-                 "sidechain", "role", "facts", "_tokens", "_bodies")
+                 "sidechain", "file", "role", "facts", "_tokens", "_bodies")
 
     def __init__(
         self,
@@ -117,6 +118,7 @@ class Entry:
         generated_id=False,
         source: dict | list | None = None,
         sidechain: bool = False,
+        file: str | None = None,
     ):
         self.line = line
         self.id = id
@@ -124,8 +126,14 @@ class Entry:
         self.generated_id = generated_id
         self.source = source
         self.sidechain = sidechain
+        self.file = file
         self._bodies = None
         self.raw = raw
+
+    @property
+    def where(self) -> str:
+        """Where the entry was read, as people are told: "line 12", or "agent-ab.jsonl line 12"."""
+        return f"{self.file} line {self.line}" if self.file else f"line {self.line}"
 
     def __repr__(self) -> str:
         return f"Entry({self.type!r}, id={self.id!r}, parent={self.parent_id!r}, line={self.line})"

@@ -330,13 +330,14 @@ class SessionTree:
         return out
 
     def leaves(self) -> list[str]:
-        """Branch tips in file order: entries with no conversation after them, plus the active leaf."""
+        """Branch tips in file order: entries with no conversation after them, plus the active leaf.
+        Where a sub-agent's run ends (a sidechain tip) is not a branch of the conversation."""
         if self._leaves is None:  # the tree does not change once built: found once
             children, marker_parents = self.children, self._marker_parents
             tips = [  # (an entry without markers among its children continues when it has any)
                 e.id
                 for e in self.entries
-                if e.type not in MARKER_TYPES and (
+                if e.type not in MARKER_TYPES and not e.sidechain and (
                     e.id not in children if e.id not in marker_parents else not self.conversation_children(e.id))
             ]
             shown = self.conversation_leaf(self.active_leaf)
