@@ -40,11 +40,14 @@ def gc_paused() -> Iterator[None]:
     frees everything as usual. When more objects were made than the young generations hold, they
     are moved out of the collector's sight (`gc.freeze`) instead of being walked even once more
     (that walk cost 0.7 s on a 200 MB file, and every later full collection would repeat it):
-    they form no cycles, so reference counting alone frees them when the tree is dropped.
+    they form no cycles, so reference counting alone frees them when the tree is dropped. The
+    young generations are collected first (they are small then), so that the garbage of other
+    work is not frozen with them.
     """
     if not gc.isenabled():  # paused already (by another reader, in another thread)
         yield
         return
+    gc.collect(1)
     gc.disable()
     try:
         yield
