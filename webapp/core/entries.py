@@ -3,7 +3,8 @@
 An entry's `raw` is the SPEC §2 dict the format seam (`formats/`) made of its line: for a pi v3
 line the dict as read, untouched, so unknown types and fields survive as they are. The line as
 written, where it differs (another format, a pi migration, a field of the wrong type), is kept
-as `source` for the raw view. The typed accessors below only read from `raw`.
+as `source` for the raw view. The typed accessors below read from `raw`, except the few facts
+every entry keeps without it (`Entry.facts`: what the tree and the overview read of every entry).
 """
 
 from __future__ import annotations
@@ -162,6 +163,7 @@ class Entry:
 
     @property
     def is_lazy(self) -> bool:
+        """True when the body is not held (it is read again from the file when asked)."""
         return self._raw is None
 
     @property
