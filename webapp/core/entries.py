@@ -277,9 +277,12 @@ def entry_facts(t: str | None, raw: dict) -> tuple[str | None, tuple, int | None
                     args = b.get("arguments", {})
                     name = b.get("name", "")
                     try:
-                        chars += len(name if type(name) is str else str(name)) + len(orjson.dumps(args).decode())
+                        dumped = orjson.dumps(args)
                     except orjson.JSONEncodeError:  # (nested too deep: left for the body's estimate)
                         tokens = None
+                    else:  # its length in characters (what the estimate counts), not in bytes
+                        chars += len(name if type(name) is str else str(name)) + (
+                            len(dumped) if dumped.isascii() else len(dumped.decode()))
                 elif bt == "text":
                     text = b.get("text", "")
                     if type(text) is not str:
@@ -332,7 +335,7 @@ def entry_facts(t: str | None, raw: dict) -> tuple[str | None, tuple, int | None
             tokens = -(-len(content) // 4)
         else:
             tokens = 0
-        return role, ((), msg.get("toolCallId"), bool(msg.get("isError")), None, 0.0, ()), tokens
+        return role, ((), msg.get("toolCallId"), True if msg.get("isError") else False, None, 0.0, ()), tokens
     if role == "user" or role == "custom":
         tokens = None
         if type(content) is str:
