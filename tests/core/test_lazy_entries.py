@@ -240,3 +240,38 @@ def test_bodies_of_a_storage_without_a_file_read_through_it():
     session = Session.in_memory(data)
     assert isinstance(session.log.bodies, Bodies) and session.log.bodies.path is None
     assert session.tree.entry("m0").raw == msg(0)
+
+
+SHAPES = [  # messages of every shape the token estimate made while reading must get right
+    {"role": "user", "content": "plain"},
+    {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "bé"}]},
+    {"role": "user", "content": [{"type": "text", "text": "look"}, {"type": "image", "data": "AAAA", "mimeType": "image/png"}]},
+    {"role": "user", "content": None},
+    {"role": "user", "content": ["bare", 5]},
+    {"role": "assistant", "content": [{"type": "thinking", "thinking": "hm"}, {"type": "text", "text": ""},
+                                      {"type": "toolCall", "id": "c1", "name": "édit", "arguments": {"path": "café.py"}}]},
+    {"role": "assistant", "content": [{"type": "text", "text": ""}, {"type": "text", "text": ""}]},
+    {"role": "assistant", "content": [{"type": "toolCall", "id": 7, "name": 8}, {"type": "text", "text": None}]},
+    {"role": "assistant", "content": "just text", "usage": {"input": 3, "output": 4, "cost": {"total": 0.5}}},
+    {"role": "assistant", "content": [], "stopReason": "error", "usage": {"totalTokens": 9.5}},
+    {"role": "toolResult", "toolCallId": "c1", "isError": 1, "content": [{"type": "text", "text": "ok"}, {"type": "image"}]},
+    {"role": "toolResult", "toolCallId": "c1", "content": "str result"},
+    {"role": "toolResult", "toolCallId": "c1", "content": [{"type": "text", "text": 5}, "x"]},
+    {"role": "bashExecution", "command": "ls", "output": "a\nb", "exitCode": 2},
+    {"role": "bashExecution", "command": "ls", "output": "", "excludeFromContext": True},
+    {"role": "custom", "content": [{"type": "text", "text": "ext"}]},
+    {"role": "system", "content": "not sent"},
+]
+
+
+def test_the_facts_taken_while_reading_equal_those_of_the_body_for_every_message_shape(tmp_path):
+    lines = [header(), *({"type": "message", "id": f"s{i}", "parentId": f"s{i - 1}" if i else None,
+                          "timestamp": "2026-01-01T00:00:00Z", "message": m} for i, m in enumerate(SHAPES)),
+             {"type": "custom_message", "id": "cm", "parentId": None, "timestamp": "x", "customType": "t",
+              "content": [{"type": "text", "text": "injected"}]},
+             {"type": "branch_summary", "id": "bs", "parentId": None, "timestamp": "x", "fromId": "s1",
+              "summary": "went elsewhere", "details": {"usage": {"cost": {"total": 2}}}}]
+    path = tmp_path / "s.jsonl"
+    write(path, lines)
+    data = path.read_bytes()
+    assert check_against_eager(Session.open(path), data) >= len(SHAPES) - 2
