@@ -60,3 +60,17 @@ def test_a_deleted_file_is_a_clear_not_found(served):
     for r in views(client):
         assert r.status_code == 404
         assert "s.jsonl" in r.get_data(as_text=True)
+
+
+def test_a_line_that_changed_between_the_refresh_and_the_read_is_a_clear_page(served, monkeypatch):
+    client, path = served
+    with open(path, "r+b") as f:  # the same size and time as the app last saw: it does not notice
+        st = os.stat(path)
+        data = f.read()
+        f.seek(0)
+        f.write(data.replace(b'"u4"', b'"x4"', 1))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    monkeypatch.setattr("webapp.core.session.Session._rewritten", lambda self: False)  # (nor its fingerprint)
+    r = client.get("/s/s.jsonl/-/raw?id=u4")
+    assert r.status_code == 409
+    assert "changed on disk since it was read" in r.get_data(as_text=True)
