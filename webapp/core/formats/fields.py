@@ -19,13 +19,12 @@ MAX_DEPTH = 100
 TOO_DEEP = "(nested too deep)"
 
 
-def _too_deep(value: Any, depth: int) -> bool:
+def _too_deep(value: dict | list, depth: int) -> bool:
     if depth > MAX_DEPTH:
         return True
-    if type(value) is dict:
-        return any(type(v) in (dict, list) and _too_deep(v, depth + 1) for v in value.values())
-    if type(value) is list:
-        return any(type(v) in (dict, list) and _too_deep(v, depth + 1) for v in value)
+    for v in value.values() if type(value) is dict else value:
+        if (type(v) is dict or type(v) is list) and _too_deep(v, depth + 1):
+            return True
     return False
 
 
@@ -91,7 +90,15 @@ def message_ok(msg: dict) -> bool:
         return False
     if "toolCallId" in msg and type(msg["toolCallId"]) is not str:
         return False
-    return content_ok(msg.get("content"))
+    content = msg.get("content")
+    if type(content) is not list:
+        return True
+    for b in content:  # (content_ok, without a call per block: this runs for every message read)
+        if type(b) is dict:
+            t = b.get("type")
+            if type(t) is not str or t == "toolCall" and not _block_ok(b):
+                return False
+    return True
 
 
 def _fixed_block(b: Any, why: list[str]) -> Any:
