@@ -275,3 +275,14 @@ def test_the_facts_taken_while_reading_equal_those_of_the_body_for_every_message
     write(path, lines)
     data = path.read_bytes()
     assert check_against_eager(Session.open(path), data) >= len(SHAPES) - 2
+
+
+def test_a_tree_keeps_what_it_was_built_from_while_its_log_reads_more(tmp_path):
+    path = tmp_path / "s.jsonl"
+    write(path, [header(), *(msg(i) for i in range(3))])
+    session = Session.open(path)
+    old = session.tree
+    write(path, [msg(3), msg(4)], "ab")
+    new = session.tree
+    assert [e.id for e in old.entries] == ["m0", "m1", "m2"] and "m4" not in old.by_id
+    assert [e.id for e in new.entries] == ["m0", "m1", "m2", "m3", "m4"] and new.parent["m4"] == "m3"

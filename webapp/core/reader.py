@@ -73,7 +73,7 @@ class SessionLog:
         self.bad_lines: list[BadLine] = []
         self.problems: list[Problem] = []
         self.ids: dict[str, Entry] = {}
-        self._ids_lent = False  # a tree holds `ids` as its own: copy it before it changes
+        self._lent = False  # a tree holds `ids` and `entries` as its own: copy them before they change
         self.offset = 0  # bytes of complete lines consumed
         self.lines = 0  # complete lines consumed
         self.blank_lines = 0
@@ -94,8 +94,8 @@ class SessionLog:
     def feed_chunks(self, chunks: Iterable[bytes]) -> None:
         """Read the file's bytes from `self.offset` to its current end, given in consecutive
         pieces, so that a big file is never held whole in memory next to what is parsed from it."""
-        if self._ids_lent:
-            self.ids, self._ids_lent = dict(self.ids), False
+        if self._lent:
+            self.ids, self.entries, self._lent = dict(self.ids), list(self.entries), False
         if self.tail_entry is not None:  # the tail is read again below: forget what it reported
             self.problems = [p for p in self.problems if p.line != self.tail_entry.line]
         self.tail_entry = self.tail_bad = None
@@ -244,8 +244,9 @@ class SessionLog:
 
     def lend_ids(self) -> dict[str, Entry]:
         """`ids`, for a tree to keep as its own (instead of a copy of every id): the log copies
-        it before it reads more, so the tree's never changes."""
-        self._ids_lent = True
+        it, and `entries` (which `all_entries` gives trees), before it reads more, so that what
+        a tree holds never changes."""
+        self._lent = True
         return self.ids
 
     def all_entries(self) -> list[Entry]:
