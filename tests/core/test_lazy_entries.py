@@ -210,7 +210,7 @@ def test_only_a_few_file_handles_stay_open_across_many_sessions(tmp_path, monkey
         trees.append(Session.open(path).tree)
     for tree in trees:
         tree.entry("m1").raw
-    assert sum(t.entry("m1")._bodies._fd is not None for t in trees) <= 4
+    assert sum(t.entry("m1")._raw._fd is not None for t in trees) <= 4
     for tree in trees:  # a closed handle opens again when asked
         assert tree.entry("m2").raw == msg(2)
 

@@ -108,7 +108,7 @@ class Entry:
     """
 
     __slots__ = ("_raw", "line", "id", "parent_id", "type", "timestamp", "generated_id", "source",
-                 "sidechain", "file", "role", "facts", "_tokens", "_bodies")
+                 "sidechain", "file", "role", "facts", "_tokens")
 
     def __init__(
         self,
@@ -128,7 +128,6 @@ class Entry:
         self.source = source
         self.sidechain = sidechain
         self.file = file
-        self._bodies = None
         self.raw = raw
 
     @property
@@ -143,7 +142,7 @@ class Entry:
     def raw(self) -> dict:
         """The entry's dict: kept, or parsed again from its line (see `make_lazy`)."""
         raw = self._raw
-        return raw if raw is not None else self._bodies.body(self)
+        return raw if type(raw) is dict else raw.body(self)
 
     @raw.setter
     def raw(self, raw: dict) -> None:
@@ -157,14 +156,14 @@ class Entry:
         self.role, self.facts, self._tokens = entry_facts(self.type, raw)
 
     def make_lazy(self, bodies) -> None:
-        """Drop the body: `bodies` reads it again from the entry's line when asked."""
-        self._bodies = bodies
-        self._raw = None
+        """Drop the body: `bodies` reads it again from the entry's line when asked (it takes the
+        body's place: one attribute less on every entry)."""
+        self._raw = bodies
 
     @property
     def is_lazy(self) -> bool:
         """True when the body is not held (it is read again from the file when asked)."""
-        return self._raw is None
+        return type(self._raw) is not dict
 
     @property
     def original(self) -> dict | list:
