@@ -310,39 +310,32 @@
   }
 
   // The "summarized by compaction X" badges go beside their node, right or left, wherever they
-  // cover no other node and no other badge; where neither side is free the node's own tooltip
-  // (its <title>) says it instead.
+  // cover no other node, no band and no other badge; where neither side is free the node's own
+  // tooltip (its <title>) says it instead. Placed from the nodes' coordinates and the text's
+  // measured width (bands.js), never by asking the page for a layout: a hundred badges on a big
+  // drawing cost a few milliseconds, not a layout each.
   function placeBadges(svg, badges) {
     if (!badges.length) return;
-    const boxes = [];
-    svg.querySelectorAll("g.node").forEach((g) => {
-      const shape = g.querySelector("polygon, path, ellipse");
-      if (shape) boxes.push(shape.getBBox());
-    });
-    svg.querySelectorAll("g.bands .band-bg, g.bands line, g.bands .band-cut-label").forEach((x) => boxes.push(x.getBBox()));
-    const hits = (r) => boxes.some((b) => r.x < b.x + b.width && b.x < r.x + r.width && r.y < b.y + b.height && b.y < r.y + r.height);
+    const geo = window.SessionTreeBands;
+    const boxes = geo.boxes(svg);
+    const taken = Array.from(boxes.values()).concat(geo.placed(svg));
+    const hits = (r) => taken.some((b) => r.x0 < b.x1 && b.x0 < r.x1 && r.y0 < b.y1 && b.y0 < r.y1);
     for (const [g, label] of badges) {
-      const shape = g.querySelector("polygon, path, ellipse");
-      const b = (shape || g).getBBox();
-      const t = document.createElementNS("http://www.w3.org/2000/svg", "text");
-      t.setAttribute("class", "replaced-by");
-      t.textContent = "⤷ " + label;
-      t.setAttribute("y", b.y + b.height / 2 + 3);
-      t.setAttribute("x", b.x + b.width + 4);
-      g.appendChild(t);
-      const w = t.getBBox().width; // the glyphs drawn (an italic or fallback glyph may overhang its advance)
-      const room = (x) => ({ x: x - 1, y: b.y + b.height / 2 - 8, width: w + 2, height: 12 });
-      const x = [b.x + b.width + 4, b.x - 4 - w].find((x) => !hits(room(x)));
-      if (x === undefined) {
-        t.remove();
-        const tip = document.createElementNS("http://www.w3.org/2000/svg", "title");
-        tip.setAttribute("class", "replaced-by");
-        tip.textContent = label;
-        g.appendChild(tip);
-        continue;
+      const b = boxes.get(g.id);
+      if (!b) continue;
+      const text = "⤷ " + label;
+      const w = geo.textWidth(text) + 2, mid = (b.y0 + b.y1) / 2; // 2: an italic glyph overhangs its advance
+      const room = (x) => ({ x0: x - 1, y0: mid - 8, x1: x + w + 1, y1: mid + 4 });
+      const x = [b.x1 + 4, b.x0 - 4 - w].find((at) => !hits(room(at)));
+      const mark = document.createElementNS("http://www.w3.org/2000/svg", x === undefined ? "title" : "text");
+      mark.setAttribute("class", "replaced-by");
+      mark.textContent = x === undefined ? label : text;
+      if (x !== undefined) {
+        mark.setAttribute("x", x);
+        mark.setAttribute("y", mid + 3);
+        taken.push(room(x));
       }
-      t.setAttribute("x", x);
-      boxes.push(room(x));
+      g.appendChild(mark);
     }
   }
 

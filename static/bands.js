@@ -13,6 +13,7 @@
   const GAP = 5; // room kept between a band and what it must not touch
   const boxes = new WeakMap(); // svg -> Map(node id -> box), boxes in the drawing group's units
   const extents = new WeakMap(); // svg -> the bands' extent in the svg's units, or null
+  const drawn = new WeakMap(); // svg -> the boxes the bands cover, in the drawing group's units
   let measure = null;
 
   function numbers(text) { return (text || "").match(/-?\d*\.?\d+(?:e[-+]?\d+)?/gi) || []; }
@@ -44,6 +45,14 @@
     return map;
   }
 
+  // A text dot wrote, from its attributes: anchored at x (middle unless it says start), baseline y.
+  function textBox(t) {
+    const x = Number(t.getAttribute("x")), y = Number(t.getAttribute("y"));
+    const size = Number(t.getAttribute("font-size")) || 10, w = textWidth(t.textContent) * size / FONT;
+    const x0 = t.getAttribute("text-anchor") === "start" ? x : x - w / 2;
+    return { x0: x0, y0: y - size, x1: x0 + w, y1: y + size / 3 };
+  }
+
   function textWidth(text) {
     if (!measure) {
       measure = document.createElement("canvas").getContext("2d");
@@ -57,6 +66,7 @@
     return {
       of: (b) => (lr ? { a0: b.x0, a1: b.x1, c0: b.y0, c1: b.y1 } : { a0: b.y0, a1: b.y1, c0: b.x0, c1: b.x1 }),
       xy: (a, c) => (lr ? [a, c] : [c, a]),
+      back: (r) => (lr ? { x0: r.a0, x1: r.a1, y0: r.c0, y1: r.c1 } : { x0: r.c0, x1: r.c1, y0: r.a0, y1: r.a1 }),
     };
   }
 
@@ -86,17 +96,15 @@
   function draw(svg, bands, lr) {
     svg.querySelectorAll("g.bands").forEach((g) => g.remove());
     extents.set(svg, null);
+    drawn.set(svg, []);
     const group = svg.querySelector("g.graph");
     if (!group || !bands || !bands.length) return;
     const ax = axes(lr);
     const map = nodeBoxes(svg);
     const obstacles = [];
     map.forEach((b) => obstacles.push(ax.of(b)));
-    // Badges and the sub-agent boxes' titles are drawn text too.
-    svg.querySelectorAll("text.replaced-by, g.cluster > text").forEach((t) => {
-      const b = t.getBBox();
-      obstacles.push(ax.of({ x0: b.x, y0: b.y, x1: b.x + b.width, y1: b.y + b.height }));
-    });
+    svg.querySelectorAll("g.cluster > text").forEach((t) => obstacles.push(ax.of(textBox(t)))); // sub-agent titles
+    const first = obstacles.length; // what is pushed from here on is the bands' own
     const layer = el("g", { class: "bands" });
     // The latest compaction, the one the context is built from, gets the lane nearest the path.
     for (const band of bands.slice().reverse()) {
@@ -169,13 +177,17 @@
       layer.append(g);
     }
     group.append(layer);
-    extents.set(svg, layerExtent(group, layer));
+    const mine = obstacles.slice(first).map(ax.back);
+    drawn.set(svg, mine);
+    extents.set(svg, layerExtent(group, mine));
   }
 
   // The bands' extent in the svg's own units (the drawing group is translated by dot).
-  function layerExtent(group, layer) {
-    if (!layer.childNodes.length) return null;
-    const b = layer.getBBox();
+  function layerExtent(group, mine) {
+    if (!mine.length) return null;
+    const b = { x: Math.min(...mine.map((r) => r.x0)), y: Math.min(...mine.map((r) => r.y0)) };
+    b.width = Math.max(...mine.map((r) => r.x1)) - b.x;
+    b.height = Math.max(...mine.map((r) => r.y1)) - b.y;
     const t = group.transform.baseVal.consolidate();
     const m = t ? t.matrix : null;
     const at = (x, y) => (m ? [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f] : [x, y]);
@@ -183,5 +195,10 @@
     return [Math.min(x0, x1), Math.min(y0, y1), Math.abs(x1 - x0), Math.abs(y1 - y0)];
   }
 
-  window.SessionTreeBands = { draw, extent: (svg) => extents.get(svg) || null };
+  // What app.js places its badges with: the nodes' boxes, the bands' boxes, a text's width.
+  window.SessionTreeBands = {
+    draw, boxes: nodeBoxes, textWidth,
+    extent: (svg) => extents.get(svg) || null,
+    placed: (svg) => drawn.get(svg) || [],
+  };
 })();
