@@ -23,6 +23,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 import weakref
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
@@ -44,6 +45,8 @@ from ..core.context import entry_messages
 from ..core.reader import first_kept_id
 from ..core.tokens import estimate_message_tokens, format_tokens
 from ..core.tree import SessionTree
+from . import client
+from .client import ClientGone
 
 COLLAPSE_THRESHOLD = 200  # draw everything below this many nodes, unless told otherwise
 MIN_SEGMENT = 4  # shorter runs are not worth folding
@@ -744,6 +747,7 @@ class DotTimeout(RuntimeError):
 
 
 DOT_TIMEOUT = 8.0  # seconds one `dot` run may take before the page falls back
+DOT_POLL = 0.1  # seconds between two looks at whether the client is still there
 _running: set[subprocess.Popen] = set()
 _running_lock = threading.Lock()
 
@@ -754,20 +758,32 @@ def _die_with_parent() -> None:  # runs in the child, between fork and exec
 
 
 def run_dot(source: str, timeout: float | None = None) -> str:
-    """`dot -Tsvg` on `source`, killed past `timeout` seconds (DotTimeout), or with the server."""
+    """`dot -Tsvg` on `source`, killed past `timeout` seconds (DotTimeout), when no client wants
+    the drawing any more (ClientGone), or with the server."""
     limit = DOT_TIMEOUT if timeout is None else timeout
+    if not client.still_wanted():
+        raise ClientGone("the client left before the drawing was made")
     proc = subprocess.Popen(
         ["dot", "-Tsvg"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
     )
     with _running_lock:
         _running.add(proc)
+    deadline = time.monotonic() + limit
+    data: bytes | None = source.encode("utf-8")
     try:
-        out, err = proc.communicate(source.encode("utf-8"), timeout=limit)
-    except subprocess.TimeoutExpired:
-        raise DotTimeout(f"dot took longer than {limit:g} s") from None
+        while True:
+            try:
+                out, err = proc.communicate(data, timeout=max(0.0, min(DOT_POLL, deadline - time.monotonic())))
+                break
+            except subprocess.TimeoutExpired:
+                data = None  # sent already: communicate goes on where it stopped
+                if time.monotonic() >= deadline:
+                    raise DotTimeout(f"dot took longer than {limit:g} s") from None
+                if not client.still_wanted():
+                    raise ClientGone("the client left while the drawing was being made") from None
     finally:
-        if proc.poll() is None:  # timed out, or the request was interrupted
+        if proc.poll() is None:  # timed out, abandoned, or the request was interrupted
             proc.kill()
             proc.communicate()
         with _running_lock:
