@@ -295,10 +295,10 @@
     window.SessionTreeBands.draw(svg, bands || [], lr);
     layoutEl().classList.toggle("has-bands", !!(bands && bands.length));
     if (!drawing) return;
+    const before = full && full.join(" ");
     full = withBands(drawing);
     const small = $("#minimap svg");
-    if (small) small.setAttribute("viewBox", full.join(" "));
-    showView();
+    if (small && full.join(" ") !== before) small.setAttribute("viewBox", full.join(" ")); // a change redraws its copy
   }
 
   function withBands(box) {
