@@ -145,3 +145,13 @@ def test_the_compaction_preview_draws_the_band_it_would_make(live_server, page, 
     cut = page.evaluate("() => JSON.parse(document.getElementById('overlay').textContent).compact.cut")
     expect(page.locator(f'#graph g.node[id="{cut}"]')).to_have_class(re.compile("cp-cut"))
     assert found[0]["cutAcross"] and found[0]["cutBetween"]
+
+
+def test_the_three_compactions_of_the_large_sample_give_three_bands_that_cover_nothing(live_server, page, console):
+    large = "019c6579-1ae3-78f7-9da1-494c73cf256d"
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(live_server.url + live_server.rel(large) + "?tab=context")
+    expect(page.locator("#graph g.band")).to_have_count(3)
+    found = bands(page)
+    assert_reads(page, found)
+    assert [b["latest"] for b in found] == [False, False, True]
