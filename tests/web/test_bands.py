@@ -3,11 +3,16 @@ summarized and kept (as drawn nodes, folded ones standing for their members) and
 
 from __future__ import annotations
 
+import re
+
+import orjson
+
 from tests.conftest import Builder
 from webapp.core.compaction import plan_compaction
 from webapp.core.session import Session
 from webapp.core.storage import MemoryStorage
 from webapp.web import graph
+from webapp.web.app import create_app
 from webapp.web.bands import compaction_bands, preview_band
 
 
@@ -97,3 +102,22 @@ def test_the_preview_band_runs_from_what_would_be_summarized_to_the_leaf():
     assert band["kept"][0] == graph.dom_id(cut) and band["kept"][-1] == graph.dom_id(ids[-1])
     assert band["summaryLabels"][0].startswith("would be summarized")
     assert preview_band(plan_compaction(tree, ids[-1], keep_recent_tokens=10**6), layout) is None
+
+
+def test_the_context_panel_sends_the_bands_of_hostile_ids_as_data(tmp_path):
+    b = Builder()
+    u1 = b.user("one")
+    b.assistant("two")
+    kept = b.user("three", id='k"</script><b>')
+    b.add("compaction", id="</script><img src=x>", summary="s", firstKeptEntryId=kept, tokensBefore=10)
+    leaf = b.user("after")
+    (tmp_path / "--p--").mkdir()
+    b.write(tmp_path / "--p--" / "s.jsonl")
+    r = create_app(tmp_path).test_client().get(f"/s/--p--/s.jsonl/-/panel/context?node={leaf}", headers={"HX-Request": "true"})
+    assert r.status_code == 200
+    text = r.get_data(as_text=True)
+    assert "<img src=x>" not in text and "</script><b>" not in text
+    data = orjson.loads(re.search(r'<script type="application/json" id="overlay">(.*?)</script>', text, re.S).group(1))
+    (band,) = data["context"]["bands"]
+    assert band["summarized"][0] == graph.dom_id(u1) and band["cut"] == graph.dom_id(kept)
+    assert band["kept"] == [graph.dom_id(kept)]
