@@ -217,9 +217,6 @@ class Entry:
         """What the entry cost (see `tokens.entry_cost`)."""
         return self.facts[4]
 
-    def missing_fields(self) -> list[str]:
-        return list(self.facts[5])
-
     @property
     def tokens(self) -> int:
         """The estimated tokens of what the entry says to a model (`tokens.estimate_entry_tokens`),
@@ -231,7 +228,8 @@ class Entry:
         return n
 
 
-# Facts of an entry that reports nothing: no tool calls, no tool result, no usage, no cost.
+# `Entry.facts`: (tool call ids, a tool result's toolCallId, its error flag, reported usage, cost,
+# the required fields of its type it lacks). Those of an entry that reports nothing:
 _NO_FACTS: tuple = ((), None, False, None, 0.0, ())
 # One string object per usual type and role name, not one per entry.
 _NAMES = {n: n for n in (*REQUIRED_FIELDS, "user", "assistant", "toolResult", "bashExecution", "custom")}

@@ -198,7 +198,7 @@ class SessionTree:
     def _check_references(self, entries: list[Entry]) -> None:
         for e in entries:
             facts = e.facts
-            if facts[5]:  # (missing_fields, without a call for every entry)
+            if facts[5]:  # the required fields of its type it lacks
                 self.problems.append(
                     Problem("missing-field", f"{e.type} entry lacks {', '.join(facts[5])}", e.line, e.id)
                 )
