@@ -126,13 +126,17 @@ _open_lock = threading.Lock()
 def _touch(bodies: Bodies) -> None:
     """Mark `bodies`' handle as just used; close the least recently used ones past OPEN_HANDLES
     (called with `bodies`' lock held; another's is taken only when it is free, never waited for)."""
+    key = id(bodies)
     with _open_lock:
-        _open[id(bodies)] = weakref.ref(bodies)
-        _open.move_to_end(id(bodies))
-        for key in list(_open)[: max(len(_open) - OPEN_HANDLES, 0)]:
-            other = _open[key]()
+        ref = _open.get(key)
+        if ref is None or ref() is not bodies:
+            _open[key] = weakref.ref(bodies)
+        _open.move_to_end(key)
+        for old in list(_open)[: max(len(_open) - OPEN_HANDLES, 0)]:
+            ref = _open.get(old)  # (a Bodies that died took itself out meanwhile)
+            other = ref() if ref is not None else None
             if other is None:
-                del _open[key]
+                _open.pop(old, None)
                 continue
             if other is bodies or not other._lock.acquire(blocking=False):
                 continue
@@ -142,4 +146,4 @@ def _touch(bodies: Bodies) -> None:
                     other._fd = None
             finally:
                 other._lock.release()
-            del _open[key]
+            _open.pop(old, None)
