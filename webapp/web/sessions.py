@@ -271,7 +271,7 @@ def _page_context(rel: str, tab: str, drawing: bool = True):
         "graph_note": note,
         "rankdir": options.rankdir(layout),
         "selected_dom": layout.dom_for(node) if node else None,
-        "path_dom": list(dict.fromkeys(layout.dom_for(e.id) for e in tree.path(node))) if node else [],
+        "path_dom": layout.path_doms(node) if node else [],
         **_tab_context(rel, session, tab, node, layout),
     }
 
