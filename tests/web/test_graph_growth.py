@@ -15,6 +15,7 @@ from webapp.core.reader import parse_bytes
 from webapp.core.session import Session
 from webapp.core.tree import SessionTree
 from webapp.web import graph
+from webapp.web.views import session_counts
 
 KINDS = ["user", "assistant", "tool", "assistant", "tool", "branch", "label", "unlabel", "leaf", "compaction",
          "summary", "root"]
@@ -94,6 +95,7 @@ def test_a_drawn_tree_grown_by_appends_equals_a_fresh_one(tmp_path_factory, ops,
         tree = session.tree
         fresh = SessionTree(parse_bytes(path.read_bytes()))
         assert drawn_state(graph.drawn_tree(tree)) == drawn_state(graph._drawn_anew(fresh))
+        assert session_counts(tree) == {"branches": len(fresh.leaves()), "compactions": len(fresh.compactions())}
         for collapse, cap in (("on", 1000), ("on", 9), ("off", 1000), ("off", 7)):
             grown_layout = graph.build_layout(tree, collapse, cap=cap)
             assert layout_state(grown_layout, tree) == layout_state(graph.build_layout(fresh, collapse, cap=cap), fresh)

@@ -257,6 +257,18 @@ class Meter:
         return round(100 * self.tokens / self.window) if self.window else None
 
 
+def session_counts(tree: SessionTree) -> dict[str, int]:
+    """The branches (`tree.leaves()`) and compactions of a session, counted from its drawn tree
+    (chains, not entries: the stats bar of a big session is printed on every page)."""
+    d = drawn_tree(tree)
+    branches = sum(d.leaves[r] for r in d.roots)
+    shown = tree.conversation_leaf(tree.active_leaf)
+    if shown is not None and shown in d.chain_of and d.kids(shown):
+        branches += 1  # the active leaf where it is not a tip (tree.leaves adds it too)
+    compactions = sum(1 for x in d.unfoldable if tree.by_id[x].type == COMPACTION)
+    return {"branches": branches, "compactions": compactions}
+
+
 def context_meter(tree: SessionTree) -> Meter:
     """How full the context of the active leaf is."""
     ctx = build_context(tree, tree.active_leaf)
