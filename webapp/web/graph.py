@@ -296,9 +296,12 @@ class _Drawn:
     forks: dict[str, list[str]]  # branch point -> the heads of its chains below, by time
     users: set[str]  # user messages: folded only when a path is too long to draw turn by turn
     unfoldable: set[str]  # compactions and branch summaries: never folded
-    maxline: dict[str, int]  # chain head -> the last line among its own entries
+    maxline: dict[str, int]  # chain head -> the last line along it (_chain_line)
     by_id: dict = field(repr=False)
     tokens: dict[str, int] = field(default_factory=dict)  # entry_tokens, shared with grown trees
+    # (chain head, fold) -> (the chain, what never folds on it, its unit starts): counted folds
+    # of chains an append left alone are not counted again (shared with grown trees)
+    units: dict = field(default_factory=dict, repr=False)
     basis: tuple = ()  # what it was made from (see _basis)
     # chain head -> figures of the subtree from it (see _figures)
     size: dict[str, int] = field(default_factory=dict)
@@ -426,6 +429,12 @@ def drawn_tree(tree: SessionTree) -> _Drawn:
     return d
 
 
+def _chain_line(by_id, chain: list[str]) -> int:
+    """The last line written along a chain: its end's, or its start's in a file where a parent
+    was written after its child (reading every line of a long chain costs more than it tells)."""
+    return max(by_id[chain[0]].line or 0, by_id[chain[-1]].line or 0)
+
+
 def _drawn_anew(tree: SessionTree) -> _Drawn:
     entries, by_id, tchildren = tree.entries, tree.by_id, tree.children
     markers: list[str] = []
@@ -480,8 +489,8 @@ def _drawn_anew(tree: SessionTree) -> _Drawn:
         chains[h] = chain
         chain_of.update(dict.fromkeys(chain, h))
         pos.update(zip(chain, range(len(chain))))
-        maxline[h] = max([by_id[y].line or 0 for y in chain])
-    d = _Drawn(roots, chains, chain_of, pos, up, forks, users, unfoldable, maxline, by_id, {}, _basis(tree))
+        maxline[h] = _chain_line(by_id, chain)
+    d = _Drawn(roots, chains, chain_of, pos, up, forks, users, unfoldable, maxline, by_id, {}, {}, _basis(tree))
     _figures(d, tree.labels)
     return d
 
@@ -544,14 +553,15 @@ def _grown(tree: SessionTree, old: _Drawn) -> _Drawn | None:
             chain_of.update(dict.fromkeys(rest, rest[0]))
             pos.update(zip(rest, range(len(rest))))
             up[rest[0]] = p
-            maxline[h] = max([by_id[y].line or 0 for y in chains[h]])
-            maxline[rest[0]] = max([by_id[y].line or 0 for y in rest])
+            maxline[h] = _chain_line(by_id, chains[h])
+            maxline[rest[0]] = _chain_line(by_id, rest)
             forks[p] = [rest[0], x]
         else:
             forks[p] = [*forks[p], x]
     for p in touched:  # siblings in the tree's order (by time)
         forks[p] = tree.conversation_children(p)
-    d = _Drawn(roots, chains, chain_of, pos, up, forks, users, unfoldable, maxline, by_id, old.tokens, _basis(tree))
+    d = _Drawn(roots, chains, chain_of, pos, up, forks, users, unfoldable, maxline, by_id, old.tokens, old.units,
+               _basis(tree))
     _figures(d, tree.labels)
     return d
 
@@ -634,6 +644,15 @@ def _fold(tree, d: _Drawn, fold: str, keep: set[str], expand: frozenset[str],
         end = len(chain) - 1 if only is None else only[h]
         up = d.up[h]
         lo, hi = (0 if up is not None else 1), end - 1
+        if count and only is None:
+            known = d.units.get((h, fold))
+            extra = tuple(sorted(never.get(h, ())))
+            if known is not None and known[0] is chain and known[1] == extra:
+                unit_starts[h] = known[2]
+                total += len(known[2])
+                if end == len(chain) - 1:
+                    stack.extend(reversed(d.forks.get(chain[-1], ())))
+                continue
         if not fold or hi < lo:
             spans = [(q, q) for q in range(end + 1)]
         else:
@@ -655,6 +674,8 @@ def _fold(tree, d: _Drawn, fold: str, keep: set[str], expand: frozenset[str],
             spans.extend((q, q) for q in range(hi + 1, end + 1))
         unit_starts[h] = [a for a, _ in spans]
         total += len(spans)
+        if count and only is None:
+            d.units[(h, fold)] = (chain, tuple(sorted(never.get(h, ()))), unit_starts[h])
         if not count:
             prev = dom_id(up) if up is not None else None
             for a, b in spans:

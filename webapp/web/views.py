@@ -269,12 +269,19 @@ def session_counts(tree: SessionTree) -> dict[str, int]:
     return {"branches": branches, "compactions": compactions}
 
 
+_meters: "weakref.WeakKeyDictionary[SessionTree, Meter]" = weakref.WeakKeyDictionary()
+
+
 def context_meter(tree: SessionTree) -> Meter:
-    """How full the context of the active leaf is."""
-    ctx = build_context(tree, tree.active_leaf)
-    count = context_tokens(ctx)
-    window = context_window(ctx.settings.provider, ctx.settings.model_id)
-    return Meter(count.context, window, bool(window) and count.context > window - DEFAULT_RESERVE_TOKENS, count)
+    """How full the context of the active leaf is (once per tree: every page of it shows it)."""
+    meter = _meters.get(tree)
+    if meter is None:
+        ctx = build_context(tree, tree.active_leaf)
+        count = context_tokens(ctx)
+        window = context_window(ctx.settings.provider, ctx.settings.model_id)
+        meter = _meters[tree] = Meter(count.context, window,
+                                      bool(window) and count.context > window - DEFAULT_RESERVE_TOKENS, count)
+    return meter
 
 
 def awaits_reply(tree: SessionTree, entry_id: str) -> bool:
