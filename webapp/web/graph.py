@@ -30,8 +30,6 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
-import graphviz
-
 from ..core.entries import (
     BRANCH_SUMMARY,
     COMPACTION,
@@ -968,8 +966,45 @@ def _tooltip(tree: SessionTree, e: Entry) -> str:
 MAX_DOT_URL = 4000  # dot reads no quoted string longer than 16,384 characters
 
 
+def _quoted(value) -> str:
+    """A dot string: every text in it went through dot_text (backslashes doubled), so only the
+    quotes are left to escape."""
+    return '"' + str(value).replace('"', '\\"') + '"'
+
+
+class DotGraph:
+    """The few calls of `graphviz.Digraph` a drawing makes, writing the source directly (the
+    library's quoting of each attribute took longer than laying out a 1,000-node drawing)."""
+
+    def __init__(self, name: str, kind: str = "digraph"):
+        self.name, self.kind = name, kind
+        self._lines: list[str] = []
+
+    @staticmethod
+    def _attrs(attrs: dict) -> str:
+        return " ".join(f"{k}={_quoted(v)}" for k, v in attrs.items())
+
+    def attr(self, kind: str = "graph", **attrs) -> None:
+        self._lines.append(f"\t{kind} [{self._attrs(attrs)}]")
+
+    def node(self, name: str, **attrs) -> None:
+        ident = attrs.pop("id", None)  # first, so that the line starts with what names the node
+        head = {"id": ident} if ident is not None else {}
+        self._lines.append(f"\t{_quoted(name)} [{self._attrs({**head, **attrs})}]")
+
+    def edge(self, a: str, b: str) -> None:
+        self._lines.append(f"\t{_quoted(a)} -> {_quoted(b)}")
+
+    def subgraph(self, graph: "DotGraph") -> None:
+        self._lines.append(graph.source.replace("digraph ", "subgraph ", 1))
+
+    @property
+    def source(self) -> str:
+        return f"{self.kind} {_quoted(self.name)} {{\n" + "\n".join(self._lines) + "\n}\n"
+
+
 def to_dot(tree: SessionTree, layout: GraphLayout, node_url, long_urls: dict[str, str] | None = None,
-           rankdir: str = "TB") -> graphviz.Digraph:
+           rankdir: str = "TB") -> DotGraph:
     """The dot graph, laid out in `rankdir` (RANKDIRS); `node_url(entry_id)` gives the link each node carries (its deep link; a
     "more branches" node adds the `open` parameter). A link too long for dot (an entry id of thousands of
     characters) goes in as a placeholder, kept in `long_urls` for render_svg to put back."""
@@ -986,14 +1021,14 @@ def to_dot(tree: SessionTree, layout: GraphLayout, node_url, long_urls: dict[str
         long_urls[token] = url
         return token
 
-    g = graphviz.Digraph("session", format="svg")
+    g = DotGraph("session")
     g.attr(rankdir=rankdir if rankdir in RANKDIRS else "TB", nodesep="0.25", ranksep="0.3", bgcolor="transparent")
     g.attr("node", fontname="DejaVu Sans", fontsize="10", margin="0.12,0.04", height="0.3")
     g.attr("edge", color="#9ca3af", arrowhead="none")  # a tree drawn down or rightwards needs no arrows
     active_leaf = tree.conversation_leaf(tree.active_leaf)
     active = set(layout.path_doms(active_leaf))  # the drawn nodes on the active path
     clusters = _subagent_clusters(tree, layout)
-    sub = {root: graphviz.Digraph(name=f"cluster_{i}") for i, root in enumerate(dict.fromkeys(clusters.values()))}
+    sub = {root: DotGraph(f"cluster_{i}") for i, root in enumerate(dict.fromkeys(clusters.values()))}
     for root, c in sub.items():
         c.attr(label=f"sub-agent · {dot_text(_first_line(tree, root), 40)}", style="rounded,dashed", color="#8b5cf6",
                fontcolor="#6d28d9", fontsize="9", labeljust="l")
@@ -1012,9 +1047,9 @@ def to_dot(tree: SessionTree, layout: GraphLayout, node_url, long_urls: dict[str
             attrs["class"] += " active-leaf"
             attrs.update(penwidth="3", color="#16a34a")
             label += "\n● active leaf"
-        # nohtml: a label such as "<b>hi</b>" is text to show, not one of dot's HTML labels.
-        into(dom_id(e.id)).node(dom_id(e.id), label=graphviz.nohtml(label), URL=link(e.id), id=dom_id(e.id),
-               tooltip=graphviz.nohtml(_tooltip(tree, e)), **attrs)
+        # Quoted: a label such as "<b>hi</b>" is text to show, not one of dot's HTML labels.
+        into(dom_id(e.id)).node(dom_id(e.id), label=label, URL=link(e.id), id=dom_id(e.id),
+                                tooltip=_tooltip(tree, e), **attrs)
     for seg in layout.segments:
         on_active = seg.id in active
         count = seg.tokens(tree)
@@ -1030,7 +1065,7 @@ def to_dot(tree: SessionTree, layout: GraphLayout, node_url, long_urls: dict[str
             kind, fill = "segment turn-work", "#f3f4f6"
         into(seg.id).node(
             seg.id,
-            label=graphviz.nohtml("\n".join(x for x in lines if x)),
+            label="\n".join(x for x in lines if x),
             shape="box",
             style="dashed,filled",
             fillcolor=fill,
@@ -1038,14 +1073,14 @@ def to_dot(tree: SessionTree, layout: GraphLayout, node_url, long_urls: dict[str
             fontsize="9",
             id=seg.id,
             URL=link(seg.first_id),
-            tooltip=graphviz.nohtml(f"{len(seg.ids)} entries folded: click to expand · " + dot_text(first, 160)),
+            tooltip=f"{len(seg.ids)} entries folded: click to expand · " + dot_text(first, 160),
             **{"class": kind + (" on-active" if on_active else "")},
         )
     for more in layout.more:
         s = "" if more.branches == 1 else "es"
         g.node(
             more.id,
-            label=graphviz.nohtml(f"⊞ {more.branches} more branch{s} here\n{more.entries} entries"),
+            label=f"⊞ {more.branches} more branch{s} here\n{more.entries} entries",
             shape="box",
             style="dashed,rounded,filled",
             fillcolor="#f5f3ff",
