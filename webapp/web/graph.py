@@ -84,10 +84,11 @@ def css_token(value) -> str:
     return _CLASS_UNSAFE.sub("-", dot_text(value, 40))
 
 
-def entry_tokens(tree: SessionTree, e: Entry) -> int:
+def entry_tokens(tree: SessionTree, e: Entry, known: dict[str, int] | None = None) -> int:
     """What an entry says to a model, estimated once per file and kept across appends (the
-    figures live with the drawn tree, which an append extends)."""
-    known = drawn_tree(tree).tokens
+    figures live with the drawn tree, which an append extends; `known` is its `tokens`)."""
+    if known is None:
+        known = drawn_tree(tree).tokens
     n = known.get(e.id)
     if n is None:
         n = known[e.id] = sum(estimate_message_tokens(m) for m in entry_messages(e))
@@ -160,7 +161,8 @@ class Segment:
         than SEGMENT_FIGURES (its bodies are not all read for one label)."""
         if len(self.ids) > SEGMENT_FIGURES:
             return None
-        return sum(entry_tokens(tree, e) for e in self.entries)
+        known = drawn_tree(tree).tokens
+        return sum(entry_tokens(tree, e, known) for e in self.entries)
 
 
 @dataclass
@@ -757,9 +759,13 @@ def _bounded(tree, d: _Drawn, keep, expand, pinned, active_leaf, cap, full: Grap
         return len(starts) - bisect.bisect_right(starts, pos[r]) + 1 + below
 
     opened = set(expand)
+    ranks: dict[str, tuple] = {}
 
     def rank(r: str, p: str) -> tuple:
-        return (p not in opened, not d.labelled_of(r), -d.last_of(r), -d.size_of(r), r)
+        known = ranks.get(r)
+        if known is None:
+            known = ranks[r] = (p not in opened, not d.labelled_of(r), -d.last_of(r), -d.size_of(r), r)
+        return known
 
     spine_only = _fold(tree, d, fold, keep, expand, spine)
     if fold == "turns" and spine_only.size() > cap * 3 // 4:
