@@ -381,6 +381,7 @@
     $("#compare-go").href = $("#compare-tray").dataset.compareUrl + "?" + q;
     keepPicksInUrl();
     markPicked();
+    document.dispatchEvent(new CustomEvent("compare:picks", { detail: { ids: tray.map((t) => t.id) } }));  // compare.js
   }
   // The picks live in the URL (`pick=A,B`), so a reload or a link brings the tray back.
   function keepPicksInUrl() {

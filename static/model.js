@@ -45,21 +45,25 @@
     }
   });
 
-  // Commit only once there is a summary to commit.
+  // Commit only once there is a summary to commit (the compaction's, or a regenerated summary's,
+  // whose row stays hidden until then).
   function commitReady() {
-    const commit = $("#commit-compaction");
-    if (!commit) return;
-    const text = $("#summary-text");
-    const ready = !!text && text.value.trim() !== "";
-    commit.disabled = !ready;
-    commit.classList.toggle("primary", ready);
-    const hint = $("#compact-form .commit-hint");
-    if (hint && ready) { hint.textContent = ""; hint.classList.remove("commit-hint"); }
+    for (const commit of document.querySelectorAll(".commit-summary")) {
+      const text = commit.form.querySelector("textarea[name=summary]");
+      const ready = !!text && text.value.trim() !== "";
+      commit.disabled = !ready;
+      commit.classList.toggle("primary", ready);
+      const row = commit.closest("[data-until-summary]");
+      if (row) row.hidden = !ready;
+      const hint = commit.form.querySelector(".commit-hint");
+      if (hint && ready) { hint.textContent = ""; hint.classList.remove("commit-hint"); }
+    }
   }
 
-  // Summary generation (the compaction's, and the branch summary of the fork form): one at a
-  // time, the model's text streamed into the editor as it comes, elapsed seconds while it runs,
-  // and a way to give up on it (a model that hangs would otherwise keep the page silent).
+  // Summary generation (the compaction's, the branch summary of the fork form, a regenerated
+  // summary): one at a time, the model's text streamed into the editor as it comes, elapsed
+  // seconds while it runs, and a way to give up on it (a model that hangs would otherwise keep the
+  // page silent). One draft on the page at a time: another button's draft goes.
   let running = null;
   function generate(button) {
     const form = button.closest("form");
@@ -68,6 +72,9 @@
     const outcome = row.querySelector(".summary-outcome");
     const slot = $(button.dataset.slot);
     const started = Date.now();
+    for (const other of document.querySelectorAll(".generate-summary")) {
+      if (other !== button) { const s = $(other.dataset.slot); if (s) s.replaceChildren(); }
+    }
     running = new AbortController();
     button.disabled = true;
     progress.hidden = false;
@@ -121,6 +128,7 @@
 
   document.addEventListener("click", (evt) => {
     const button = evt.target.closest(".generate-summary");
+    if (button) evt.preventDefault();  // a regenerate button submits its form only without JavaScript
     if (button && !button.disabled && !running) generate(button);
     if (evt.target.closest(".cancel-summary") && running) running.abort();
   });

@@ -147,7 +147,8 @@ def cmd_show(args) -> int:
     }
     if args.json:
         info["entries"] = [
-            {"id": e.id, "type": e.type, "parentId": tree.parent[e.id], "line": e.line} for e in tree.entries
+            {"id": e.id, "type": e.type, "parentId": tree.parent[e.id], "line": e.line, **({"file": e.file} if e.file else {})}
+            for e in tree.entries
         ]
         info["badLines"] = [{"line": b.line, "reason": b.reason} for b in tree.bad_lines]
         _print_json(info)
@@ -168,7 +169,7 @@ def cmd_show(args) -> int:
     problems = tree.all_problems()
     print(f"problems  {len(problems)}")
     for p in problems:
-        print(f"  line {p.line or '-'}: {p.kind}: {p.message}")
+        print(f"  {p.where}: {p.kind}: {p.message}")
     return 0
 
 
@@ -245,7 +246,8 @@ def cmd_validate(args) -> int:
     problems = _open(args).tree.all_problems()
     for p in problems:
         level = "warning: " if p.kind in WARNING_KINDS else ""
-        print(f"{args.file}:{p.line or '-'}: {level}{p.kind}: {p.message}")
+        where = f"{args.file}: {p.where}" if p.file else f"{args.file}:{p.line or '-'}"  # a sub-agent's file
+        print(f"{where}: {level}{p.kind}: {p.message}")
     if not problems:
         print(f"{args.file}: no problems")
     return 1 if any(p.kind not in WARNING_KINDS for p in problems) else 0

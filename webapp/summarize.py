@@ -451,10 +451,9 @@ def fork_with_summary(
     return ForkResult(entry["id"], entry, edit)
 
 
-def regenerate_summary(session: Session, config: ModelConfig | None, entry_id: str) -> dict:
-    """A new summary beside an old one (same parent, and the same cut or the same branch left):
-    a new entry, which becomes the active leaf; the old line stays as it is. CLI and web share it."""
-    tree = session.tree
+def regeneration_plan(tree, entry_id: str) -> CompactionPlan | BranchSummaryPlan:
+    """The plan a summary was made from, made again: the same parent, and the same cut (a
+    compaction) or the same branch left (a branch summary)."""
     old = tree.entry(entry_id)
     parent = tree.parent[entry_id]
     if old.type == COMPACTION:
@@ -463,13 +462,27 @@ def regenerate_summary(session: Session, config: ModelConfig | None, entry_id: s
         plan = plan_compaction(tree, parent, context_window=window, first_kept=first_kept_id(old))
         if not plan.can_compact:
             raise InvalidWrite(f"this compaction cannot be made again: {plan.reason}")
-        text, details = summarize_compaction(config, plan)
-        return write_compaction(session, plan, text, {**details, "regenerates": entry_id})
+        return plan
     if old.type == BRANCH_SUMMARY:
         from_id = as_key(old.get("fromId"))
         if from_id not in tree.by_id:
             raise InvalidWrite(f"the branch this summary left ({from_id!r}) is not in the session")
-        plan = plan_branch_summary(tree, from_id, parent)
-        text, details = summarize_branch(config, plan)
-        return write_branch_summary(session, plan, text, {**details, "regenerates": entry_id})
+        return plan_branch_summary(tree, from_id, parent)
     raise InvalidWrite("only a compaction or a branch summary can be regenerated")
+
+
+def summarizer_for(plan: CompactionPlan | BranchSummaryPlan):
+    """summarize_compaction or summarize_branch, whichever makes this plan's summary."""
+    return summarize_compaction if isinstance(plan, CompactionPlan) else summarize_branch
+
+
+def regenerate_summary(session: Session, config: ModelConfig | None, entry_id: str,
+                       text: str | None = None, details: dict | None = None) -> dict:
+    """A new summary beside an old one (see regeneration_plan): a new entry, which becomes the
+    active leaf; the old line stays as it is. `text` (with its `details`) is a summary already
+    drafted and read, else the summarizer makes one now. CLI and web share it."""
+    plan = regeneration_plan(session.tree, entry_id)
+    if text is None:
+        text, details = summarizer_for(plan)(config, plan)
+    write = write_compaction if isinstance(plan, CompactionPlan) else write_branch_summary
+    return write(session, plan, text, {**(details or {}), "regenerates": entry_id})

@@ -294,3 +294,30 @@ def test_fewer_than_two_picks_keep_the_session_page_with_a_message(live_server, 
     expect(page.locator("#compare-tray .compare-message")).to_have_text("Pick at least two branches to compare (0 picked).")
     assert "/compare" not in page.url
     assert page.errors == [] and console == []
+
+
+def test_a_pick_in_the_graph_ticks_its_branch_in_the_branches_tab_and_back(live_server, page, console, bring_into_view):
+    page.goto(live_server.url + live_server.rel(RICH))
+    leaf = page.locator(".session-layout").get_attribute("data-active-leaf")
+    page.click("button[data-action=compare-mode]")
+    bring_into_view(page.locator(f'#graph g.node[id="e-{leaf}"]'))
+    page.locator(f'#graph g.node[id="e-{leaf}"] a').click()
+    tray = page.locator("#compare-tray")
+    expect(tray.locator("[data-unpick]")).to_have_count(1)
+    page.locator("#panel .tabs a", has_text="Branches").click()  # the list loaded after the pick shows it ticked
+    boxes = page.locator(".branches-panel input[name=id]")
+    expect(boxes.first).to_be_visible()
+    box = page.locator(f'.branches-panel input[name=id][value="{leaf}"]')
+    expect(box).to_be_checked()
+    expect(page.locator(".branches-panel input[name=id]:checked")).to_have_count(1)
+    tray.locator(f'[data-unpick="{leaf}"]').click()  # taken out of the tray: unticked in place
+    expect(box).not_to_be_checked()
+    other = boxes.filter(has_not=page.locator(f'[value="{leaf}"]')).first
+    other_id = other.get_attribute("value")
+    other.check()  # ticked in the list: in the tray
+    expect(tray.locator(f'[data-unpick="{other_id}"]')).to_have_count(1)
+    bring_into_view(page.locator(f'#graph g.node[id="e-{leaf}"]'))
+    page.locator(f'#graph g.node[id="e-{leaf}"] a').click()  # picked in the graph while the list shows
+    expect(box).to_be_checked()
+    expect(page.locator(".branches-panel input[name=id]:checked")).to_have_count(2)
+    assert page.errors == [] and console == []

@@ -411,3 +411,27 @@ def test_children_of_a_compaction_at_different_times_are_a_real_fork():
     b.user("p2", "cb", "another way")
     tree = b.tree()
     assert tree.branch_points() == ["cb"] and not any(p.kind == "replay" for p in tree.problems)
+
+
+def test_a_subagent_entry_names_the_file_its_line_counts_in(tmp_path):
+    main, agent, sub = _session_with_a_subagent(tmp_path)
+    sub.user("s-a", "s-u", "the same uuid again", isSidechain=True, agentId="ab12")  # a duplicate, on line 3
+    with open(agent, "ab") as f:
+        f.write(orjson.dumps(sub.lines[-1]) + b"\n")
+    tree = Session.open(main).tree
+    assert tree.entry("s-a").file == "agent-ab12.jsonl" and tree.entry("s-a").where == "agent-ab12.jsonl line 2"
+    assert tree.entry("a").file is None and tree.entry("a").where == "line 2"
+    (dup,) = [p for p in tree.problems if p.kind == "duplicate-id"]
+    assert dup.where == "agent-ab12.jsonl line 3" and "already used on agent-ab12.jsonl line 2" in dup.message
+    assert dup.as_dict()["file"] == "agent-ab12.jsonl"
+
+
+def test_where_a_subagent_ends_is_not_a_branch_of_the_session(tmp_path):
+    main, _, _ = _session_with_a_subagent(tmp_path)
+    tree = Session.open(main).tree
+    assert not tree.conversation_children("s-a")  # the sub-agent's run ends there...
+    assert tree.leaves() == ["a2"]  # ...and the session has one branch
+    inline = Session.open(CC / "d-kimuson_fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl").tree  # inline sub-agents
+    tips = [e.id for e in inline.entries if e.sidechain and not inline.conversation_children(e.id)]
+    assert len(tips) == 5
+    assert inline.leaves() == [inline.active_leaf]

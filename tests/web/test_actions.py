@@ -170,6 +170,28 @@ def test_regenerate_writes_a_new_summary_beside_the_old_one(client, app, root):
     assert "extractive" in summaries
 
 
+def test_a_regenerated_summary_is_drafted_without_writing_then_written_as_read(client, app, root):
+    tree = Session.open(root / RICH).tree
+    old = next(e for e in tree.entries if e.type == "branch_summary")
+    before = lines(root)
+    r = post(client, app, f"/s/{RICH}/-/regenerate/summary", {"node": old.id})
+    assert r.status_code == 200 and lines(root) == before  # a draft only
+    html = r.get_data(as_text=True)
+    assert 'id="summary-text"' in html and 'name="summarizer" value="extractive"' in html
+    stream = post(client, app, f"/s/{RICH}/-/regenerate/summary", {"node": old.id}, Accept="text/event-stream")
+    assert "event: done" in stream.get_data(as_text=True) and lines(root) == before
+    r = post(client, app, f"/s/{RICH}/-/regenerate", {"node": old.id, "summary": "## Goal\nRead and edited.",
+                                                      "summarizer": "extractive", "draft_digest": "stale"})
+    assert r.status_code == 303
+    tree = Session.open(root / RICH).tree
+    new = tree.by_id[tree.active_leaf]
+    assert new.get("summary").startswith("## Goal\nRead and edited.")
+    assert new.get("details")["summarizer"] == "edited" and new.get("details")["regenerates"] == old.id
+    assert tree.parent[new.id] == tree.parent[old.id]
+    r = post(client, app, f"/s/{RICH}/-/regenerate/summary", {"node": EDITED_ORIGINAL})
+    assert r.status_code == 409 and "only a compaction or a branch summary" in r.get_data(as_text=True)
+
+
 def test_reply_without_a_model_says_how_to_configure_one(client, app, root):
     html = client.get(f"/s/{RICH}/-/fork-form?node={EDITED_ORIGINAL}&position=at").get_data(as_text=True)
     assert "No model is configured" in html and "--model" in html

@@ -31,6 +31,32 @@ def test_a_branch_export(app_and_ids):  # noqa: F811
     assert app.test_client().get("/s/--proj--/s.jsonl/export?leaf=nope").status_code == 404
 
 
+def drawing(html: str) -> str:
+    return html[html.index("<svg"):html.index("</svg>")]
+
+
+def drawn_ids(svg: str) -> set[str]:
+    return set(re.findall(r'<g id="(e-[^"]+)" class="node', svg))
+
+
+def test_a_branch_export_draws_only_that_branch_with_its_fork_points_marked(app_and_ids):  # noqa: F811
+    app, ids = app_and_ids
+    client = app.test_client()
+    whole = drawing(client.get("/s/--proj--/s.jsonl/export").text)
+    assert {f"e-{ids[k]}" for k in ("u2", "a2", "side", "hidden")} <= drawn_ids(whole) and 'id="more-' not in whole
+    one = client.get(f"/s/--proj--/s.jsonl/export?leaf={ids['hidden']}").text
+    assert "<dt>branches</dt><dd>2 (this export holds one)</dd>" in one  # the session's, not the file's
+    svg = drawing(one)
+    assert drawn_ids(svg) == {f"e-{ids[k]}" for k in ("u1", "a1", "side", "side_r", "hidden")}
+    fork = re.search(r'<g id="more-e-' + ids["a1"] + r'" class="node segment more">(.*?)</g>\n</g>', svg, re.S).group(1)
+    assert "⊞ 1 more branch here" in fork and "4 entries" in fork  # r1, the compaction, u2, a2
+    assert f'xlink:href="#t-e-{ids["a1"]}"' in fork and "1 other branch forks here: this file holds one branch" in fork
+    assert "click to draw" not in svg
+    main = drawing(client.get(f"/s/--proj--/s.jsonl/export?leaf={ids['a2']}").text)
+    assert f"e-{ids['side']}" not in drawn_ids(main) and f"e-{ids['a2']}" in drawn_ids(main)
+    assert "3 entries" in main  # the side branch, left out, counted at its fork point
+
+
 def test_the_export_command(app_and_ids, tmp_path, capsys, monkeypatch):  # noqa: F811
     app, ids = app_and_ids
     session = next(p for p in (tmp_path / "sessions").rglob("*.jsonl"))

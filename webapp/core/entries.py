@@ -95,10 +95,12 @@ class Entry:
     one (pi v1, Codex: derived from the line number) and for duplicates (suffixed, so both stay
     visible). `line` is the (first) line it was read from; `source` the line's own dict (a list
     of them for an entry merged from several lines), or None where it is `raw` itself;
-    `sidechain` marks a sub-agent's entry (Claude Code), drawn off the main path.
+    `sidechain` marks a sub-agent's entry (Claude Code), drawn off the main path; `file` names the
+    file `line` counts in when it is not the session's own (a sub-agent's `agent-<id>.jsonl`).
     """
 
-    __slots__ = ("raw", "line", "id", "parent_id", "type", "timestamp", "generated_id", "source", "sidechain")
+    __slots__ = ("raw", "line", "id", "parent_id", "type", "timestamp", "generated_id", "source", "sidechain",
+                 "file")
 
     def __init__(
         self,
@@ -109,6 +111,7 @@ class Entry:
         generated_id=False,
         source: dict | list | None = None,
         sidechain: bool = False,
+        file: str | None = None,
     ):
         self.raw = raw
         self.line = line
@@ -121,6 +124,12 @@ class Entry:
         self.generated_id = generated_id
         self.source = source
         self.sidechain = sidechain
+        self.file = file
+
+    @property
+    def where(self) -> str:
+        """Where the entry was read, as people are told: "line 12", or "agent-ab.jsonl line 12"."""
+        return f"{self.file} line {self.line}" if self.file else f"line {self.line}"
 
     def __repr__(self) -> str:
         return f"Entry({self.type!r}, id={self.id!r}, parent={self.parent_id!r}, line={self.line})"

@@ -326,12 +326,13 @@ class SessionTree:
         return out
 
     def leaves(self) -> list[str]:
-        """Branch tips in file order: entries with no conversation after them, plus the active leaf."""
+        """Branch tips in file order: entries with no conversation after them, plus the active leaf.
+        Where a sub-agent's run ends (a sidechain tip) is not a branch of the conversation."""
         if self._leaves is None:  # the tree does not change once built: found once
             tips = [
                 e.id
                 for e in self.entries
-                if e.type not in MARKER_TYPES and not self.conversation_children(e.id)
+                if e.type not in MARKER_TYPES and not e.sidechain and not self.conversation_children(e.id)
             ]
             shown = self.conversation_leaf(self.active_leaf)
             if shown is not None and shown not in tips:

@@ -27,8 +27,10 @@ from ..summarize import (
     DRAFT_LABEL,
     draft_digest,
     regenerate_summary,
+    regeneration_plan,
     summarize_branch,
     summarize_compaction,
+    summarizer_for,
     written_details,
 )
 from .guard import computes_only, creates_file, write_refusal
@@ -56,6 +58,11 @@ def _form_node(session: Session, field: str = "node", required: bool = True) -> 
     except SessionError as exc:
         abort(404, description=str(exc))
     return value
+
+
+def _form_text(field: str) -> str:
+    """A textarea's text with the line endings a session keeps (browsers send CRLF)."""
+    return request.form.get(field, "").replace("\r\n", "\n")
 
 
 def _branch_summary_plan(session: Session, new_leaf: str | None):
@@ -206,8 +213,8 @@ def fork(rel: str):
     if position not in ("at", "before"):
         abort(400, description="position must be 'at' or 'before'")
     new_leaf = node if position == "at" or node is None else tree.parent[node]
-    summary = request.form.get("summary", "").strip()
-    message = request.form.get("message", "").strip()
+    summary = _form_text("summary").strip()
+    message = _form_text("message").strip()
     if node is None and not (summary or message):
         abort(400, description="nothing to do: give a node to fork at, or a message")
     try:
@@ -378,20 +385,37 @@ def compact(rel: str):
         if moved or (expected and expected != plan.first_kept_entry_id):
             raise InvalidWrite("the session changed since the preview: open the compaction preview again")
         details = _summary_details()
-        entry = write_compaction(session, plan, request.form.get("summary", ""), details)
+        entry = write_compaction(session, plan, _form_text("summary"), details)
     except SessionError as exc:
         return _failure(exc, 409)
     return _done(rel, entry["id"], "compacted")
 
 
-@bp.post("/s/<path:rel>/-/regenerate")
-def regenerate(rel: str):
-    """A new summary beside an old one (same parent, same cut, or the same branch left): a new
-    entry, which becomes the active leaf; the old line stays as it is."""
+@bp.post("/s/<path:rel>/-/regenerate/summary")
+@computes_only
+def regenerate_preview(rel: str):
+    """Generate a new summary for a compaction or branch summary, to read and edit before it is
+    written (streamed like the compaction preview's)."""
     session = store().session(rel)
     node = _form_node(session)
     try:
-        entry = regenerate_summary(session, model_config(), node)
+        plan = regeneration_plan(session.tree, node)
+    except SessionError as exc:
+        abort(409, description=str(exc))
+    return _summary_editor(summarizer_for(plan), plan)
+
+
+@bp.post("/s/<path:rel>/-/regenerate")
+def regenerate(rel: str):
+    """A new summary beside an old one (same parent, same cut, or the same branch left): a new
+    entry, which becomes the active leaf; the old line stays as it is. The summary is the one
+    sent (drafted by regenerate_preview and read), else the summarizer makes it now."""
+    session = store().session(rel)
+    node = _form_node(session)
+    sent = "summary" in request.form
+    try:
+        entry = regenerate_summary(session, model_config(), node, _form_text("summary") if sent else None,
+                                   _summary_details() if sent else None)
     except SessionError as exc:
         return _failure(exc, 409)
     except ModelError as exc:

@@ -15,6 +15,7 @@ from flask import Flask, abort, render_template, request
 
 from ..core.errors import ReadOnlySession, SessionError, SessionNotFound, UnknownEntry
 from ..llm import ModelConfig, warm_up
+from .client import ClientGone
 from .store import SessionStore
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
@@ -104,6 +105,10 @@ def create_app(
     @app.errorhandler(ReadOnlySession)
     def read_only(exc):
         return error_page(403, str(exc))
+
+    @app.errorhandler(ClientGone)
+    def client_gone(exc):
+        return "", 499  # the client closed the request: nobody reads this answer
 
     @app.errorhandler(400)
     @app.errorhandler(403)

@@ -8,6 +8,8 @@ set), so their content is escaped and sanitized exactly as there.
 
 from __future__ import annotations
 
+import dataclasses
+import html
 import re
 from pathlib import Path
 
@@ -29,7 +31,7 @@ from ..core.transcript import (
 from ..core.tokens import entry_cost
 from ..core.tree import SessionTree
 from . import render, sessions
-from .graph import build_layout, dom_id, render_svg
+from .graph import GraphLayout, MoreBranches, build_layout, dom_id, render_svg
 from .transcript import plain_item_body
 from .views import short
 
@@ -46,8 +48,10 @@ def export_html(app: Flask, tree: SessionTree, title: str, leaf: str | None = No
     sections = branch_sections(tree, leaves)
     options = Options(filter="all")  # everything is rendered; the filters only hide (CSS)
     shown = {e.id for s in sections for e in s.entries}
-    layout = build_layout(tree) if not leaf else build_layout(tree, "auto", frozenset(), frozenset(shown))
+    layout = branch_layout(tree, leaf) if leaf else build_layout(tree)
     svg = render_svg(tree, layout, lambda entry_id: f"#t-{dom_id(entry_id)}")
+    if leaf:
+        svg = _MORE_TITLE.sub(lambda m: m.group(1) + html.escape(_fork_note(int(m.group(2)))), svg)
     blocks = []
     for i, s in enumerate(sections):
         items = items_of(s.entries, options, tree.labels)
@@ -69,6 +73,47 @@ def export_html(app: Flask, tree: SessionTree, title: str, leaf: str | None = No
             leaf=leaf, dom=dom_id, cost=sum(entry_cost(e) for e in tree.entries),
             models=sorted({f"{e.get('provider')}/{e.get('modelId')}" for e in tree.entries if e.type == MODEL_CHANGE}),
         )
+
+
+def branch_layout(tree: SessionTree, leaf: str) -> GraphLayout:
+    """Only the path to `leaf`, folded as the app folds it, with a "more branches" node at each
+    fork point on it saying how many branches leave there (they are not in the file)."""
+    path = tree.path(leaf)
+    on_path = {e.id for e in path}
+    forks = {e.id: [c for c in tree.conversation_children(e.id) if c not in on_path] for e in path}
+    forks = {f: side for f, side in forks.items() if side}
+    layout = build_layout(tree, "auto", frozenset(), frozenset([leaf, *forks]))  # fork points stay drawn
+    nodes = [e for e in layout.nodes if e.id in on_path]
+    segments = [s for s in layout.segments if s.first_id in on_path]  # a fold never crosses a fork point
+    drawn = {dom_id(e.id) for e in nodes} | {s.id for s in segments}
+    out = dataclasses.replace(
+        layout, nodes=nodes, segments=segments, more=[], capped=False,
+        edges=[(a, b) for a, b in layout.edges if a in drawn and b in drawn],
+    )
+    leaves = set(tree.leaves())
+    for fork, side in forks.items():
+        below = _subtree(tree, side)
+        more = MoreBranches(out.dom_for(fork), [fork], sum(x in leaves for x in below), len(below))
+        out.more.append(more)
+        out.edges.append((more.attach, more.id))
+    return out
+
+
+def _subtree(tree: SessionTree, tops: list[str]) -> list[str]:
+    out, stack = [], list(tops)
+    while stack:
+        x = stack.pop()
+        out.append(x)
+        stack.extend(tree.conversation_children(x))
+    return out
+
+
+# The tooltip of a "more branches" node says it opens them; in a one-branch file it cannot.
+_MORE_TITLE = re.compile(r'(<g id="more-[^"]*"[^>]*>(?:(?!</g>).)*?xlink:title=")(\d+)[^"]*', re.S)
+
+
+def _fork_note(n: int) -> str:
+    return f"{n} other branch{'' if n == 1 else 'es'} fork{'s' if n == 1 else ''} here: this file holds one branch"
 
 
 def export_name(tree: SessionTree, leaf: str | None) -> str:

@@ -25,6 +25,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -45,6 +46,8 @@ from ..core.context import entry_messages
 from ..core.reader import first_kept_id, gc_paused
 from ..core.tokens import estimate_message_tokens, format_tokens
 from ..core.tree import SessionTree
+from . import client
+from .client import ClientGone
 
 COLLAPSE_THRESHOLD = 200  # draw everything below this many nodes, unless told otherwise
 MIN_SEGMENT = 4  # shorter runs are not worth folding
@@ -1142,6 +1145,7 @@ class DotTimeout(RuntimeError):
 
 
 DOT_TIMEOUT = 8.0  # seconds one `dot` run may take before the page falls back
+DOT_POLL = 0.1  # seconds between two looks at whether the client is still there
 _running: set[subprocess.Popen] = set()
 _running_lock = threading.Lock()
 
@@ -1155,8 +1159,11 @@ def _die_with_parent() -> None:  # runs in the child, between fork and exec
 
 
 def run_dot(source: str, timeout: float | None = None) -> str:
-    """`dot -Tsvg` on `source`, killed past `timeout` seconds (DotTimeout), or with the server."""
+    """`dot -Tsvg` on `source`, killed past `timeout` seconds (DotTimeout), when no client wants
+    the drawing any more (ClientGone), or with the server."""
     limit = DOT_TIMEOUT if timeout is None else timeout
+    if not client.still_wanted():
+        raise ClientGone("the client left before the drawing was made")
     # setpriv asks for the same signal as _die_with_parent, and lets Python start `dot` without
     # copying the server's memory map first (a preexec_fn forces a fork: 0.2 s for a big session).
     linux = sys.platform.startswith("linux")
@@ -1167,12 +1174,21 @@ def run_dot(source: str, timeout: float | None = None) -> str:
     )
     with _running_lock:
         _running.add(proc)
+    deadline = time.monotonic() + limit
+    data: bytes | None = source.encode("utf-8")
     try:
-        out, err = proc.communicate(source.encode("utf-8"), timeout=limit)
-    except subprocess.TimeoutExpired:
-        raise DotTimeout(f"dot took longer than {limit:g} s") from None
+        while True:
+            try:
+                out, err = proc.communicate(data, timeout=max(0.0, min(DOT_POLL, deadline - time.monotonic())))
+                break
+            except subprocess.TimeoutExpired:
+                data = None  # sent already: communicate goes on where it stopped
+                if time.monotonic() >= deadline:
+                    raise DotTimeout(f"dot took longer than {limit:g} s") from None
+                if not client.still_wanted():
+                    raise ClientGone("the client left while the drawing was being made") from None
     finally:
-        if proc.poll() is None:  # timed out, or the request was interrupted
+        if proc.poll() is None:  # timed out, abandoned, or the request was interrupted
             proc.kill()
             proc.communicate()
         with _running_lock:

@@ -18,7 +18,7 @@ from ..core.metadata import metadata_rows
 from ..core.request import build_request
 from ..core.session import Session
 from .audit import audit_tab, cached_audit, is_summary
-from . import budget, render, search, transcript
+from . import budget, client, render, search, transcript
 from .graph import MAX_EXPAND, RANKDIRS, DotTimeout, build_layout, choose_rankdir, dom_id, render_svg
 from .leaves import cached_leaf_figures
 from .store import SessionStore
@@ -133,27 +133,26 @@ def _layout_showing(rel: str, session: Session, options: GraphOptions, node: str
 
 class _OneRun:
     """One `dot` run per drawing at a time: a request that finds the drawing being made waits
-    for it instead of starting another (six cold requests, one `dot`)."""
+    for it instead of starting another (six cold requests, one `dot`). The run goes on while
+    any of the requests waiting for it still has its client (see client.py)."""
 
     def __init__(self):
         self._guard = threading.Lock()
         self._locks: dict = {}
 
     def __call__(self, key, make):
+        connected = client.request_check()
         with self._guard:
-            lock, users = self._locks.get(key, (None, 0))
-            lock = lock or threading.Lock()
-            self._locks[key] = (lock, users + 1)
+            lock, waiting = self._locks.setdefault(key, (threading.Lock(), []))
+            waiting.append(connected)
         try:
-            with lock:
+            with lock, client.wanted_while(lambda: any(check() for check in list(waiting))):
                 return make()
         finally:
             with self._guard:
-                lock, users = self._locks[key]
-                if users == 1:
+                waiting.remove(connected)
+                if not waiting:
                     del self._locks[key]
-                else:
-                    self._locks[key] = (lock, users - 1)
 
 
 _one_run = _OneRun()

@@ -26,9 +26,19 @@ class Problem:
     message: str
     line: int | None = None
     entry_id: str | None = None
+    file: str | None = None  # the file `line` counts in, when not the session's own (see Entry.file)
+
+    @property
+    def where(self) -> str:
+        """"line 12", "agent-ab.jsonl line 12", or "line –" for a problem of no one line."""
+        line = f"line {self.line or '–'}"
+        return f"{self.file} {line}" if self.file else line
 
     def as_dict(self) -> dict:
-        return {"kind": self.kind, "message": self.message, "line": self.line, "entryId": self.entry_id}
+        out = {"kind": self.kind, "message": self.message, "line": self.line, "entryId": self.entry_id}
+        if self.file:
+            out["file"] = self.file
+        return out
 
 
 def generated_id(line: int) -> str:

@@ -91,7 +91,7 @@ def _usage(usage: Any) -> dict | None:
 class _Node:
     """An entry in the making: one or more lines of the file."""
 
-    __slots__ = ("id", "line", "raw", "sources", "parent_ref", "sidechain", "kind", "msg_id", "user_like")
+    __slots__ = ("id", "line", "raw", "sources", "parent_ref", "sidechain", "kind", "msg_id", "user_like", "file")
 
     def __init__(self, id: str, line: int, raw: dict, obj: dict, parent_ref, kind: str, sidechain: bool):
         self.id = id
@@ -103,6 +103,7 @@ class _Node:
         self.sidechain = sidechain
         self.msg_id = None
         self.user_like = False
+        self.file: str | None = None  # a sub-agent's file, which `line` counts in
 
 
 _COMMAND_NAME = re.compile(r"<command-name>(.*?)</command-name>", re.S)
@@ -123,10 +124,10 @@ class ClaudeReader(ReadOnlyReader):
         return built
 
 
-def _agent_lines(session: Path, problems: list[Problem]) -> list[tuple[int, dict]]:
-    """The lines of the sub-agent transcripts beside the session (`agent-acompact-*` files are
-    Claude Code's own context compression, not a sub-agent of the session: left out)."""
-    out: list[tuple[int, dict]] = []
+def _agent_lines(session: Path, problems: list[Problem]) -> list[tuple[str, list[tuple[int, dict]]]]:
+    """The lines of each sub-agent transcript beside the session, by file name (`agent-acompact-*`
+    files are Claude Code's own context compression, not a sub-agent of the session: left out)."""
+    out: list[tuple[str, list[tuple[int, dict]]]] = []
     for path in sidecar_files(session):
         if path.name.startswith("agent-acompact-"):
             continue
@@ -135,6 +136,8 @@ def _agent_lines(session: Path, problems: list[Problem]) -> list[tuple[int, dict
         except OSError as exc:
             problems.append(Problem("subagent-file", f"subagents/{path.name}: not read ({exc.strerror or exc})"))
             continue
+        lines: list[tuple[int, dict]] = []
+        out.append((path.name, lines))
         for n, raw in enumerate(data.splitlines(), 1):
             if not raw.strip():
                 continue
@@ -144,12 +147,12 @@ def _agent_lines(session: Path, problems: list[Problem]) -> list[tuple[int, dict
                 problems.append(Problem("subagent-line", f"subagents/{path.name} line {n}: invalid JSON ({exc}); skipped"))
                 continue
             if isinstance(obj, dict):
-                out.append((n, obj))
+                lines.append((n, obj))
     return out
 
 
 class _Build:
-    def __init__(self, items: list[tuple[int, dict]], agents: list[tuple[int, dict]] = ()):
+    def __init__(self, items: list[tuple[int, dict]], agents: list[tuple[str, list[tuple[int, dict]]]] = ()):
         self.problems: list[Problem] = []
         self.metadata: list[tuple[int, dict]] = []
         self.nodes: list[_Node] = []
@@ -158,13 +161,17 @@ class _Build:
         self.call_owner: dict[str, _Node] = {}  # tool call id -> the assistant node that made it
         self.agent_calls: dict[str, str] = {}  # sub-agent id -> the tool call id its result answers
         self.last_main: _Node | None = None
+        self.file: str | None = None  # the sub-agent file being read, None for the session's own
         self.header = {"type": "session", "version": 3, "id": None, "timestamp": None, "cwd": None,
                        "source": SOURCE}
-        summaries = self._summary_lines([*items, *agents])
+        summaries = self._summary_lines([*items, *(x for _, lines in agents for x in lines)])
         for line, obj in items:
             self._line(line, obj, summaries)
-        for line, obj in agents:  # their line numbers are those of their own file
-            self._line(line, obj, summaries, agent=True)
+        for name, lines in agents:  # their line numbers are those of their own file
+            self.file = name
+            for line, obj in lines:
+                self._line(line, obj, summaries, agent=True)
+        self.file = None
         self._title(items)
 
     # -- lines ---------------------------------------------------------------------------------
@@ -194,9 +201,10 @@ class _Build:
                 and obj is self.alias[uuid].sources[-1]:
             return  # the summary of a compaction, read with it
         if uuid in self.alias:
-            first = self.alias[uuid].line
-            self.problems.append(Problem("duplicate-id", f"uuid {uuid!r} already used on line {first}; "
-                                         "this copy is not shown as a node", line))
+            first = self.alias[uuid]
+            where = f"{first.file} line {first.line}" if first.file else f"line {first.line}"
+            self.problems.append(Problem("duplicate-id", f"uuid {uuid!r} already used on {where}; "
+                                         "this copy is not shown as a node", line, file=self.file))
             if not agent:
                 self.metadata.append((line, obj))
             return
@@ -215,6 +223,7 @@ class _Build:
             self._add(_Node(uuid, line, raw, obj, parent, "custom", sidechain), ts)
 
     def _add(self, node: _Node, ts: str) -> None:
+        node.file = self.file
         node.raw["timestamp"] = ts
         self.nodes.append(node)
         self.alias[node.id] = node
@@ -369,7 +378,7 @@ class _Build:
         if target is None:
             self.problems.append(Problem(
                 "resumed-root", f"parent {ref!r} is not in this file (a resumed session starts so); "
-                "shown as a root", node.line, node.id))
+                "shown as a root", node.line, node.id, node.file))
             return None
         return target.id if target is not node else None
 
@@ -410,7 +419,8 @@ class _Build:
             if first is not node:
                 dropped.add(node.id)
                 self.problems.append(Problem("replay", f"a replay of line {first.line} after the compaction "
-                                             "(same timestamp): only the first is shown", node.line, first.id))
+                                             "(same timestamp): only the first is shown", node.line, first.id,
+                                             node.file))
                 if self.last_main is node:
                     self.last_main = first
                 for other in self.nodes:
@@ -453,9 +463,10 @@ class _Build:
             raw = {"type": raw["type"], "id": node.id, "parentId": parent[node.id], **raw}
             raw, why = checked_entry(raw)
             if why:
-                self.problems.append(Problem("invalid-field", "; ".join(why) + ": shown as invalid", node.line, node.id))
+                self.problems.append(Problem("invalid-field", "; ".join(why) + ": shown as invalid", node.line, node.id,
+                                             node.file))
             source: Any = node.sources[0] if len(node.sources) == 1 else node.sources
-            entries.append(Entry(raw, node.line, node.id, parent[node.id], False, source, node.sidechain))
+            entries.append(Entry(raw, node.line, node.id, parent[node.id], False, source, node.sidechain, node.file))
         leaf = self.last_main.id if self.last_main is not None else (entries[-1].id if entries else None)
-        self.problems.sort(key=lambda p: p.line or 0)
+        self.problems.sort(key=lambda p: (p.file is not None, p.line or 0))
         return Built(self.header, entries, leaf, self.problems, self.metadata)
