@@ -471,18 +471,20 @@ def _drawn_anew(tree: SessionTree) -> _Drawn:
     up: dict[str, str | None] = dict.fromkeys(roots)
     forks: dict[str, list[str]] = {}
     maxline: dict[str, int] = {}
+    kids_of = {**tchildren, **looked_through}.get if looked_through else tchildren.get
     stack = list(reversed(roots))
     while stack:
         h = stack.pop()
         chain = [h]
+        append = chain.append
         x = h
-        while True:
-            kids = looked_through[x] if x in looked_through else tchildren.get(x)
+        while True:  # (the loop every entry goes through: kept short)
+            kids = kids_of(x)
             if not kids:
                 break
             if len(kids) == 1:
                 x = kids[0]
-                chain.append(x)
+                append(x)
                 continue
             forks[x] = kids
             for k in kids:
