@@ -5,16 +5,20 @@ label set or cleared, a `leaf` marker and entries hung below it, a compaction, a
 
 from __future__ import annotations
 
+import re
+from html import unescape
+
 import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import header
+from tests.conftest import Builder, header
 from webapp.core.reader import parse_bytes
 from webapp.core.session import Session
 from webapp.core.tree import SessionTree
 from webapp.web import graph
+from webapp.web.app import create_app
 from webapp.web.views import session_counts
 
 KINDS = ["user", "assistant", "tool", "assistant", "tool", "branch", "label", "unlabel", "leaf", "compaction",
@@ -119,3 +123,55 @@ def test_an_append_grows_the_drawn_tree_instead_of_making_it_again(tmp_path, mon
     after = graph.drawn_tree(session.tree)
     assert after is not before and after.tokens is before.tokens  # token estimates carried over
     assert before.chain_of.keys() <= after.chain_of.keys()
+
+
+NODE = re.compile(r'<g id="([^"]*)" class="node ([^"]*)">(.*?)</g>\n</g>', re.S)
+
+
+def drawn_nodes(html: str) -> dict[str, tuple[str, list[str], str]]:
+    """Every node of the page's drawing: id -> (classes, its lines of text, its link)."""
+    svg = re.search(r"<svg.*?</svg>", html, re.S).group(0)
+    return {
+        m.group(1): (m.group(2), [unescape(t) for t in re.findall(r"<text [^>]*>([^<]*)</text>", m.group(3))],
+                     unescape(re.search(r'xlink:href="([^"]*)"', m.group(3)).group(1)))
+        for m in NODE.finditer(svg)
+    }
+
+
+def test_an_append_that_keeps_the_drawings_shape_is_drawn_without_dot(tmp_path, monkeypatch):
+    """The agent writes one more step of a turn: the step before it folds into the turn's node
+    and the new one takes its place as the active leaf. The SVG of the page is the one laid out
+    before, with the new figures of the turn and the active-leaf mark on the new entry, and it
+    says what a fresh layout says; a user message (a new node) runs `dot` again."""
+    runs: list[str] = []
+    real = graph.run_dot
+    monkeypatch.setattr(graph, "run_dot", lambda source, timeout=None: runs.append(source) or real(source, timeout))
+    b = Builder()
+    b.user("please fix the importer")
+    b.assistant("Reading the importer first.", calls=[{"id": "c1", "name": "read", "arguments": {"path": "a.py"}}])
+    b.tool_result("c1", "def load(): ...")
+    b.tool_turn("edit", "importer.py", "c2", "edited")
+    last = b.assistant("Now running the whole test suite for the importer.")
+    root = tmp_path / "root"
+    root.mkdir()
+    path = b.write(root / "s.jsonl")
+    client = create_app(root).test_client()
+    before = drawn_nodes(client.get("/s/s.jsonl?collapse=on").get_data(as_text=True))
+    assert len(runs) == 1 and "active-leaf" in before[f"e-{last}"][0]
+    turn = next(x for x in before if x.startswith("seg-"))
+    assert before[turn][1][0].startswith("⚙ assistant · 4 entries")
+    assert len(before) == 3  # the user's message, the turn's work folded, the active leaf
+
+    new = Session.open(path).append_message({"role": "assistant", "content": [{"type": "text", "text": "All green."}]})
+    after = drawn_nodes(client.get("/s/s.jsonl?collapse=on").get_data(as_text=True))
+    assert len(runs) == 1  # no `dot`
+    leaf = f"e-{new['id']}"
+    assert f"e-{last}" not in after and "active-leaf" in after[leaf][0]
+    assert after[leaf][1] == ["All green.", "● active leaf"] and after[leaf][2].startswith(f"?node={new['id']}")
+    assert after[turn][1][0].startswith("⚙ assistant · 5 entries") and after[turn][1] != before[turn][1]
+    fresh = drawn_nodes(create_app(root).test_client().get("/s/s.jsonl?collapse=on").get_data(as_text=True))
+    assert len(runs) == 2 and after == fresh  # what a fresh layout shows, node for node
+
+    Session.open(path).append_message({"role": "user", "content": "thanks, now the exporter"})
+    client.get("/s/s.jsonl?collapse=on")
+    assert len(runs) == 3  # a new node: laid out again

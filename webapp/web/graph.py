@@ -1014,41 +1014,12 @@ class DotGraph:
         return f"{self.kind} {_quoted(self.name)} {{\n" + "\n".join(self._lines) + "\n}\n"
 
 
-def to_dot(tree: SessionTree, layout: GraphLayout, node_url, long_urls: dict[str, str] | None = None,
-           rankdir: str = "TB") -> DotGraph:
-    """The dot graph, laid out in `rankdir` (RANKDIRS); `node_url(entry_id)` gives the link each node carries (its deep link; a
-    "more branches" node adds the `open` parameter). A link too long for dot (an entry id of thousands of
-    characters) goes in as a placeholder, kept in `long_urls` for render_svg to put back."""
-    if long_urls is None:
-        long_urls = {}
-
-    def link(entry_id: str, extra: dict | None = None) -> str:
-        url = node_url(entry_id)
-        if extra and not url.startswith("#"):
-            url += ("&" if "?" in url else "?") + urlencode(extra)
-        if len(url) <= MAX_DOT_URL:
-            return url
-        token = f"?long={len(long_urls)}"
-        long_urls[token] = url
-        return token
-
-    g = DotGraph("session")
-    g.attr(rankdir=rankdir if rankdir in RANKDIRS else "TB", nodesep="0.25", ranksep="0.3", bgcolor="transparent")
-    g.attr("node", fontname="DejaVu Sans", fontsize="10", margin="0.12,0.04", height="0.3")
-    g.attr("edge", color="#9ca3af", arrowhead="none")  # a tree drawn down or rightwards needs no arrows
+def node_specs(tree: SessionTree, layout: GraphLayout, link) -> dict[str, dict]:
+    """Dom id -> the label and dot attributes of every drawn node (what to_dot writes, and what
+    patch_drawing compares); `link(entry_id, extra=None)` gives a node's URL."""
     active_leaf = tree.conversation_leaf(tree.active_leaf)
     active = set(layout.path_doms(active_leaf))  # the drawn nodes on the active path
-    clusters = _subagent_clusters(tree, layout)
-    sub = {root: DotGraph(f"cluster_{i}") for i, root in enumerate(dict.fromkeys(clusters.values()))}
-    for root, c in sub.items():
-        c.attr(label=f"sub-agent · {dot_text(_first_line(tree, root), 40)}", style="rounded,dashed", color="#8b5cf6",
-               fontcolor="#6d28d9", fontsize="9", labeljust="l")
-
-    def into(drawn_id: str):
-        """The graph a node goes in: its sub-agent's cluster, or the main drawing."""
-        root = clusters.get(drawn_id)
-        return sub[root] if root is not None else g
-
+    specs: dict[str, dict] = {}
     for e in layout.nodes:
         label, attrs = _node_style(tree, e)
         if dom_id(e.id) in active:
@@ -1059,8 +1030,7 @@ def to_dot(tree: SessionTree, layout: GraphLayout, node_url, long_urls: dict[str
             attrs.update(penwidth="3", color="#16a34a")
             label += "\n● active leaf"
         # Quoted: a label such as "<b>hi</b>" is text to show, not one of dot's HTML labels.
-        into(dom_id(e.id)).node(dom_id(e.id), label=label, URL=link(e.id), id=dom_id(e.id),
-                                tooltip=_tooltip(tree, e), **attrs)
+        specs[dom_id(e.id)] = dict(label=label, URL=link(e.id), id=dom_id(e.id), tooltip=_tooltip(tree, e), **attrs)
     for seg in layout.segments:
         on_active = seg.id in active
         count = seg.tokens(tree)
@@ -1074,8 +1044,7 @@ def to_dot(tree: SessionTree, layout: GraphLayout, node_url, long_urls: dict[str
             first = seg.first_text()
             lines = [f"⚙ assistant · {size}", seg.tool_chips(), dot_text(first)]
             kind, fill = "segment turn-work", "#f3f4f6"
-        into(seg.id).node(
-            seg.id,
+        specs[seg.id] = dict(
             label="\n".join(x for x in lines if x),
             shape="box",
             style="dashed,filled",
@@ -1089,8 +1058,7 @@ def to_dot(tree: SessionTree, layout: GraphLayout, node_url, long_urls: dict[str
         )
     for more in layout.more:
         s = "" if more.branches == 1 else "es"
-        g.node(
-            more.id,
+        specs[more.id] = dict(
             label=f"⊞ {more.branches} more branch{s} here\n{more.entries} entries",
             shape="box",
             style="dashed,rounded,filled",
@@ -1102,6 +1070,46 @@ def to_dot(tree: SessionTree, layout: GraphLayout, node_url, long_urls: dict[str
             tooltip=f"{more.branches} side branch{s} left out of this drawing: click to draw them",
             **{"class": "segment more"},
         )
+    return specs
+
+
+def _linker(node_url, long_urls: dict[str, str]):
+    """`link(entry_id, extra)`: a node's URL; one too long for dot (an entry id of thousands of
+    characters) is a placeholder, kept in `long_urls` for render_drawing to put back."""
+
+    def link(entry_id: str, extra: dict | None = None) -> str:
+        url = node_url(entry_id)
+        if extra and not url.startswith("#"):
+            url += ("&" if "?" in url else "?") + urlencode(extra)
+        if len(url) <= MAX_DOT_URL:
+            return url
+        token = f"?long={len(long_urls)}"
+        long_urls[token] = url
+        return token
+
+    return link
+
+
+def to_dot(tree: SessionTree, layout: GraphLayout, node_url, long_urls: dict[str, str] | None = None,
+           rankdir: str = "TB", specs: dict[str, dict] | None = None) -> DotGraph:
+    """The dot graph, laid out in `rankdir` (RANKDIRS); `node_url(entry_id)` gives the link each node carries (its deep link; a
+    "more branches" node adds the `open` parameter); `specs` are the node_specs when made already."""
+    if long_urls is None:
+        long_urls = {}
+    if specs is None:
+        specs = node_specs(tree, layout, _linker(node_url, long_urls))
+    g = DotGraph("session")
+    g.attr(rankdir=rankdir if rankdir in RANKDIRS else "TB", nodesep="0.25", ranksep="0.3", bgcolor="transparent")
+    g.attr("node", fontname="DejaVu Sans", fontsize="10", margin="0.12,0.04", height="0.3")
+    g.attr("edge", color="#9ca3af", arrowhead="none")  # a tree drawn down or rightwards needs no arrows
+    clusters = _subagent_clusters(tree, layout)
+    sub = {root: DotGraph(f"cluster_{i}") for i, root in enumerate(dict.fromkeys(clusters.values()))}
+    for root, c in sub.items():
+        c.attr(label=f"sub-agent · {dot_text(_first_line(tree, root), 40)}", style="rounded,dashed", color="#8b5cf6",
+               fontcolor="#6d28d9", fontsize="9", labeljust="l")
+    for name, attrs in specs.items():
+        root = clusters.get(name)  # a sub-agent's nodes go in its cluster
+        (sub[root] if root is not None else g).node(name, **attrs)
     for c in sub.values():
         g.subgraph(c)
     for a, b in layout.edges:
@@ -1219,8 +1227,30 @@ _PRECISION = re.compile(r"(\d\.\d)\d+")
 def render_svg(tree: SessionTree, layout: GraphLayout, node_url, timeout: float | None = None,
                rankdir: str = "TB") -> str:
     """The drawing as inline SVG; DotTimeout when `dot` runs out of time."""
+    return render_drawing(tree, layout, node_url, timeout, rankdir).svg
+
+
+@dataclass
+class Drawing:
+    """A laid-out drawing: its SVG, the node_specs it was made from, and its shape (what must stay
+    the same for patch_drawing to reuse it)."""
+
+    svg: str
+    specs: dict[str, dict]
+    shape: tuple
+
+
+def _shape(tree: SessionTree, layout: GraphLayout) -> tuple:
+    return ([dom_id(e.id) for e in layout.nodes], [s.id for s in layout.segments], layout.more,
+            frozenset(layout.edges), layout.collapsed, bool(_subagent_clusters(tree, layout)))
+
+
+def render_drawing(tree: SessionTree, layout: GraphLayout, node_url, timeout: float | None = None,
+                   rankdir: str = "TB") -> Drawing:
+    """The drawing laid out by `dot`; DotTimeout when it runs out of time."""
     long_urls: dict[str, str] = {}
-    svg = run_dot(to_dot(tree, layout, node_url, long_urls, rankdir).source, timeout)
+    specs = node_specs(tree, layout, _linker(node_url, long_urls))
+    svg = run_dot(to_dot(tree, layout, node_url, long_urls, rankdir, specs).source, timeout)
     svg = svg[svg.index("<svg"):]  # drop the XML prolog and doctype: the SVG is inlined in HTML
     for token, url in long_urls.items():
         svg = svg.replace(f'"{token}"', f'"{html.escape(url)}"')
@@ -1230,4 +1260,83 @@ def render_svg(tree: SessionTree, layout: GraphLayout, node_url, timeout: float 
     # so that names never put "--" in a comment) is a plain "-" outside comments.
     svg = _DOT_NOISE.sub("", _DOT_COMMENT.sub("", svg))
     svg = _GEOMETRY.sub(lambda m: m.group(1) + _PRECISION.sub(r"\1", m.group(2)), svg)
-    return svg.replace("&#45;", "-")
+    return Drawing(svg.replace("&#45;", "-"), specs, _shape(tree, layout))
+
+
+def patch_drawing(tree: SessionTree, layout: GraphLayout, node_url, before: Drawing) -> Drawing | None:
+    """`before` changed where an append changed it, without `dot` (issue 13.2): when the drawing
+    keeps its shape (the same folds and edges, at most one node standing for another: the old
+    active leaf folded into the turn above and the new entry took its place), the nodes whose
+    text, link or colours changed are written again in their old boxes. None when the shape
+    changed, or a new text would not fit its box (then `dot` lays it out again)."""
+    long_urls: dict[str, str] = {}
+    specs = node_specs(tree, layout, _linker(node_url, long_urls))
+    shape = _shape(tree, layout)
+    nodes, segments, more, edges, collapsed, clusters = shape
+    old_nodes, old_segments, old_more, old_edges, old_collapsed, old_clusters = before.shape
+    if long_urls or clusters or old_clusters or (segments, more, collapsed) != (old_segments, old_more, old_collapsed):
+        return None
+    gone, new = set(old_nodes) - set(nodes), set(nodes) - set(old_nodes)
+    if len(gone) != len(new) or len(new) > 1:
+        return None
+    was = {new.pop(): gone.pop()} if new else {}
+    if {(was.get(a, a), was.get(b, b)) for a, b in edges} != old_edges:
+        return None
+    svg = before.svg
+    for name, attrs in specs.items():
+        old = before.specs[was.get(name, name)]
+        if old != attrs:
+            svg = _patch_node(svg, was.get(name, name), old, attrs)
+            if svg is None:
+                return None
+    return Drawing(svg, specs, shape)
+
+
+_NODE_START = re.compile(r'<g id="([^"]*)" class="node[^"]*">\n<g><a [^>]*>\n(<(?:polygon|path) [^>]*/>\n)')
+_TEXT = re.compile(r'<text x="([^"]*)" y="([^"]*)"[^>]*>[^<]*</text>\n')
+_WIDE = frozenset("MWmw@%#&")
+_NARROW = frozenset(" .,:;'|!ilIjft()[]")
+
+
+def _text_width(text: str) -> float:
+    """About how wide a line is, in ems (only ever compared with another line of the same node)."""
+    return sum(0.32 if c in _NARROW else 0.95 if c in _WIDE or ord(c) > 0x2000 else 0.64 for c in text)
+
+
+def _svg_text(text: str) -> str:
+    return html.escape(text.replace("\\\\", "\\"))  # dot_text doubled backslashes for dot
+
+
+def _patch_node(svg: str, old_id: str, old: dict, new: dict) -> str | None:
+    """The node `old_id` of `svg` written again from `new` in its old box; None when it cannot be
+    (another shape or style, more lines, a line wider than the widest before)."""
+    if any(old.get(k) != new.get(k) for k in ("shape", "style", "fontsize")):
+        return None
+    start = svg.find(f'<g id="{old_id}" class="node')
+    end = svg.find("</a>\n</g>\n</g>\n", start)
+    m = _NODE_START.match(svg, start) if start >= 0 and end >= 0 else None
+    if m is None:
+        return None
+    texts = _TEXT.findall(svg, m.end(), end)
+    old_lines, lines = old["label"].split("\n"), new["label"].split("\n")
+    if len(texts) != len(old_lines) or len(lines) > len(old_lines) or (
+            max(map(_text_width, lines)) > max(map(_text_width, old_lines)) + 0.5):
+        return None
+    ys = [float(y) for _, y in texts]
+    step = ys[1] - ys[0] if len(ys) > 1 else 0.0
+    middle = sum(ys) / len(ys)
+    if len(lines) != len(ys):
+        ys = [middle + (i - (len(lines) - 1) / 2) * step for i in range(len(lines))]
+    fill = new.get("fillcolor", "lightgrey") if "filled" in new.get("style", "") else "none"
+    outline = re.sub(r' stroke-width="[^"]*"', "", m.group(2))
+    outline = re.sub(r' fill="[^"]*"', f' fill="{fill}"', outline, count=1)
+    width = new.get("penwidth")
+    stroke = f' stroke="{new.get("color", "black")}"' + (f' stroke-width="{width}"' if width and float(width) != 1 else "")
+    outline = re.sub(r' stroke="[^"]*"', stroke, outline, count=1)
+    size = f'{float(new.get("fontsize", 10)):.2f}'
+    color = f' fill="{new["fontcolor"]}"' if "fontcolor" in new else ""
+    block = (f'<g id="{new["id"]}" class="node {new["class"]}">\n'
+             f'<g><a xlink:href="{html.escape(new["URL"])}" xlink:title="{_svg_text(new["tooltip"])}">\n{outline}'
+             + "".join(f'<text x="{texts[0][0]}" y="{y:.1f}" font-size="{size}"{color}>{_svg_text(line)}</text>\n'
+                       for line, y in zip(lines, ys)))
+    return svg[:start] + block + svg[end:]
