@@ -5,7 +5,9 @@
 Measures, on a ~200 MB file made by `webapp.samples.synthetic_session` (kept in bench/data/):
 the tree update after one append (grown from the previous tree, and, for comparison, built anew),
 the same for the graph's drawn tree,
-the session page reloaded after one append (whole request through the app, warm server), and
+the session page reloaded after one append (whole request through the app, warm server): a user
+message (a new node, laid out by `dot`) and one more step of a turn (the drawing keeps its shape
+and is changed in place), and
 `session-tree append` of one entry: its own work in-process and as a whole process. A measurement,
 not a test: it prints figures against the goals of the issue and never fails.
 """
@@ -48,6 +50,10 @@ def ensure(entries: int) -> Path:
 
 def one_entry(i: int) -> dict:
     return {"type": "message", "message": {"role": "user", "content": f"one more message {i}"}}
+
+
+def one_step(i: int) -> dict:
+    return {"type": "message", "message": {"role": "assistant", "content": f"one more step {i}"}}
 
 
 def median(values: list[float]) -> float:
@@ -104,6 +110,18 @@ def main() -> None:
         reload_.append(time.perf_counter() - t)
         assert r.status_code == 200 and f"one more message {100 + i}" in r.get_data(as_text=True)
 
+    # one more step of the turn the agent is in: the drawing keeps its shape (no `dot`)
+    for i in range(3):  # steps enough to fold the turn's work into one node
+        Session.open_for_append(path).append(one_step(i))
+        assert client.get("/s/s.jsonl").status_code == 200
+    steps = []
+    for i in range(args.runs):
+        Session.open_for_append(path).append(one_step(10 + i))
+        t = time.perf_counter()
+        r = client.get("/s/s.jsonl")
+        steps.append(time.perf_counter() - t)
+        assert r.status_code == 200 and f"one more step {10 + i}" in r.get_data(as_text=True)
+
     # session-tree append: its own work, then as a whole process
     own = []
     for i in range(args.runs):
@@ -130,7 +148,8 @@ def main() -> None:
         ("graph's drawn tree after one append, grown", median(drawn_grow) * 1000, "ms", None),
         ("graph's drawn tree, made anew (cold)", median(drawn_anew) * 1000, "ms", None),
         ("session page, cold", cold, "s", None),
-        ("session page reloaded after one append", median(reload_), "s", GOALS["reload_s"]),
+        ("page reloaded after a user message (new node)", median(reload_), "s", GOALS["reload_s"]),
+        ("page reloaded after a step of a turn (no dot)", median(steps), "s", GOALS["reload_s"]),
         ("session-tree append, own work", median(own) * 1000, "ms", GOALS["append_own_ms"]),
         ("session-tree append, whole process", median(proc), "s", None),
         ("  of which interpreter + imports", median(bare), "s", None),
