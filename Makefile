@@ -28,7 +28,7 @@ test: install-test
 bench: install
 	$(BIN)/python bench/run.py
 
-install: $(STAMPS)/apt-graphviz $(STAMPS)/venv
+install: $(STAMPS)/apt-graphviz $(STAMPS)/apt-fonts $(STAMPS)/venv
 
 install-test: install $(STAMPS)/apt-chromium $(STAMPS)/venv-test
 
@@ -36,6 +36,14 @@ $(STAMPS)/apt-graphviz:
 	@mkdir -p $(STAMPS)
 	command -v dot >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq graphviz; }
 	@touch $@
+
+# Emoji in session text (👍, ✅) have no glyph in DejaVu: Noto Color Emoji draws them (the graph's
+# font stack names it). Not required: without it (offline, no apt) the install goes on, emoji
+# show as empty boxes, and the next `make` tries again.
+$(STAMPS)/apt-fonts:
+	@mkdir -p $(STAMPS)
+	@if fc-list 2>/dev/null | grep -q "Noto Color Emoji" || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq fonts-noto-color-emoji; }; \
+	then touch $@; else echo "warning: fonts-noto-color-emoji is not installed: emoji in the graph show as empty boxes"; fi
 
 $(STAMPS)/apt-chromium:
 	@mkdir -p $(STAMPS)

@@ -6,7 +6,8 @@
   const $ = (sel, root) => (root || document).querySelector(sel);
   let view = null; // current viewBox [x, y, w, h] of the graph svg
   let focusAfterDraw = null; // the node to show once the graph is redrawn (an expanded segment)
-  let full = null; // the svg's own viewBox
+  let drawing = null; // the svg's own viewBox
+  let full = null; // what the view may show: the drawing and the compaction bands beside it
 
   function layoutEl() { return $(".session-layout"); }
   function svgEl() { return $("#graph svg"); }
@@ -18,7 +19,8 @@
     const svg = svgEl();
     if (!svg) { const mm = $("#minimap"); if (mm) mm.hidden = true; return; }
     const vb = svg.viewBox.baseVal;
-    full = [vb.x, vb.y, vb.width, vb.height];
+    drawing = [vb.x, vb.y, vb.width, vb.height];
+    full = withBands(drawing);
     svg.removeAttribute("width");
     svg.removeAttribute("height");
     svg.setAttribute("preserveAspectRatio", "xMidYMid meet");
@@ -274,7 +276,7 @@
         g.classList.add(g.id === o.compact.cut ? "cp-cut" : summarize.has(g.id) ? "cp-summarize" : kept.has(g.id) ? "cp-kept" : "cp-off");
       });
     }
-    if (!o.context) return o.focus || o.selected;  // focus: a compaction's cut
+    if (!o.context) { drawBands(svg, o.compact ? o.compact.bands : []); return o.focus || o.selected; }  // focus: a compaction's cut
     const badges = [];
     svg.querySelectorAll("g.node").forEach((g) => {
       const s = o.context.nodes[g.id];
@@ -282,43 +284,58 @@
       g.classList.add(s.state === "in-context" ? "ctx-in" : s.state === "replaced" ? "ctx-replaced" : "ctx-path");
       if (s.state === "replaced") badges.push([g, s.byLabel]);
     });
+    drawBands(svg, o.context.bands); // first: the brackets hug the path, the badges take what is left
     placeBadges(svg, badges);
     return o.selected;
   }
 
+  // The compaction bands beside the path (bands.js); the view may then reach out to them.
+  function drawBands(svg, bands) {
+    const lr = $("#graph .graph-svg").dataset.rankdir === "LR";
+    window.SessionTreeBands.draw(svg, bands || [], lr);
+    layoutEl().classList.toggle("has-bands", !!(bands && bands.length));
+    if (!drawing) return;
+    const before = full && full.join(" ");
+    full = withBands(drawing);
+    const small = $("#minimap svg");
+    if (small && full.join(" ") !== before) small.setAttribute("viewBox", full.join(" ")); // a change redraws its copy
+  }
+
+  function withBands(box) {
+    const svg = svgEl(), b = svg && window.SessionTreeBands.extent(svg);
+    if (!b) return box.slice();
+    const x0 = Math.min(box[0], b[0] - 4), y0 = Math.min(box[1], b[1] - 4);
+    const x1 = Math.max(box[0] + box[2], b[0] + b[2] + 4), y1 = Math.max(box[1] + box[3], b[1] + b[3] + 4);
+    return [x0, y0, x1 - x0, y1 - y0];
+  }
+
   // The "summarized by compaction X" badges go beside their node, right or left, wherever they
-  // cover no other node and no other badge; where neither side is free the node's own tooltip
-  // (its <title>) says it instead.
+  // cover no other node, no band and no other badge; where neither side is free the node's own
+  // tooltip (its <title>) says it instead. Placed from the nodes' coordinates and the text's
+  // measured width (bands.js), never by asking the page for a layout: a hundred badges on a big
+  // drawing cost a few milliseconds, not a layout each.
   function placeBadges(svg, badges) {
     if (!badges.length) return;
-    const boxes = [];
-    svg.querySelectorAll("g.node").forEach((g) => {
-      const shape = g.querySelector("polygon, path, ellipse");
-      if (shape) boxes.push(shape.getBBox());
-    });
-    const hits = (r) => boxes.some((b) => r.x < b.x + b.width && b.x < r.x + r.width && r.y < b.y + b.height && b.y < r.y + r.height);
+    const geo = window.SessionTreeBands;
+    const boxes = geo.boxes(svg);
+    const taken = Array.from(boxes.values()).concat(geo.placed(svg));
+    const hits = (r) => taken.some((b) => r.x0 < b.x1 && b.x0 < r.x1 && r.y0 < b.y1 && b.y0 < r.y1);
     for (const [g, label] of badges) {
-      const shape = g.querySelector("polygon, path, ellipse");
-      const b = (shape || g).getBBox();
-      const t = document.createElementNS("http://www.w3.org/2000/svg", "text");
-      t.setAttribute("class", "replaced-by");
-      t.textContent = "⤷ " + label;
-      t.setAttribute("y", b.y + b.height / 2 + 3);
-      t.setAttribute("x", b.x + b.width + 4);
-      g.appendChild(t);
-      const w = t.getComputedTextLength();
-      const room = (x) => ({ x: x - 1, y: b.y + b.height / 2 - 8, width: w + 2, height: 12 });
-      const x = [b.x + b.width + 4, b.x - 4 - w].find((x) => !hits(room(x)));
-      if (x === undefined) {
-        t.remove();
-        const tip = document.createElementNS("http://www.w3.org/2000/svg", "title");
-        tip.setAttribute("class", "replaced-by");
-        tip.textContent = label;
-        g.appendChild(tip);
-        continue;
+      const b = boxes.get(g.id);
+      if (!b) continue;
+      const text = "⤷ " + label;
+      const w = geo.textWidth(text) + 2, mid = (b.y0 + b.y1) / 2; // 2: an italic glyph overhangs its advance
+      const room = (x) => ({ x0: x - 1, y0: mid - 8, x1: x + w + 1, y1: mid + 4 });
+      const x = [b.x1 + 4, b.x0 - 4 - w].find((at) => !hits(room(at)));
+      const mark = document.createElementNS("http://www.w3.org/2000/svg", x === undefined ? "title" : "text");
+      mark.setAttribute("class", "replaced-by");
+      mark.textContent = x === undefined ? label : text;
+      if (x !== undefined) {
+        mark.setAttribute("x", x);
+        mark.setAttribute("y", mid + 3);
+        taken.push(room(x));
       }
-      t.setAttribute("x", x);
-      boxes.push(room(x));
+      g.appendChild(mark);
     }
   }
 
@@ -631,7 +648,7 @@
 
   document.addEventListener("DOMContentLoaded", () => {
     if (!layoutEl()) return;
+    applyOverlay(); // first: the first view takes in the bands it draws
     initSvg();
-    applyOverlay();
   });
 })();

@@ -116,3 +116,31 @@ def bring_into_view(page):
         page.mouse.click(x, y)
 
     return show
+
+
+# What the graph draws beside its nodes (compaction badges, the bands' brackets, labels and cut
+# marks, app.js and bands.js) must cover no node and no other mark. The parts of one band piece
+# (its tint, bracket and label) are drawn on each other on purpose: they count as one mark.
+_OVERLAPS = """() => {
+  const r = (el) => el.getBoundingClientRect();
+  const hit = (a, b) => a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5;
+  const name = (el) => el.textContent || el.getAttribute('class');
+  const marks = [...document.querySelectorAll(
+    '#graph text.replaced-by, #graph g.bands .band-bg, #graph g.bands .band-bracket, #graph g.bands text, #graph g.bands line')];
+  const group = (el) => el.closest('g.band-sum, g.band-kept, g.band-cut') || el;
+  const shapes = [...document.querySelectorAll('#graph g.node')].map((g) => [g, g.querySelector('polygon, path, ellipse')]);
+  const labels = [...document.querySelectorAll('#graph g.node text:not(.replaced-by)')];
+  const out = [];
+  marks.forEach((m, i) => {
+    const box = r(m);
+    for (const [g, s] of shapes) if (s && hit(box, r(s))) out.push([name(m), g.id]);
+    for (const t of labels) if (t !== m && hit(box, r(t))) out.push([name(m), t.textContent]);
+    marks.forEach((o, j) => { if (j > i && group(o) !== group(m) && hit(box, r(o))) out.push([name(m), name(o)]); });
+  });
+  return out;
+}"""
+
+
+def overlapping_marks(page) -> list:
+    """Pairs (mark, what it covers) whose boxes on screen intersect: none when the graph reads."""
+    return page.evaluate(_OVERLAPS)

@@ -7,6 +7,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from tests.browser.conftest import overlapping_marks
 from webapp.core.session import Session
 
 RICH = "019cadd3-8025-7970-85d9-5954058b4714"
@@ -56,33 +57,13 @@ def test_back_and_forward_restore_the_selection_without_errors(live_server, page
     page.wait_for_timeout(200)
 
 
-def _overlaps(page) -> list:
-    """Pairs (badge, other thing) whose boxes on screen intersect: other nodes' shapes, other badges."""
-    return page.evaluate(
-        """() => {
-        const r = (el) => el.getBoundingClientRect();
-        const hit = (a, b) => a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5;
-        const badges = [...document.querySelectorAll('#graph text.replaced-by')];
-        const shapes = [...document.querySelectorAll('#graph g.node')].map((g) => [g, g.querySelector('polygon, path, ellipse')]);
-        const labels = [...document.querySelectorAll('#graph g.node text:not(.replaced-by)')];
-        const out = [];
-        badges.forEach((b, i) => {
-          for (const [g, s] of shapes) if (s && hit(r(b), r(s))) out.push([b.textContent, g.id]);
-          for (const t of labels) if (hit(r(b), r(t))) out.push([b.textContent, t.textContent]);
-          badges.forEach((c, j) => { if (j > i && hit(r(b), r(c))) out.push([b.textContent, c.textContent]); });
-        });
-        return out;
-    }"""
-    )
-
-
 def test_compaction_badges_sit_beside_their_node_and_cover_nothing(live_server, page, console):
     page.set_viewport_size({"width": 1280, "height": 720})
     page.goto(live_server.url + live_server.rel(RICH) + "?tab=context")
     badges = page.locator("#graph text.replaced-by")
     expect(badges.first).to_contain_text("summarized by compaction")
     assert badges.count() >= 3
-    assert _overlaps(page) == []
+    assert overlapping_marks(page) == []
     # Beside: the badge starts right of its node's box or ends left of it.
     sides = page.evaluate(
         """() => [...document.querySelectorAll('#graph text.replaced-by')].map((t) => {

@@ -32,6 +32,7 @@ from ..core.request import Request, build_request
 from ..core.tokens import TokenCount, context_tokens
 from ..core.tree import SessionTree
 from ..models import context_window
+from .bands import compaction_bands, preview_band
 from .graph import GraphLayout, dom_id, drawn_tree
 
 
@@ -106,7 +107,8 @@ def context_view(tree: SessionTree, node_id: str, layout: GraphLayout) -> Contex
         drawn = layout.dom_for(e.id)
         if drawn not in states or rank[state["state"]] > rank[states[drawn]["state"]]:
             states[drawn] = state
-    overlay = {"nodes": states, "onPath": sorted({layout.dom_for(i) for i in on_path})}
+    overlay = {"nodes": states, "onPath": sorted({layout.dom_for(i) for i in on_path}),
+               "bands": compaction_bands(tree, ctx.path, layout)}
     return ContextView(ctx, tokens, window, overlay, build_request(ctx))
 
 
@@ -242,6 +244,7 @@ def compaction_overlay(plan: CompactionPlan, layout: GraphLayout) -> dict:
         "cut": layout.dom_for(cut) if cut else None,
         # The fold (its first entry, as the `expand` state names folds) that hides the cut, if any.
         "cutFold": next((s.first_id for s in layout.segments if cut and s.id == layout.member(cut)), None),
+        "bands": [b for b in [preview_band(plan, layout)] if b],
     }
 
 
