@@ -300,7 +300,6 @@ class _Drawn:
     users: set[str]  # user messages: folded only when a path is too long to draw turn by turn
     unfoldable: set[str]  # compactions and branch summaries: never folded
     maxline: dict[str, int]  # chain head -> the last line along it (_chain_line)
-    by_id: dict = field(repr=False)
     tokens: dict[str, int] = field(default_factory=dict)  # entry_tokens, shared with grown trees
     # (chain head, fold) -> (the chain, what never folds on it, its unit starts): counted folds
     # of chains an append left alone are not counted again (shared with grown trees)
@@ -343,13 +342,9 @@ class _Drawn:
         return self.leaves[self.chain_of[x]]  # (no branch before a chain's end)
 
     def last_of(self, x: str) -> int:
-        """The last line written in the subtree from `x`."""
-        h, i = self.chain_of[x], self.pos[x]
-        if not i:
-            return self.last[h]
-        chain = self.chains[h]
-        below = [self.last[k] for k in self.forks.get(chain[-1], ())]
-        return max(max(self.by_id[y].line or 0 for y in chain[i:]), *below, 0)
+        """The last line written in the subtree from `x` (from anywhere in a chain, the chain's:
+        its lines are known by its ends only, _chain_line)."""
+        return self.last[self.chain_of[x]]
 
     def labelled_of(self, x: str) -> bool:
         """Whether a label is on `x` or below it."""
@@ -403,7 +398,10 @@ def _basis(tree: SessionTree) -> tuple:
 
 
 _drawn_cache: "weakref.WeakKeyDictionary[SessionTree, _Drawn]" = weakref.WeakKeyDictionary()
-_lineage: "OrderedDict[int, tuple[Entry, _Drawn]]" = OrderedDict()  # first entry -> latest drawn tree
+# First entry of a reading -> its latest drawn tree, which the next append grows (the tree it was
+# made for is gone by then). A drawn tree holds ids, not entries: a file the store let go costs
+# its ids here, for the last 8 files.
+_lineage: "OrderedDict[int, tuple[Entry, _Drawn]]" = OrderedDict()
 _lineage_lock = threading.Lock()
 GROW_MOST = 5000  # appended entries one extension takes on; past it the drawn tree is made anew
 
@@ -427,7 +425,7 @@ def drawn_tree(tree: SessionTree) -> _Drawn:
         with _lineage_lock:
             _lineage[id(first)] = (first, d)
             _lineage.move_to_end(id(first))
-            while len(_lineage) > 16:
+            while len(_lineage) > 8:
                 _lineage.popitem(last=False)
     return d
 
@@ -495,7 +493,7 @@ def _drawn_anew(tree: SessionTree) -> _Drawn:
         chain_of.update(dict.fromkeys(chain, h))
         pos.update(zip(chain, range(len(chain))))
         maxline[h] = _chain_line(by_id, chain)
-    d = _Drawn(roots, chains, chain_of, pos, up, forks, users, unfoldable, maxline, by_id, {}, {}, _basis(tree))
+    d = _Drawn(roots, chains, chain_of, pos, up, forks, users, unfoldable, maxline, {}, {}, _basis(tree))
     _figures(d, tree.labels)
     return d
 
@@ -565,7 +563,7 @@ def _grown(tree: SessionTree, old: _Drawn) -> _Drawn | None:
             forks[p] = [*forks[p], x]
     for p in touched:  # siblings in the tree's order (by time)
         forks[p] = tree.conversation_children(p)
-    d = _Drawn(roots, chains, chain_of, pos, up, forks, users, unfoldable, maxline, by_id, old.tokens, old.units,
+    d = _Drawn(roots, chains, chain_of, pos, up, forks, users, unfoldable, maxline, old.tokens, old.units,
                _basis(tree))
     _figures(d, tree.labels)
     return d
