@@ -985,8 +985,8 @@ class DotGraph:
     """The few calls of `graphviz.Digraph` a drawing makes, writing the source directly (the
     library's quoting of each attribute took longer than laying out a 1,000-node drawing)."""
 
-    def __init__(self, name: str, kind: str = "digraph"):
-        self.name, self.kind = name, kind
+    def __init__(self, name: str):
+        self.name = name
         self._lines: list[str] = []
 
     @staticmethod
@@ -1009,7 +1009,7 @@ class DotGraph:
 
     @property
     def source(self) -> str:
-        return f"{self.kind} {_quoted(self.name)} {{\n" + "\n".join(self._lines) + "\n}\n"
+        return f"digraph {_quoted(self.name)} {{\n" + "\n".join(self._lines) + "\n}\n"
 
 
 def node_specs(tree: SessionTree, layout: GraphLayout, link) -> dict[str, dict]:

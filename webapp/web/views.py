@@ -16,7 +16,6 @@ from ..core.context import Context, build_context, settings_on
 from ..core.entries import (
     BRANCH_SUMMARY,
     COMPACTION,
-    MARKER_TYPES,
     MESSAGE,
     MODEL_CHANGE,
     THINKING_LEVEL_CHANGE,
