@@ -19,7 +19,7 @@ from webapp.core.session import Session
 from webapp.core.tree import SessionTree
 from webapp.web import graph
 from webapp.web.app import create_app
-from webapp.web.views import session_counts
+from webapp.web.views import _tree_order, session_counts
 
 KINDS = ["user", "assistant", "tool", "assistant", "tool", "branch", "label", "unlabel", "leaf", "compaction",
          "summary", "root"]
@@ -83,6 +83,18 @@ def layout_state(layout: graph.GraphLayout, tree: SessionTree) -> dict:
     }
 
 
+def check_tree_order(tree: SessionTree) -> None:
+    """The `b`/`B` order found from chains is the depth-first order of the drawn entries."""
+    order, stack = [], list(reversed(graph.drawn_tree(tree).roots))
+    while stack:
+        x = stack.pop()
+        order.append(x)
+        stack.extend(reversed(tree.conversation_children(x)))
+    found = _tree_order(tree)
+    assert [found.position(x) for x in order] == list(range(len(order)))
+    assert found.branch_points == [x for x in order if len(tree.conversation_children(x)) > 1]
+
+
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops=st.lists(OP, min_size=1, max_size=50), cuts=st.lists(st.integers(0, 50), max_size=6))
 def test_a_drawn_tree_grown_by_appends_equals_a_fresh_one(tmp_path_factory, ops, cuts):
@@ -100,6 +112,7 @@ def test_a_drawn_tree_grown_by_appends_equals_a_fresh_one(tmp_path_factory, ops,
         fresh = SessionTree(parse_bytes(path.read_bytes()))
         assert drawn_state(graph.drawn_tree(tree)) == drawn_state(graph._drawn_anew(fresh))
         assert session_counts(tree) == {"branches": len(fresh.leaves()), "compactions": len(fresh.compactions())}
+        check_tree_order(tree)
         for collapse, cap in (("on", 1000), ("on", 9), ("off", 1000), ("off", 7)):
             grown_layout = graph.build_layout(tree, collapse, cap=cap)
             assert layout_state(grown_layout, tree) == layout_state(graph.build_layout(fresh, collapse, cap=cap), fresh)
