@@ -4,7 +4,10 @@
 
 Measures, on a ~200 MB file made by `webapp.samples.synthetic_session` (kept in bench/data/):
 the tree update after one append (grown from the previous tree, and, for comparison, built anew),
-the session page reloaded after one append (whole request through the app, warm server), and
+the same for the graph's drawn tree,
+the session page reloaded after one append (whole request through the app, warm server): a user
+message (a new node, laid out by `dot`) and one more step of a turn (the drawing keeps its shape
+and is changed in place), and
 `session-tree append` of one entry: its own work in-process and as a whole process. A measurement,
 not a test: it prints figures against the goals of the issue and never fails.
 """
@@ -30,6 +33,7 @@ import orjson  # noqa: E402
 from webapp import samples  # noqa: E402
 from webapp.core.session import Session  # noqa: E402
 from webapp.core.tree import SessionTree  # noqa: E402
+from webapp.web import graph  # noqa: E402
 
 GOALS = {"reload_s": 0.3, "append_own_ms": 50.0}
 
@@ -46,6 +50,10 @@ def ensure(entries: int) -> Path:
 
 def one_entry(i: int) -> dict:
     return {"type": "message", "message": {"role": "user", "content": f"one more message {i}"}}
+
+
+def one_step(i: int) -> dict:
+    return {"type": "message", "message": {"role": "assistant", "content": f"one more step {i}"}}
 
 
 def median(values: list[float]) -> float:
@@ -66,15 +74,22 @@ def main() -> None:
     size_mb = path.stat().st_size / 1e6
     print(f"file: {size_mb:.0f} MB, {args.entries:,} entries; load: {os.getloadavg()[0]:.2f}", flush=True)
 
-    # the tree after one append: grown from the previous one, and built anew
+    # the tree after one append: grown from the previous one, and built anew; the same for the
+    # graph's drawn tree (its chains and per-chain figures)
     session = Session.open(path)
-    session.tree
-    grow, rebuild = [], []
+    graph.drawn_tree(session.tree)
+    grow, rebuild, drawn_grow, drawn_anew = [], [], [], []
     for i in range(args.runs):
         Session.open_for_append(path).append(one_entry(i))
         t = time.perf_counter()
         tree = session.tree  # reads the new line and grows the tree
         grow.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        graph.drawn_tree(tree)
+        drawn_grow.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        graph._drawn_anew(tree)
+        drawn_anew.append(time.perf_counter() - t)
         t = time.perf_counter()
         SessionTree(session.log)
         rebuild.append(time.perf_counter() - t)
@@ -94,6 +109,18 @@ def main() -> None:
         r = client.get("/s/s.jsonl")
         reload_.append(time.perf_counter() - t)
         assert r.status_code == 200 and f"one more message {100 + i}" in r.get_data(as_text=True)
+
+    # one more step of the turn the agent is in: the drawing keeps its shape (no `dot`)
+    for i in range(3):  # steps enough to fold the turn's work into one node
+        Session.open_for_append(path).append(one_step(i))
+        assert client.get("/s/s.jsonl").status_code == 200
+    steps = []
+    for i in range(args.runs):
+        Session.open_for_append(path).append(one_step(10 + i))
+        t = time.perf_counter()
+        r = client.get("/s/s.jsonl")
+        steps.append(time.perf_counter() - t)
+        assert r.status_code == 200 and f"one more step {10 + i}" in r.get_data(as_text=True)
 
     # session-tree append: its own work, then as a whole process
     own = []
@@ -118,8 +145,11 @@ def main() -> None:
     rows = [
         ("tree after one append, grown", median(grow) * 1000, "ms", None),
         ("tree after one append, built anew (before)", median(rebuild) * 1000, "ms", None),
+        ("graph's drawn tree after one append, grown", median(drawn_grow) * 1000, "ms", None),
+        ("graph's drawn tree, made anew (cold)", median(drawn_anew) * 1000, "ms", None),
         ("session page, cold", cold, "s", None),
-        ("session page reloaded after one append", median(reload_), "s", GOALS["reload_s"]),
+        ("page reloaded after a user message (new node)", median(reload_), "s", GOALS["reload_s"]),
+        ("page reloaded after a step of a turn (no dot)", median(steps), "s", GOALS["reload_s"]),
         ("session-tree append, own work", median(own) * 1000, "ms", GOALS["append_own_ms"]),
         ("session-tree append, whole process", median(proc), "s", None),
         ("  of which interpreter + imports", median(bare), "s", None),

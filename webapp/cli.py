@@ -32,7 +32,7 @@ from .core.session import Session, create_session
 from .core.storage import discover
 from .core.texttree import render_text_tree
 from .core.tree import WARNING_KINDS
-from .core.tokens import context_tokens, format_tokens, token_text
+from .core.tokens import context_tokens, token_text
 from .llm import ModelConfig, ModelError, continue_branch, regenerate_reply
 from .models import context_window
 from .summarize import fork_with_summary, regenerate_summary, summarize_compaction, written_details

@@ -13,7 +13,7 @@ from ..core.entries import COMPACTION, Entry, short_id
 from ..core.reader import first_kept_id
 from ..core.tokens import format_tokens
 from ..core.tree import SessionTree
-from .graph import GraphLayout, dom_id, entry_tokens
+from .graph import GraphLayout, dom_id
 
 
 def _drawn(layout: GraphLayout, entries: list[Entry]) -> list[str]:
@@ -37,7 +37,7 @@ def _band(tree: SessionTree, layout: GraphLayout, key: str, verb: str, summarize
     An earlier compaction inside a span is a summary, not an entry: it is not counted."""
     replaced = [e for e in summarized if e.type != COMPACTION]
     n, k = len(replaced), sum(1 for e in kept if e.type != COMPACTION)
-    tokens = format_tokens(sum(entry_tokens(tree, e) for e in replaced))
+    tokens = format_tokens(sum(e.tokens for e in replaced))
     head = verb.split(" by ")[0]
     return {
         "key": key,

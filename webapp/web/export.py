@@ -89,7 +89,6 @@ def branch_layout(tree: SessionTree, leaf: str) -> GraphLayout:
     out = dataclasses.replace(
         layout, nodes=nodes, segments=segments, more=[], capped=False,
         edges=[(a, b) for a, b in layout.edges if a in drawn and b in drawn],
-        member_of={k: v for k, v in layout.member_of.items() if v in drawn},
     )
     leaves = set(tree.leaves())
     for fork, side in forks.items():

@@ -10,7 +10,7 @@ from ..core.catalog import first_user_message
 from ..core.entries import parse_time, short_id
 from ..core.tokens import compaction_text, format_tokens, token_text, usage_text
 from . import budget, render
-from .views import context_meter, entry_summary, entry_title, short
+from .views import context_meter, entry_summary, entry_title, session_counts, short
 
 
 def tokens(n) -> str:
@@ -47,6 +47,7 @@ def register(app: Flask) -> None:
     app.add_template_filter(short)
     app.add_template_filter(short_id)
     app.add_template_global(context_meter)
+    app.add_template_global(session_counts)
     app.add_template_global(token_text)  # the one token format (webapp/core/tokens.py)
     app.add_template_global(compaction_text)
     app.add_template_filter(usage_text)

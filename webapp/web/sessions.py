@@ -19,7 +19,16 @@ from ..core.request import build_request
 from ..core.session import Session
 from .audit import audit_tab, cached_audit, is_summary
 from . import budget, client, render, search, transcript
-from .graph import MAX_EXPAND, RANKDIRS, DotTimeout, build_layout, choose_rankdir, dom_id, render_svg
+from .graph import (
+    MAX_EXPAND,
+    RANKDIRS,
+    DotTimeout,
+    build_layout,
+    choose_rankdir,
+    dom_id,
+    patch_drawing,
+    render_drawing,
+)
 from .leaves import cached_leaf_figures
 from .store import SessionStore
 from .views import (
@@ -176,10 +185,18 @@ def _svg(rel: str, session: Session, options: GraphOptions, layout) -> tuple[str
             # Relative links (`?node=...`): the drawing is only ever shown on this session's page.
             return f"?node={quote(entry_id, safe='')}{suffix}"
 
+        # The drawing of the file's previous version, with the same options: an append that
+        # keeps its shape changes a few nodes in it instead of running `dot` (patch_drawing).
+        last_key = ("drawing", rel, layout.collapsed, extra, rankdir)
+        before = store().views.get(last_key)
+        drawing = patch_drawing(session.tree, layout, node_url, before) if before is not None else None
         try:
-            svg = render_svg(session.tree, layout, node_url, rankdir=rankdir)
+            drawing = drawing or render_drawing(session.tree, layout, node_url, rankdir=rankdir)
         except DotTimeout as exc:  # remembered, so that requests waiting for it do not run it again
             svg = (None, f"This drawing took too long ({exc}). ")
+        else:
+            store().views.put(last_key, drawing)
+            svg = drawing.svg
         store().views.put(key, svg)
         return svg
 
@@ -270,7 +287,7 @@ def _page_context(rel: str, tab: str, drawing: bool = True):
         "graph_note": note,
         "rankdir": options.rankdir(layout),
         "selected_dom": layout.dom_for(node) if node else None,
-        "path_dom": list(dict.fromkeys(layout.dom_for(e.id) for e in tree.path(node))) if node else [],
+        "path_dom": layout.path_doms(node) if node else [],
         **_tab_context(rel, session, tab, node, layout),
     }
 

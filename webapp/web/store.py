@@ -9,6 +9,7 @@ size + mtime + inode, so a change on disk invalidates them without a restart.
 
 from __future__ import annotations
 
+import gc
 import os
 import stat
 import threading
@@ -64,6 +65,11 @@ class LRU:
                 self._data.popitem(last=False)
 
 
+# Past this many bytes read since the last time, what the process holds is moved out of the
+# cyclic collector's walks (gc.freeze): a big session is millions of objects with no cycles, and
+# every full collection walked them all again (0.3 s each, in the middle of a request).
+FREEZE_BYTES = 8 << 20
+
 # Folders a session may be below its sources folder: Codex's YYYY/MM/DD (see storage.discover),
 # plus the sources folder itself when the root is the home folder (`.codex/sessions`, 2 or 3 deep).
 MAX_PARTS = 8
@@ -81,6 +87,8 @@ class SessionStore:
         self._lock = threading.Lock()
         self.summaries = LRU(512)
         self.views = LRU(64)  # rendered graphs and other costly views
+        self._read_since_freeze = 0
+        self._sizes: dict[Path, int] = {}
 
     def resolve(self, name: str) -> Path:
         """The file a URL path names, or SessionNotFound (with the reason) when it is not a
@@ -122,9 +130,22 @@ class SessionStore:
                     session = Session.open(path)
                     self._sessions.put(path, session)
             session.refresh()
+            self._freeze_when_grown(path, session)
         except PermissionError as exc:
             raise Forbidden(f"{name}: the file cannot be read ({exc.strerror or 'permission denied'})") from None
         return session
+
+    def _freeze_when_grown(self, path: Path, session: Session) -> None:
+        size = session.storage.version_key()[0]
+        with self._lock:
+            grown = size - self._sizes.get(path, 0)
+            self._sizes[path] = size
+            self._read_since_freeze += max(grown, 0)
+            if self._read_since_freeze < FREEZE_BYTES:
+                return
+            self._read_since_freeze = 0
+        session.tree  # built now (every route asks for it next), then frozen with the rest
+        gc.freeze()
 
     def list(self) -> list[tuple[str, SessionSummary | None, str | None]]:
         """(rel path, summary, error) for every session under the root, summaries cached."""

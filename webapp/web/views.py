@@ -16,7 +16,6 @@ from ..core.context import Context, build_context, settings_on
 from ..core.entries import (
     BRANCH_SUMMARY,
     COMPACTION,
-    MARKER_TYPES,
     MESSAGE,
     MODEL_CHANGE,
     THINKING_LEVEL_CHANGE,
@@ -33,7 +32,7 @@ from ..core.tokens import TokenCount, context_tokens
 from ..core.tree import SessionTree
 from ..models import context_window
 from .bands import compaction_bands, preview_band
-from .graph import GraphLayout, dom_id
+from .graph import GraphLayout, dom_id, drawn_tree
 
 
 def last_user_text(path: list[Entry]) -> str:
@@ -125,21 +124,31 @@ class Nav:
 
 class _TreeOrder:
     """Drawn entries in depth-first order (children by time) and the branch points among them,
-    found once per tree (a tree never changes once built): `b`/`B` walk this order."""
+    found once per tree from its chains (the entries of a chain are consecutive in that order,
+    so only chains are walked): `b`/`B` walk this order."""
 
     def __init__(self, tree: SessionTree):
-        self.position: dict[str, int] = {}
+        self._d = d = drawn_tree(tree)
+        self._start: dict[str, int] = {}  # chain head -> the position of its first entry
         self.branch_points: list[str] = []
-        stack = list(reversed([r for r in tree.roots if tree.by_id[r].type not in MARKER_TYPES]))
+        self.branch_positions: list[int] = []
+        at = 0
+        stack = list(reversed(d.roots))
         while stack:
-            entry_id = stack.pop()
-            self.position[entry_id] = len(self.position)
-            kids = tree.conversation_children(entry_id)
+            h = stack.pop()
+            chain = d.chains[h]
+            self._start[h] = at
+            at += len(chain)
+            kids = d.forks.get(chain[-1], ())
             if len(kids) > 1:
-                self.branch_points.append(entry_id)
+                self.branch_points.append(chain[-1])
+                self.branch_positions.append(at - 1)
             stack.extend(reversed(kids))
-        self.branch_positions = [self.position[b] for b in self.branch_points]
-        self.root = next(iter(self.position), None)
+        self.root = d.roots[0] if d.roots else None
+
+    def position(self, entry_id: str | None) -> int:
+        h = self._d.chain_of.get(entry_id or "")
+        return self._start[h] + self._d.pos[entry_id] if h is not None else 0
 
 
 _orders: "weakref.WeakKeyDictionary[SessionTree, _TreeOrder]" = weakref.WeakKeyDictionary()
@@ -163,7 +172,7 @@ def node_nav(tree: SessionTree, entry_id: str) -> Nav:
     points = order.branch_points
     next_bp = prev_bp = None
     if points:
-        at = order.position.get(tree.conversation_leaf(entry_id) or "", 0)
+        at = order.position(tree.conversation_leaf(entry_id))
         cut = bisect.bisect_right(order.branch_positions, at)
         next_bp = points[cut % len(points)]
         before = cut - 1 if points[cut - 1] != entry_id else cut - 2
@@ -233,7 +242,7 @@ def compaction_overlay(plan: CompactionPlan, layout: GraphLayout) -> dict:
         "kept": sorted({layout.dom_for(i) for i in kept}),
         "cut": layout.dom_for(cut) if cut else None,
         # The fold (its first entry, as the `expand` state names folds) that hides the cut, if any.
-        "cutFold": next((s.first_id for s in layout.segments if cut and s.id == layout.member_of.get(cut)), None),
+        "cutFold": next((s.first_id for s in layout.segments if cut and s.id == layout.member(cut)), None),
         "bands": [b for b in [preview_band(plan, layout)] if b],
     }
 
@@ -250,12 +259,31 @@ class Meter:
         return round(100 * self.tokens / self.window) if self.window else None
 
 
+def session_counts(tree: SessionTree) -> dict[str, int]:
+    """The branches (`tree.leaves()`) and compactions of a session, counted from its drawn tree
+    (chains, not entries: the stats bar of a big session is printed on every page)."""
+    d = drawn_tree(tree)
+    branches = sum(d.leaves[r] for r in d.roots)
+    shown = tree.conversation_leaf(tree.active_leaf)
+    if shown is not None and shown in d.chain_of and d.kids(shown):
+        branches += 1  # the active leaf where it is not a tip (tree.leaves adds it too)
+    compactions = sum(1 for x in d.unfoldable if tree.by_id[x].type == COMPACTION)
+    return {"branches": branches, "compactions": compactions}
+
+
+_meters: "weakref.WeakKeyDictionary[SessionTree, Meter]" = weakref.WeakKeyDictionary()
+
+
 def context_meter(tree: SessionTree) -> Meter:
-    """How full the context of the active leaf is."""
-    ctx = build_context(tree, tree.active_leaf)
-    count = context_tokens(ctx)
-    window = context_window(ctx.settings.provider, ctx.settings.model_id)
-    return Meter(count.context, window, bool(window) and count.context > window - DEFAULT_RESERVE_TOKENS, count)
+    """How full the context of the active leaf is (once per tree: every page of it shows it)."""
+    meter = _meters.get(tree)
+    if meter is None:
+        ctx = build_context(tree, tree.active_leaf)
+        count = context_tokens(ctx)
+        window = context_window(ctx.settings.provider, ctx.settings.model_id)
+        meter = _meters[tree] = Meter(count.context, window,
+                                      bool(window) and count.context > window - DEFAULT_RESERVE_TOKENS, count)
+    return meter
 
 
 def awaits_reply(tree: SessionTree, entry_id: str) -> bool:
