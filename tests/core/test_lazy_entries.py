@@ -286,3 +286,16 @@ def test_a_tree_keeps_what_it_was_built_from_while_its_log_reads_more(tmp_path):
     new = session.tree
     assert [e.id for e in old.entries] == ["m0", "m1", "m2"] and "m4" not in old.by_id
     assert [e.id for e in new.entries] == ["m0", "m1", "m2", "m3", "m4"] and new.parent["m4"] == "m3"
+
+
+def test_the_parent_map_names_every_entry_and_a_root_made_in_an_old_tree_stays_its_own(tmp_path):
+    path = tmp_path / "s.jsonl"
+    write(path, [header(), msg(0), {**msg(2), "parentId": "m1"}])  # m2's parent is written later
+    session = Session.open(path)
+    old = session.tree
+    assert dict(old.parent) == {"m0": None, "m2": None} and old.orphans == ["m2"]
+    write(path, [msg(1)], "ab")
+    new = session.tree
+    assert dict(new.parent) == {"m0": None, "m2": "m1", "m1": "m0"} and new.orphans == []
+    assert [e.id for e in new.path("m2")] == ["m0", "m1", "m2"]
+    assert old.parent["m2"] is None and old.parent.get("m1", "absent") == "absent" and "m1" not in old.parent

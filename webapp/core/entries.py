@@ -107,8 +107,7 @@ class Entry:
     memory for its tree, not for its text.
     """
 
-    __slots__ = ("_raw", "line", "id", "parent_id", "type", "timestamp", "generated_id", "source",
-                 "sidechain", "file", "role", "facts", "_tokens")
+    __slots__ = ("_raw", "line", "id", "parent_id", "type", "timestamp", "role", "facts", "_tokens", "_more")
 
     def __init__(
         self,
@@ -124,11 +123,32 @@ class Entry:
         self.line = line
         self.id = id
         self.parent_id = parent_id
-        self.generated_id = generated_id
-        self.source = source
-        self.sidechain = sidechain
-        self.file = file
+        # (generated_id, source, sidechain, file), set on few entries: one attribute for the four
+        self._more = (generated_id, source, sidechain, file) if generated_id or source is not None or \
+            sidechain or file is not None else None
         self.raw = raw
+
+    @property
+    def generated_id(self) -> bool:
+        """True when the id was made from the line number (the line has none)."""
+        return self._more is not None and self._more[0]
+
+    @property
+    def source(self) -> dict | list | None:
+        return self._more[1] if self._more is not None else None
+
+    @source.setter
+    def source(self, source: dict | list | None) -> None:
+        generated_id, _, sidechain, file = self._more or _NO_MORE
+        self._more = (generated_id, source, sidechain, file)
+
+    @property
+    def sidechain(self) -> bool:
+        return self._more is not None and self._more[2]
+
+    @property
+    def file(self) -> str | None:
+        return self._more[3] if self._more is not None else None
 
     @property
     def where(self) -> str:
@@ -228,6 +248,7 @@ class Entry:
         return n
 
 
+_NO_MORE = (False, None, False, None)  # Entry._more of an entry read from its own line with its own id
 # `Entry.facts`: (tool call ids, a tool result's toolCallId, its error flag, reported usage, cost,
 # the required fields of its type it lacks). Those of an entry that reports nothing:
 _NO_FACTS: tuple = ((), None, False, None, 0.0, ())

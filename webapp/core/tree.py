@@ -7,6 +7,7 @@ in the tree only (an orphan or the entry that closes a loop becomes a root) and 
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator, Mapping
 
 from .entries import COMPACTION, LABEL, MARKER_TYPES, SESSION_INFO, Entry, parse_time
 from .errors import AmbiguousEntry, UnknownEntry
@@ -20,6 +21,38 @@ def _instant(timestamp: str) -> tuple:
     ISO-8601 sorts first."""
     t = parse_time(timestamp)
     return (False, timestamp) if t is None else (True, t.timestamp())
+
+
+class Parents(Mapping):
+    """Entry id -> the id of its parent in the tree, None for a root (`SessionTree.parent`).
+
+    That is the entry's own `parent_id`, except for the few entries the tree made roots (an
+    orphan, the entry that closed a loop): those exceptions are kept, not a map of every entry
+    (#13.5: memory is paid per entry)."""
+
+    __slots__ = ("by_id", "made_roots")
+
+    def __init__(self, by_id: dict[str, Entry], made_roots: set[str]):
+        self.by_id, self.made_roots = by_id, made_roots
+
+    def __getitem__(self, entry_id: str) -> str | None:
+        parent = self.by_id[entry_id].parent_id
+        return None if parent is None or entry_id in self.made_roots else parent
+
+    def get(self, entry_id: str, default=None):
+        e = self.by_id.get(entry_id)
+        if e is None:
+            return default
+        return None if e.parent_id is None or entry_id in self.made_roots else e.parent_id
+
+    def __contains__(self, entry_id) -> bool:
+        return entry_id in self.by_id
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.by_id)
+
+    def __len__(self) -> int:
+        return len(self.by_id)
 
 
 # Problems the file can live with: a model request is repaired for them (SPEC §5b).
@@ -37,7 +70,8 @@ class SessionTree:
         self.by_id: dict[str, Entry] = log.lend_ids() if log.tail_entry is None else dict(log.ids)
         if log.tail_entry is not None:
             self.by_id[log.tail_entry.id] = log.tail_entry
-        self.parent: dict[str, str | None] = {}
+        self._made_roots: set[str] = set()  # entries whose parent the tree does not follow
+        self.parent = Parents(self.by_id, self._made_roots)
         self.children: dict[str, list[str]] = {}
         self.roots: list[str] = []
         self.orphans: list[str] = []
@@ -82,7 +116,7 @@ class SessionTree:
         ):
             return None
         tree = copy.copy(self)
-        for name in ("parent", "children", "labels", "_wanted", "_marker_parents"):
+        for name in ("children", "labels", "_wanted", "_marker_parents", "_made_roots"):
             setattr(tree, name, copy.copy(getattr(self, name)))
         for name in ("roots", "orphans", "problems"):
             setattr(tree, name, list(getattr(self, name)))
@@ -93,6 +127,7 @@ class SessionTree:
             tree.entries = log.all_entries()
             tree.bad_lines = log.all_bad_lines()
             tree.by_id = log.lend_ids() if log.tail_entry is None else {**log.ids, **ids}
+            tree.parent = Parents(tree.by_id, tree._made_roots)
             tree.problems += log.problems[self._log_problems:]
             tree._log_entries, tree._log_problems = len(log.entries), len(log.problems)
             tree._grows = log.tail_entry is None
@@ -121,7 +156,7 @@ class SessionTree:
 
     def _link(self, entries: list[Entry]) -> None:
         """Parents, roots, orphans and sibling lists of `entries` (all of them, or those appended)."""
-        by_id, parent = self.by_id, self.parent
+        by_id, made_roots = self.by_id, self._made_roots
         forward = False
         for e in entries:
             p = e.parent_id
@@ -130,20 +165,19 @@ class SessionTree:
                 if pe is None:
                     self._wanted.add(p)
                     self.orphans.append(e.id)
+                    made_roots.add(e.id)
                     self.problems.append(
                         Problem("orphan", f"parent {p!r} does not exist; shown as a root", e.line, e.id)
                     )
-                    p = None
                 elif pe.line >= e.line:
                     forward = True
-            parent[e.id] = p
         if forward:  # only a parent written after its child can close a loop
             self._cut_cycles()
         children, marker_parents = self.children, self._marker_parents
         grown: set[str] = set()
         for e in entries:
-            p = parent[e.id]
-            if p is None:
+            p = e.parent_id
+            if p is None or (made_roots and e.id in made_roots):
                 self.roots.append(e.id)
                 continue
             if p in children:
@@ -159,7 +193,7 @@ class SessionTree:
     def _cut_cycles(self) -> None:
         parent, by_id = self.parent, self.by_id
         state: dict[str, int] = {}  # 1 = on the current walk, 2 = known to reach a root
-        for start in parent:
+        for start in by_id:
             walk = []
             node = start
             while node is not None and node not in state:
@@ -169,7 +203,7 @@ class SessionTree:
             if node is not None and state[node] == 1:
                 loop = walk[walk.index(node):]
                 cut = min(loop, key=lambda k: by_id[k].line)
-                parent[cut] = None
+                self._made_roots.add(cut)
                 self.cycle_cuts.append(cut)
                 self.problems.append(
                     Problem(

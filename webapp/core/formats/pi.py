@@ -50,6 +50,7 @@ class PiReader:
     def __init__(self, log) -> None:
         self.log = log
         self._prev_id: str | None = None
+        self._calls: dict[str, str] = {}  # the tool call ids of the last assistant message that made calls
 
     def line(self, obj: dict, line: int) -> None:
         log = self.log
@@ -116,6 +117,11 @@ class PiReader:
         if why:
             log.problems.append(Problem("invalid-field", "; ".join(why) + ": shown as invalid", line, entry_id))
         entry = Entry(obj, line, entry_id, parent, generated, source)
+        facts = entry.facts
+        if facts[0]:
+            self._calls = dict(zip(facts[0], facts[0]))
+        elif type(facts[1]) is str and facts[1] in self._calls:  # its result: one string for both ids
+            entry.facts = (facts[0], self._calls[facts[1]], *facts[2:])
         if log.as_is and source is None and entry_id is raw_id and entry.type not in KEPT_TYPES:
             entry.make_lazy(log.bodies)  # its line as it is, with its own id
         return entry
