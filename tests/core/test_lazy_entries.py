@@ -15,7 +15,7 @@ from tests.test_hostile_files import FILES as HOSTILE_FILES
 from webapp import samples
 from webapp.core import bodies as bodies_module
 from webapp.core.bodies import BodyChanged, Bodies
-from webapp.core.entries import tool_calls
+from webapp.core.entries import parse_time, tool_calls
 from webapp.core.errors import SessionError
 from webapp.core.formats.pi import KEPT_TYPES
 from webapp.core.leaf_figures import leaf_figures
@@ -67,6 +67,8 @@ def check_against_eager(session: Session, data: bytes) -> int:
         assert (e.type, e.timestamp, e.role) == (want.type, want.timestamp, want.raw.get("message", {}).get("role")
                                                  if e.type == "message" and isinstance(want.raw.get("message"), dict)
                                                  else None)
+        when = parse_time(want.raw.get("timestamp")) if isinstance(want.raw.get("timestamp"), str) else None
+        assert e.instant == (when.timestamp() if when else None)  # what is kept of the timestamp
         assert e.tokens == estimate_entry_tokens(want)
         assert list(e.tool_call_ids) == [str(c.get("id", "")) for c in tool_calls(want)]
         assert e.usage_tokens == usage_from_body(want) and e.cost == cost_from_body(want) == entry_cost(e)

@@ -107,7 +107,7 @@ class Entry:
     memory for its tree, not for its text.
     """
 
-    __slots__ = ("_raw", "line", "id", "parent_id", "type", "timestamp", "role", "facts", "_tokens", "_more")
+    __slots__ = ("_raw", "line", "id", "parent_id", "type", "instant", "role", "facts", "_tokens", "_more")
 
     def __init__(
         self,
@@ -172,8 +172,23 @@ class Entry:
         t = raw.get("type")
         self.type = _NAMES.get(t, t) if type(t) is str else as_key(t)
         ts = raw.get("timestamp")
-        self.timestamp = ts if type(ts) is str else ""
+        if type(ts) is str:
+            try:
+                t = datetime.fromisoformat(ts)
+                self.instant = (t if t.tzinfo else t.replace(tzinfo=timezone.utc)).timestamp()
+            except (ValueError, OverflowError):
+                self.instant = None
+        else:
+            self.instant = None
         self.role, self.facts, self._tokens = entry_facts(self.type, raw)
+
+    @property
+    def timestamp(self) -> str:
+        """The entry's `timestamp` as written ("" when it is not a string). What is kept of every
+        entry is `instant`, the POSIX time it names (None when it is not ISO-8601): a float
+        instead of a string (#13.5), and what sorting and durations need."""
+        ts = self.raw.get("timestamp")
+        return ts if type(ts) is str else ""
 
     def make_lazy(self, bodies) -> None:
         """Drop the body: `bodies` reads it again from the entry's line when asked (it takes the

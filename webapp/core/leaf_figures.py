@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from .compare import STATUSES, outcome, user_text
 from .context import build_context
-from .entries import BRANCH_SUMMARY, COMPACTION, MESSAGE, Entry, parse_time
+from .entries import BRANCH_SUMMARY, COMPACTION, MESSAGE, Entry
 from .tokens import context_tokens
 from .tree import SessionTree
 
@@ -88,7 +88,7 @@ def leaf_figures(tree: SessionTree) -> list[LeafFigures]:
             elif e.type == COMPACTION:
                 cost += e.cost
                 anchor = None  # a usage reported before it measured the context before it
-            t = parse_time(e.timestamp)
+            t = e.instant
             if t is not None:
                 if first is None or t < first:
                     first = t
@@ -111,7 +111,7 @@ def leaf_figures(tree: SessionTree) -> list[LeafFigures]:
                     cost=cost,
                     calls=calls,
                     errors=errors,
-                    wall_seconds=(last - first).total_seconds() if first is not None else None,
+                    wall_seconds=round(last - first, 6) if first is not None else None,
                     status=outcome([last_msg] if last_msg else []).status,
                     active=node == active,
                 )

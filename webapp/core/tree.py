@@ -9,18 +9,17 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterator, Mapping
 
-from .entries import COMPACTION, LABEL, MARKER_TYPES, SESSION_INFO, Entry, parse_time
+from .entries import COMPACTION, LABEL, MARKER_TYPES, SESSION_INFO, Entry
 from .errors import AmbiguousEntry, UnknownEntry
 from .formats import READ_ONLY_FORMATS
 from .reader import BadLine, Problem, SessionLog, first_kept_id, gc_paused
 
 
-def _instant(timestamp: str) -> tuple:
-    """Sort key of a timestamp: the instant it names, whatever its precision or UTC offset
-    (`...:06Z` is before `...:06.500Z`, which a string comparison gets wrong); text that is not
-    ISO-8601 sorts first."""
-    t = parse_time(timestamp)
-    return (False, timestamp) if t is None else (True, t.timestamp())
+def _instant(e: Entry) -> tuple:
+    """Sort key of an entry's timestamp: the instant it names, whatever its precision or UTC
+    offset (`...:06Z` is before `...:06.500Z`, which a string comparison gets wrong); text that
+    is not ISO-8601 sorts first."""
+    return (False, e.timestamp) if e.instant is None else (True, e.instant)
 
 
 class Parents(Mapping):
@@ -188,7 +187,7 @@ class SessionTree:
             if e.type in MARKER_TYPES:
                 marker_parents.add(p)
         for p in grown:
-            children[p].sort(key=lambda k: _instant(by_id[k].timestamp))  # stable: file order breaks ties
+            children[p].sort(key=lambda k: _instant(by_id[k]))  # stable: file order breaks ties
 
     def _cut_cycles(self) -> None:
         parent, by_id = self.parent, self.by_id
