@@ -25,17 +25,15 @@ from .core.compaction import (
     write_compaction,
 )
 from .core.context import build_context, settings_on
-from .core.continuation import continue_in_new_session
-from .core.request import build_request
 from .core.errors import SessionError
 from .core.session import Session, create_session
 from .core.storage import discover
-from .core.texttree import render_text_tree
 from .core.tree import WARNING_KINDS
 from .core.tokens import context_tokens, token_text
-from .llm import ModelConfig, ModelError, continue_branch, regenerate_reply
-from .models import context_window
-from .summarize import fork_with_summary, regenerate_summary, summarize_compaction, written_details
+from .model_errors import ModelError
+
+# The modules of the commands that write with a model (llm, summarize, models) and of a few
+# others are imported by those commands: `show` and the other reads do not load them.
 
 
 # C0 controls but newline and tab, DEL, C1 controls, and lone surrogates (the bytes of a name
@@ -174,6 +172,7 @@ def cmd_show(args) -> int:
 
 
 def cmd_tree(args) -> int:
+    from .core.texttree import render_text_tree
     print(render_text_tree(_open(args).tree))
     return 0
 
@@ -221,6 +220,7 @@ def _message_text(m: dict) -> str:
 
 def _print_request(args, leaf: str | None, ctx) -> int:
     """The request a model would be sent at `leaf` (SPEC §5b), with what was added or skipped."""
+    from .core.request import build_request
     request = build_request(ctx)
     if args.json:
         _print_json({"leafId": leaf, "model": ctx.settings.model, "messages": request.messages,
@@ -262,6 +262,8 @@ def cmd_new(args) -> int:
 
 
 def cmd_fork(args) -> int:
+    from .llm import ModelConfig
+    from .summarize import fork_with_summary
     session = _open(args)
     target = _leaf(session, args.from_id)
     if args.new_file:
@@ -281,6 +283,7 @@ def cmd_fork(args) -> int:
 
 def _fork_new_file(args, session: Session, target: str | None) -> int:
     """SPEC §5c: copy the path to the fork point into a new v3 file; the source is only read."""
+    from .core.continuation import continue_in_new_session
     if args.summarize:
         raise SessionError("--new-file copies the path as it is: it writes no branch summary")
     leaf = target if args.position == "at" or target is None else session.tree.parent[target]
@@ -321,6 +324,9 @@ def cmd_append(args) -> int:
 
 
 def cmd_compact(args) -> int:
+    from .llm import ModelConfig
+    from .models import context_window
+    from .summarize import summarize_compaction, written_details
     session = _open(args)
     leaf = _leaf(session, args.leaf)
     settings = settings_on(session.tree, session.tree.path(leaf))
@@ -387,6 +393,7 @@ def _streaming():
 
 def cmd_continue(args) -> int:
     """Stream the reply's text to stdout as it arrives; tool calls are listed, not run."""
+    from .llm import ModelConfig, continue_branch
     if args.retry == (args.message is not None):
         raise SessionError("give either --message TEXT, or --retry to ask again for the message waiting")
     config = ModelConfig.from_env(args.model, args.api_base)
@@ -408,6 +415,8 @@ def cmd_continue(args) -> int:
 
 def cmd_regenerate(args) -> int:
     """A new reply beside a message, or a new summary beside a compaction or branch summary."""
+    from .llm import ModelConfig, regenerate_reply
+    from .summarize import regenerate_summary
     config = ModelConfig.from_env(args.model, args.api_base)
     session = _open(args)
     session.check_writable()  # before a model is paid for
@@ -531,6 +540,7 @@ def _export_command(command) -> None:
 
 def cmd_audit(args) -> int:
     """The facts each compaction's span held and whether its summary carries them."""
+    from .llm import ModelConfig
     from .core.audit import CATEGORIES, audit_entry, judge, summaries_on_path
 
     tree = _open(args).tree

@@ -23,6 +23,14 @@ def test_the_format_is_told_from_the_first_lines(path, fmt):
     assert Session.open(path).log.format == fmt
 
 
+def test_the_read_only_formats_are_those_of_the_other_agents_readers():
+    from webapp.core.formats import READ_ONLY_FORMATS
+    from webapp.core.formats.claude import ClaudeReader
+    from webapp.core.formats.codex import CodexReader
+
+    assert READ_ONLY_FORMATS == {ClaudeReader.name, CodexReader.name}
+
+
 def test_a_bad_first_line_does_not_hide_the_format():
     data = b"{torn\n" + (FIXTURES / "claude-code" / "daaain_dag_compact_after_rewind.jsonl").read_bytes()
     log = parse_bytes(data)

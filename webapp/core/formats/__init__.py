@@ -13,17 +13,19 @@ after each batch of lines.
 
 from __future__ import annotations
 
-from .claude import ClaudeReader, is_claude_line
-from .codex import CodexReader, is_codex_line
 from .pi import PiReader
 
-READ_ONLY_FORMATS = frozenset({ClaudeReader.name, CodexReader.name})
+READ_ONLY_FORMATS = frozenset({"claude-code", "codex"})  # the names of the two readers below
 
 
 def reader_for(first: dict) -> type:
-    """The reader for a file whose first readable line is `first`."""
+    """The reader for a file whose first readable line is `first` (the other agents' readers are
+    imported when a file needs them: a command that reads a pi file does not pay for them)."""
     if first.get("type") == "session":
         return PiReader
+    from .claude import ClaudeReader, is_claude_line
+    from .codex import CodexReader, is_codex_line
+
     if is_codex_line(first):
         return CodexReader
     if is_claude_line(first):
