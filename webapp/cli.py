@@ -28,6 +28,7 @@ from .core.context import build_context, settings_on
 from .core.errors import SessionError
 from .core.session import Session, create_session
 from .core.storage import discover
+from .core.formats import READ_ONLY_FORMATS
 from .core.tree import WARNING_KINDS
 from .core.tokens import context_tokens, token_text
 from .model_errors import ModelError
@@ -72,7 +73,13 @@ def _path_text(path) -> str:
 
 
 def _print_json(obj) -> None:
-    sys.stdout.write(orjson.dumps(obj, option=orjson.OPT_INDENT_2).decode() + "\n")
+    data = orjson.dumps(obj, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+    out = getattr(sys.stdout, "buffer", None)
+    if out is None:  # (a text stream only: a test's)
+        sys.stdout.write(data.decode())
+        return
+    sys.stdout.flush()  # the bytes go after what was printed before
+    out.write(data)
 
 
 def _open(args) -> Session:
@@ -144,10 +151,15 @@ def cmd_show(args) -> int:
         "problems": [p.as_dict() for p in tree.all_problems()],
     }
     if args.json:
-        info["entries"] = [
-            {"id": e.id, "type": e.type, "parentId": tree.parent[e.id], "line": e.line, **({"file": e.file} if e.file else {})}
+        made_roots = tree.parent.made_roots  # (their own parentId names no entry, or closes a loop)
+        info["entries"] = rows = [
+            {"id": e.id, "type": e.type, "parentId": None if e.id in made_roots else e.parent_id, "line": e.line}
             for e in tree.entries
         ]
+        if tree.format in READ_ONLY_FORMATS:  # a sub-agent's entry names its own file
+            for row, e in zip(rows, tree.entries):
+                if e.file:
+                    row["file"] = e.file
         info["badLines"] = [{"line": b.line, "reason": b.reason} for b in tree.bad_lines]
         _print_json(info)
         return 0

@@ -435,3 +435,13 @@ def test_where_a_subagent_ends_is_not_a_branch_of_the_session(tmp_path):
     tips = [e.id for e in inline.entries if e.sidechain and not inline.conversation_children(e.id)]
     assert len(tips) == 5
     assert inline.leaves() == [inline.active_leaf]
+
+
+def test_show_json_names_the_file_of_a_subagent_entry_and_the_tree_parent_of_each(tmp_path, capsys):
+    from webapp.cli import main as cli
+
+    session_file, _, _ = _session_with_a_subagent(tmp_path)
+    assert cli(["show", str(session_file), "--json"]) == 0
+    rows = {r["id"]: r for r in orjson.loads(capsys.readouterr().out)["entries"]}
+    assert rows["s-a"] == {"id": "s-a", "type": "message", "parentId": "s-u", "line": 2, "file": "agent-ab12.jsonl"}
+    assert rows["s-u"]["parentId"] == "a" and "file" not in rows["a"] and rows["u"]["parentId"] is None

@@ -7,6 +7,7 @@ in the tree only (an orphan or the entry that closes a loop becomes a root) and 
 from __future__ import annotations
 
 import copy
+from collections import Counter
 from collections.abc import Iterator, Mapping
 
 from .entries import COMPACTION, LABEL, MARKER_TYPES, SESSION_INFO, Entry
@@ -370,8 +371,9 @@ class SessionTree:
             tips = [  # (an entry without markers among its children continues when it has any)
                 e.id
                 for e in self.entries
-                if e.type not in MARKER_TYPES and not e.sidechain and (
-                    e.id not in children if e.id not in marker_parents else not self.conversation_children(e.id))
+                if e.type not in MARKER_TYPES and (
+                    e.id not in children if e.id not in marker_parents else not self.conversation_children(e.id)
+                ) and not e.sidechain
             ]
             shown = self.conversation_leaf(self.active_leaf)
             if shown is not None and shown not in tips:
@@ -394,9 +396,8 @@ class SessionTree:
 
     def counts_by_type(self) -> dict[str, int]:
         counts: dict[str, int] = {}
-        for e in self.entries:
-            key = str(e.type)
-            counts[key] = counts.get(key, 0) + 1
+        for t, n in Counter(e.type for e in self.entries).items():
+            counts[str(t)] = counts.get(str(t), 0) + n  # (a type that is not a string: its text)
         return counts
 
     def all_problems(self) -> list[Problem]:
