@@ -315,12 +315,12 @@ class SessionTree:
         """The entries from the root down to `leaf_id` (empty for None: an empty conversation)."""
         if leaf_id is None:
             return []
-        self.entry(leaf_id)
-        out = []
-        node: str | None = leaf_id
-        while node is not None:
-            out.append(self.by_id[node])
-            node = self.parent[node]
+        e = self.entry(leaf_id)
+        by_id, made_roots = self.by_id, self._made_roots
+        out = [e]
+        while e.parent_id is not None and not (made_roots and e.id in made_roots):  # (what self.parent says)
+            e = by_id[e.parent_id]
+            out.append(e)
         out.reverse()
         return out
 
