@@ -134,7 +134,7 @@ def test_an_append_grows_the_drawn_tree_instead_of_making_it_again(tmp_path, mon
 
     monkeypatch.setattr(graph, "_drawn_anew", made_anew)
     after = graph.drawn_tree(session.tree)
-    assert after is not before and after.tokens is before.tokens  # token estimates carried over
+    assert after is not before and after.units is before.units  # counted folds carried over
     assert before.chain_of.keys() <= after.chain_of.keys()
 
 
