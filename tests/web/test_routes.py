@@ -291,3 +291,15 @@ def test_raw_json_is_a_fragment_for_htmx_and_a_page_otherwise(client, root):
     assert "<html" not in fragment and entry.id in fragment
     assert "<html" in page and f"line {entry.line}" in page
     assert client.get(f"/s/{rel}/-/raw?id=nope").status_code == 404
+
+
+def test_stats_bar_counts_in_words_that_agree_with_the_number(client, root):
+    def stats(rel):
+        html = client.get(f"/s/{rel}").get_data(as_text=True)
+        return re.sub(r"<[^>]+>|\s+", " ", html[html.index('id="stats"'):html.index('id="stats"') + 3000])
+
+    assert "2 branches" in stats(session_rel(root)) and "0 compactions" in stats(session_rel(root))
+    path = create_session(root, "/home/ana/one")
+    Session.open(path).append(user("Only this"))
+    line = stats(os.path.relpath(path, root))
+    assert " 1 entry " in line and " 1 branch " in line and "1 branches" not in line

@@ -39,7 +39,13 @@ def when(iso: str | None) -> str:
     return str(iso) if dt is None else dt.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M")
 
 
+def counted(n: int, one: str, many: str) -> str:
+    """`n` things, in the singular for one: "1 branch", "1,204 branches"."""
+    return f"{n:,} {one if n == 1 else many}"
+
+
 def register(app: Flask) -> None:
+    app.add_template_filter(counted)
     app.add_template_filter(tokens)
     app.add_template_filter(cost)
     app.add_template_filter(filesize)

@@ -43,8 +43,8 @@ def present(rel: str):
     entries = path[lo:hi]
     options = Options()
     graph = sessions.GraphOptions({})
-    layout = sessions._layout_showing(rel, session, graph, entries[0].id)  # the turn is drawn, not folded
-    svg, note = sessions._svg(rel, session, graph, layout) if view == "graph" else (None, None)
+    layout = sessions.layout_showing(rel, session, graph, entries[0].id)  # the turn is drawn, not folded
+    svg, note = sessions.drawing_svg(rel, session, graph, layout) if view == "graph" else (None, None)
     return render_template(
         "present.html",
         rel=rel, tree=tree, leaf=path[-1].id, turn=turn, turns=len(starts), view=view,

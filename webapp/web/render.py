@@ -114,7 +114,7 @@ def _capped(text: str) -> tuple[str, Markup]:
     _spend(cut)
     left = text.count("\n", cut) + 1
     note = f"{len(text) - cut:,} more characters ({left:,} lines) are not shown here; the raw JSON has all {len(text):,}."
-    return text[:cut], _note(note)
+    return text[:cut], note_html(note)
 
 
 def highlight(code: str, language: str | None) -> Markup:
@@ -216,7 +216,8 @@ def render_markdown(text: str) -> Markup:
 # --- small pieces -------------------------------------------------------------------------------
 
 
-def _note(text: str, cls: str = "note") -> Markup:
+def note_html(text: str, cls: str = "note") -> Markup:
+    """A short line about the content (a cut, a stop reason, an error) in its own style."""
     return Markup('<div class="{}">{}</div>').format(cls, text)
 
 
@@ -248,7 +249,7 @@ def _fields(pairs: Iterable[tuple[str, Any]]) -> Markup:
     return Markup('<dl class="fields">{}</dl>').format(rows) if rows else _EMPTY
 
 
-def _image(block: dict) -> Markup:
+def image_html(block: dict) -> Markup:
     """An inline thumbnail, but only for raster types and clean base64 (no `data:` tricks)."""
     mime, data = block.get("mimeType"), block.get("data")
     if (
@@ -261,13 +262,13 @@ def _image(block: dict) -> Markup:
         _spend(len(data))
         return Markup('<img class="thumb" alt="image" src="data:{};base64,{}">').format(mime, data)
     if isinstance(data, str) and len(data) > _allowance():
-        return _note(f"[image: {len(data):,} characters of data, too large to show here]")
-    return _note("[image: unsupported]")
+        return note_html(f"[image: {len(data):,} characters of data, too large to show here]")
+    return note_html("[image: unsupported]")
 
 
 def _raw_fallback(what: str, raw: dict) -> Markup:
     """What this view cannot read is said so and shown whole, never dropped."""
-    return _note(f"unknown {what}, shown raw") + raw_json(raw)
+    return note_html(f"unknown {what}, shown raw") + raw_json(raw)
 
 
 def _unknown_block(block: dict) -> Markup:
@@ -292,8 +293,8 @@ def _edit_call(action: ToolAction) -> Markup:
     path, old, new = action.path or "", action.old or "", action.new or ""
     if len(old) + len(new) > SHOWN_CHARS:  # diffing megabytes takes seconds: show both sides
         lexer = _lexer_for_path(path)
-        parts = [_path(path), _note("Too long to diff here. Old text:"), _folded(old, lexer),
-                 _note("New text:"), _folded(new, lexer)]
+        parts = [_path(path), note_html("Too long to diff here. Old text:"), _folded(old, lexer),
+                 note_html("New text:"), _folded(new, lexer)]
         return _EMPTY.join(parts)
     diff = difflib.unified_diff(
         old.splitlines(), new.splitlines(), fromfile=path, tofile=path, lineterm=""
@@ -338,7 +339,7 @@ def _tool_args(block: dict) -> Markup:
     return highlight(json_text(args), "json")
 
 
-def _tool_call(block: dict) -> Markup:
+def tool_call_html(block: dict) -> Markup:
     name = block.get("name")
     return Markup(
         '<div class="tool-call"><div class="tool-name">{}</div>{}</div>'
@@ -358,12 +359,12 @@ def _thinking(block: dict) -> Markup:
 _BLOCK_VIEWS: dict[str, Callable[[dict], Markup]] = {
     "text": lambda b: render_markdown(str(b.get("text", ""))),
     "thinking": _thinking,
-    "toolCall": _tool_call,
-    "image": _image,
+    "toolCall": tool_call_html,
+    "image": image_html,
 }
 
 
-def _content(content: Any) -> Markup:
+def content_html(content: Any) -> Markup:
     """Message content block by block, in order; a string is one text block."""
     return _EMPTY.join(
         _BLOCK_VIEWS.get(b.get("type"), _unknown_block)(b) for b in content_blocks(content)
@@ -372,12 +373,12 @@ def _content(content: Any) -> Markup:
 
 def _assistant(msg: dict) -> Markup:
     """The blocks, then why the turn ended badly when it did."""
-    body = _content(msg.get("content"))
+    body = content_html(msg.get("content"))
     stop = msg.get("stopReason")
     if stop in ("aborted", "error"):
-        body += _note(f"stopped: {stop}", f"flag stop-{stop}")
+        body += note_html(f"stopped: {stop}", f"flag stop-{stop}")
     if msg.get("errorMessage"):
-        body += _note(str(msg["errorMessage"]), "error")
+        body += note_html(str(msg["errorMessage"]), "error")
     return body
 
 
@@ -387,7 +388,7 @@ def _tool_result(msg: dict, tool_call: dict | None) -> Markup:
     text = "\n".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
     action = tool_action(tool_call)
     path = action.path if action.kind == "read" else None
-    images = _EMPTY.join(_image(b) for b in blocks if b.get("type") == "image")
+    images = _EMPTY.join(image_html(b) for b in blocks if b.get("type") == "image")
     others = _EMPTY.join(
         _unknown_block(b) for b in blocks if b.get("type") not in ("text", "image")
     )
@@ -431,7 +432,7 @@ def _bash_execution(msg: dict) -> Markup:
 def _message(entry: Entry, tool_call: dict | None) -> Markup:
     msg, role = entry.message, entry.role
     if role in ("user", "custom"):
-        return _content(msg.get("content"))
+        return content_html(msg.get("content"))
     if role == "assistant":
         return _assistant(msg)
     if role == "toolResult":
@@ -474,7 +475,7 @@ def _branch_summary(entry: Entry) -> Markup:
 def _custom_message(entry: Entry) -> Markup:
     details = entry.get("details")
     extra = [("details", details)] if details is not None else []
-    return _content(entry.get("content")) + _fields(
+    return content_html(entry.get("content")) + _fields(
         [("custom type", entry.get("customType")), ("display", entry.get("display")), *extra]
     )
 

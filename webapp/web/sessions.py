@@ -127,7 +127,7 @@ def _layout(rel: str, session: Session, options: GraphOptions, pinned: frozenset
     return layout
 
 
-def _layout_showing(rel: str, session: Session, options: GraphOptions, node: str | None):
+def layout_showing(rel: str, session: Session, options: GraphOptions, node: str | None):
     """The layout, with the segment or left-out branch that holds `node` opened (and `options`
     updated to say so): only that neighbourhood changes, the rest of the drawing stays."""
     layout = _layout(rel, session, options)
@@ -167,7 +167,7 @@ class _OneRun:
 _one_run = _OneRun()
 
 
-def _svg(rel: str, session: Session, options: GraphOptions, layout) -> tuple[str | None, str | None]:
+def drawing_svg(rel: str, session: Session, options: GraphOptions, layout) -> tuple[str | None, str | None]:
     """The drawing and a note (why it is not the one asked for), cached on the file version, the
     folded segments and the options its links carry. When `dot` runs out of time the fully
     folded drawing is shown instead, and when that fails too, only the note."""
@@ -207,7 +207,7 @@ def _svg(rel: str, session: Session, options: GraphOptions, layout) -> tuple[str
     if options.collapse == "on" and not options.expand:
         return None, note + "Use the Branches tab to move through the session."
     folded = GraphOptions({"collapse": "on", "dir": options.direction})
-    svg, _ = _svg(rel, session, folded, _layout(rel, session, folded))
+    svg, _ = drawing_svg(rel, session, folded, _layout(rel, session, folded))
     return svg, note + ("The folded drawing is shown instead." if svg else "Use the Branches tab to move through the session.")
 
 
@@ -275,8 +275,8 @@ def _page_context(rel: str, tab: str, drawing: bool = True):
     node = _selected(session, request.args.get("node"))
     options = GraphOptions(request.args)
     options.known(tree)
-    layout = _layout_showing(rel, session, options, node)
-    svg, note = _svg(rel, session, options, layout) if drawing else (None, None)
+    layout = layout_showing(rel, session, options, node)
+    svg, note = drawing_svg(rel, session, options, layout) if drawing else (None, None)
     return {
         "rel": rel,
         "session": session,

@@ -45,7 +45,7 @@ def _plain_output(result: Entry) -> Markup:
     if len(lines) > render.FOLD_LINES:
         body += Markup('<details class="more"><summary>show all {} lines</summary>{}</details>').format(
             len(lines), pre(lines[render.FOLD_LINES:]))
-    images = [render._image(b) for b in content_blocks(result.message.get("content")) if b.get("type") == "image"]
+    images = [render.image_html(b) for b in content_blocks(result.message.get("content")) if b.get("type") == "image"]
     return body + Markup("").join(images)
 
 
@@ -73,20 +73,20 @@ def assistant_body(item: Item, options: Options, plain: bool = False) -> Markup:
         if block.get("type") != "toolCall":
             run.append(block)
             continue
-        out.append(render._content(run))
+        out.append(render.content_html(run))
         run = []
         if options.filter == "no-tools":
             continue
-        out.append(render._tool_call(block))
+        out.append(render.tool_call_html(block))
         result = item.results.get(block.get("id"))
         if result is not None and options.output:
             out.append(_result(result, block, plain))
-    out.append(render._content(run))
+    out.append(render.content_html(run))
     stop = msg.get("stopReason")
     if stop in ("aborted", "error"):
-        out.append(render._note(f"stopped: {stop}", f"flag stop-{stop}"))
+        out.append(render.note_html(f"stopped: {stop}", f"flag stop-{stop}"))
     if msg.get("errorMessage"):
-        out.append(render._note(str(msg["errorMessage"]), "error"))
+        out.append(render.note_html(str(msg["errorMessage"]), "error"))
     return Markup("").join(out)
 
 
