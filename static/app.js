@@ -52,8 +52,8 @@
 
   // Where the graph pane is on screen, read once per drawing and size (a read after the page
   // changed would lay the page out again: a selection change reads no layout).
-  let pane = null, miniBox = null, watched = null;
-  const resized = () => { pane = null; miniBox = null; };
+  let pane = null, miniChrome = null, watched = null;
+  const resized = () => { pane = null; miniChrome = null; };
   const paneWatch = new ResizeObserver(resized);
   window.addEventListener("resize", resized);
   function paneBox() {
@@ -119,7 +119,6 @@
     copy.append(mark);
     const old = small.querySelector(".mm-copy");
     if (old) old.replaceWith(copy); else small.prepend(copy);
-    miniBox = null;
     markMinimap();
     showView();
   }
@@ -193,9 +192,7 @@
   function clearOfMinimap(b) {
     const mm = $("#minimap");
     if (!mm || mm.hidden || !view) return;
-    const box = paneBox();
-    if (!miniBox) miniBox = mm.getBoundingClientRect();
-    const m = miniBox;
+    const box = paneBox(), m = minimapRect(mm);
     const s = Math.min(box.width / view[2], box.height / view[3]);
     const ox = box.left + (box.width - view[2] * s) / 2, oy = box.top + (box.height - view[3] * s) / 2;
     const n = { left: ox + (b[0] - view[0]) * s, top: oy + (b[1] - view[1]) * s };
@@ -207,6 +204,19 @@
     const byX = canLeft && (!canUp || left <= up);
     if (byX) view[0] += left / s; else view[1] += up / s;
     apply();
+  }
+
+  // Where the minimap is on screen: in the pane's corner, its size from its svg's. What it adds
+  // around the svg and its margins are read once (a read after a new drawing would lay it out).
+  function minimapRect(mm) {
+    const small = mm.querySelector("svg"), box = paneBox();
+    const w = Number(small.getAttribute("width")), h = Number(small.getAttribute("height"));
+    if (!miniChrome) {
+      const r = mm.getBoundingClientRect();
+      miniChrome = { w: r.width - w, h: r.height - h, right: box.left + box.width - r.right, bottom: box.top + box.height - r.bottom };
+    }
+    const right = box.left + box.width - miniChrome.right, bottom = box.top + box.height - miniChrome.bottom;
+    return { left: right - w - miniChrome.w, top: bottom - h - miniChrome.h, right: right, bottom: bottom };
   }
 
   // Keep a view inside the drawing where the drawing is larger, so no half screen stays empty.
