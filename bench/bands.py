@@ -5,7 +5,9 @@ everything drawn ("Expand all"), against the same change in the Node tab (no ban
     .venv/bin/python bench/bands.py [--clicks 10]
 
 Same measure as bench/graph.py (Performance API around the click or key handler, then the panel
-swap and the overlay it applies; the network wait is not counted). A measurement, not a test.
+swap and the overlay it applies; the network wait is not counted). Each step waits for the panel
+of its entry before the next; a key onto an entry folded in a turn draws the graph again and is
+counted apart. A measurement, not a test.
 """
 
 from __future__ import annotations
