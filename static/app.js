@@ -531,6 +531,14 @@
     else if (evt.key === "Escape") { const h = $("#help"); if (h) h.hidden = true; }
   });
 
+  // Before a new drawing goes in, the old one leaves: htmx would walk each of its thousands of
+  // elements to clean it up (an event each, 40-50 ms on a big drawing), though no element of a
+  // drawing has anything of htmx's to clean.
+  document.addEventListener("htmx:beforeSwap", (evt) => {
+    const target = evt.detail.target;
+    if (target && target.id === "graph" && evt.detail.shouldSwap) { const old = svgEl(); if (old) old.remove(); }
+  });
+
   // After a swap: a new drawing gets its view, overlay and picks back; a new panel marks its
   // node on the drawing and brings it into view.
   document.addEventListener("htmx:afterSwap", (evt) => {
