@@ -75,6 +75,7 @@
   // selection change only moves its marks, it never copies or restyles the drawing again (a <use>
   // of the drawing was cloned anew on every change the overlay made). A click there moves the view.
   const SVG_NS = "http://www.w3.org/2000/svg";
+  const MINI_SHAPES = ":is(polygon, path, ellipse, polyline):not(g.bands *)"; // the drawing's, without its text
   function initMinimap() {
     let mm = $("#minimap");
     const svg = svgEl(), box = paneBox();
@@ -109,11 +110,10 @@
     small.setAttribute("width", String(Math.min(w, h * full[2] / full[3])));
     small.setAttribute("height", String(h));
     const group = svg.querySelector("g.graph");
-    const copy = group ? group.cloneNode(true) : document.createElementNS(SVG_NS, "g");
-    copy.querySelectorAll("text, title, g.bands").forEach((x) => x.remove());
-    copy.querySelectorAll("[id]").forEach((x) => x.removeAttribute("id"));
-    copy.removeAttribute("id");
+    const copy = document.createElementNS(SVG_NS, "g");
     copy.setAttribute("class", "mm-copy");
+    if (group && group.hasAttribute("transform")) copy.setAttribute("transform", group.getAttribute("transform"));
+    if (group) for (const shape of group.querySelectorAll(MINI_SHAPES)) copy.append(shape.cloneNode(false));
     const mark = document.createElementNS(SVG_NS, "rect");
     mark.setAttribute("class", "mm-selected");
     copy.append(mark);
