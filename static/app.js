@@ -50,19 +50,35 @@
     return legible;
   }
 
+  // Where the graph pane is on screen, read once per drawing and size (a read after the page
+  // changed would lay the page out again: a selection change reads no layout).
+  let pane = null, miniChrome = null, watched = null;
+  const resized = () => { pane = null; miniChrome = null; };
+  const paneWatch = new ResizeObserver(resized);
+  window.addEventListener("resize", resized);
+  function paneBox() {
+    const el = $("#graph");
+    if (el !== watched) { paneWatch.disconnect(); paneWatch.observe(el); watched = el; pane = null; }
+    if (!pane) { const r = el.getBoundingClientRect(); pane = { left: r.left, top: r.top, width: r.width, height: r.height }; }
+    return pane;
+  }
+
   function apply() {
     const svg = svgEl();
     if (svg && view) svg.setAttribute("viewBox", view.join(" "));
     showView();
   }
 
-  // -- minimap: the whole drawing small, in a corner, with the part in view framed; shown when
-  // the drawing is bigger than the pane at its natural size. It draws the same group (<use>), so
-  // marks such as the selection show in it too; a click there moves the view.
+  // -- minimap: the whole drawing small, in a corner, with the part in view framed and the
+  // selected node marked; shown when the drawing is bigger than the pane at its natural size. It
+  // holds a copy of the drawing's shapes made once per drawing (no text, no ids, no links): a
+  // selection change only moves its marks, it never copies or restyles the drawing again (a <use>
+  // of the drawing was cloned anew on every change the overlay made). A click there moves the view.
   const SVG_NS = "http://www.w3.org/2000/svg";
+  const MINI_SHAPES = ":is(polygon, path, ellipse, polyline):not(g.bands *)"; // the drawing's, without its text
   function initMinimap() {
     let mm = $("#minimap");
-    const svg = svgEl(), box = $("#graph").getBoundingClientRect();
+    const svg = svgEl(), box = paneBox();
     const big = svg && full && (full[2] * legibleScale() > box.width || full[3] * legibleScale() > box.height);
     if (!big) { if (mm) mm.hidden = true; return; }
     if (!mm) {
@@ -72,14 +88,13 @@
       mm.setAttribute("aria-label", "Overview of the whole drawing: click to move there");
       const small = document.createElementNS(SVG_NS, "svg");
       small.setAttribute("preserveAspectRatio", "xMidYMid meet");
-      const use = document.createElementNS(SVG_NS, "use");
       const frame = document.createElementNS(SVG_NS, "rect");
       frame.setAttribute("class", "mm-view");
-      small.append(use, frame);
+      small.append(frame);
       mm.append(small);
       $(".graph-pane").append(mm);
       mm.addEventListener("click", (evt) => {
-        evt.preventDefault(); // the drawing's links are in the copy too: a click only moves the view
+        evt.preventDefault();
         if (!view) return;
         const pt = small.createSVGPoint();
         pt.x = evt.clientX; pt.y = evt.clientY;
@@ -95,9 +110,28 @@
     small.setAttribute("width", String(Math.min(w, h * full[2] / full[3])));
     small.setAttribute("height", String(h));
     const group = svg.querySelector("g.graph");
-    if (group && !group.id) group.id = "graph0";
-    mm.querySelector("use").setAttribute("href", "#" + (group ? group.id : "graph0"));
+    const copy = document.createElementNS(SVG_NS, "g");
+    copy.setAttribute("class", "mm-copy");
+    if (group && group.hasAttribute("transform")) copy.setAttribute("transform", group.getAttribute("transform"));
+    if (group) for (const shape of group.querySelectorAll(MINI_SHAPES)) copy.append(shape.cloneNode(false));
+    const mark = document.createElementNS(SVG_NS, "rect");
+    mark.setAttribute("class", "mm-selected");
+    copy.append(mark);
+    const old = small.querySelector(".mm-copy");
+    if (old) old.replaceWith(copy); else small.prepend(copy);
+    markMinimap();
     showView();
+  }
+
+  // The selected node's mark in the minimap, from its shape's coordinates (no layout).
+  function markMinimap() {
+    const mark = $("#minimap .mm-selected"), g = $("#graph g.selected"), svg = svgEl();
+    if (!mark) return;
+    const b = g && svg && window.SessionTreeBands.boxes(svg).get(g.id);
+    mark.style.display = b ? "" : "none";
+    if (!b) return;
+    mark.setAttribute("x", b.x0); mark.setAttribute("y", b.y0);
+    mark.setAttribute("width", b.x1 - b.x0); mark.setAttribute("height", b.y1 - b.y0);
   }
 
   function showView() {
@@ -111,7 +145,7 @@
   // selected node (or the active leaf), and the minimap gives the overview.
   function fit() {
     if (!full) return;
-    const box = $("#graph").getBoundingClientRect();
+    const box = paneBox();
     if (Math.min(box.width / full[2], box.height / full[3]) >= legibleScale()) {
       view = full.slice();
       apply();
@@ -138,42 +172,51 @@
   function pan(dx, dy) { if (!view) return; view[0] += dx * view[2]; view[1] += dy * view[3]; apply(); }
 
   function zoomTo(domId, onlyIfHidden) {
-    const g = document.getElementById(domId);
     const svg = svgEl();
-    if (!g || !svg || !full) return;
+    const b = svg && full && window.SessionTreeBands.nodeBox(svg, domId);
+    if (!b) return;
     if (!view) view = full.slice();
-    // The node's box in the svg's own coordinates (dot translates its drawing group).
-    const b = g.getBBox();
-    const screen = svg.getScreenCTM(), own = g.getScreenCTM();
-    if (!screen || !own) return; // not laid out (yet): nothing to move to
-    const m = screen.inverse().multiply(own);
-    const pt = svg.createSVGPoint();
-    pt.x = b.x + b.width / 2; pt.y = b.y + b.height / 2;
-    const c = pt.matrixTransform(m);
-    const cx = c.x, cy = c.y;
+    const cx = b[0] + b[2] / 2, cy = b[1] + b[3] / 2;
     if (onlyIfHidden && cx > view[0] && cx < view[0] + view[2] && cy > view[1] && cy < view[1] + view[3]) return;
-    const box = $("#graph").getBoundingClientRect();
+    const box = paneBox();
     const w = box.width / legibleScale(); // the smallest text at MIN_TEXT_PX
     const h = w * box.height / box.width;
     const pad = 12 / legibleScale(); // a node at the drawing's edge keeps a little room around it
     view = [clamp(cx - w / 2, full[0] - pad, full[2] + 2 * pad, w), clamp(cy - h / 2, full[1] - pad, full[3] + 2 * pad, h), w, h];
     apply();
-    clearOfMinimap(g);
+    clearOfMinimap(b);
   }
 
-  // Move the view the least that takes node `g` out from under the minimap, if it is there.
-  function clearOfMinimap(g) {
+  // Move the view the least that takes a node (its box in the svg's units) out from under the
+  // minimap, if it is there. Its place on screen follows from the view (the svg meets the pane).
+  function clearOfMinimap(b) {
     const mm = $("#minimap");
     if (!mm || mm.hidden || !view) return;
-    const n = g.getBoundingClientRect(), m = mm.getBoundingClientRect(), box = $("#graph").getBoundingClientRect();
+    const box = paneBox(), m = minimapRect(mm);
+    const s = Math.min(box.width / view[2], box.height / view[3]);
+    const ox = box.left + (box.width - view[2] * s) / 2, oy = box.top + (box.height - view[3] * s) / 2;
+    const n = { left: ox + (b[0] - view[0]) * s, top: oy + (b[1] - view[1]) * s };
+    n.right = n.left + b[2] * s; n.bottom = n.top + b[3] * s;
     if (n.right <= m.left || n.left >= m.right || n.bottom <= m.top || n.top >= m.bottom) return;
     const left = n.right - m.left + 8, up = n.bottom - m.top + 8; // pixels to move the node by
     const canLeft = n.left - left >= box.left, canUp = n.top - up >= box.top;
     if (!canLeft && !canUp) return;
     const byX = canLeft && (!canUp || left <= up);
-    const perPixel = view[2] / box.width;
-    if (byX) view[0] += left * perPixel; else view[1] += up * perPixel;
+    if (byX) view[0] += left / s; else view[1] += up / s;
     apply();
+  }
+
+  // Where the minimap is on screen: in the pane's corner, its size from its svg's. What it adds
+  // around the svg and its margins are read once (a read after a new drawing would lay it out).
+  function minimapRect(mm) {
+    const small = mm.querySelector("svg"), box = paneBox();
+    const w = Number(small.getAttribute("width")), h = Number(small.getAttribute("height"));
+    if (!miniChrome) {
+      const r = mm.getBoundingClientRect();
+      miniChrome = { w: r.width - w, h: r.height - h, right: box.left + box.width - r.right, bottom: box.top + box.height - r.bottom };
+    }
+    const right = box.left + box.width - miniChrome.right, bottom = box.top + box.height - miniChrome.bottom;
+    return { left: right - w - miniChrome.w, top: bottom - h - miniChrome.h, right: right, bottom: bottom };
   }
 
   // Keep a view inside the drawing where the drawing is larger, so no half screen stays empty.
@@ -194,6 +237,7 @@
     document.querySelectorAll("#graph g.selected").forEach((g) => g.classList.remove("selected"));
     const g = domId && document.getElementById(domId);
     if (g) g.classList.add("selected");
+    markMinimap();
   }
 
   function panelUrl(tab, params) {
@@ -261,7 +305,6 @@
     const o = JSON.parse(data.textContent);
     // Only the nodes that carry a mark are touched: a selection change restyles its path, not
     // the whole drawing.
-    svg.querySelectorAll(OVERLAY_CLASSES.map((c) => "g." + c).join(",")).forEach((g) => g.classList.remove(...OVERLAY_CLASSES));
     svg.querySelectorAll(".replaced-by").forEach((x) => x.remove());
     const path = new Set(o.path || []);
     svg.querySelectorAll("g.sel-path").forEach((g) => { if (!path.has(g.id)) g.classList.remove("sel-path"); });
@@ -270,20 +313,27 @@
     svg.classList.toggle("compact-mode", !!o.compact);
     if (o.selected) markSelected(o.selected);
     if (fromPanel && o.node) setState("node", o.node);
+    const badges = [];
+    let mark = () => null;
     if (o.compact) {
       const summarize = new Set(o.compact.summarize), kept = new Set(o.compact.kept);
-      svg.querySelectorAll("g.node").forEach((g) => {
-        g.classList.add(g.id === o.compact.cut ? "cp-cut" : summarize.has(g.id) ? "cp-summarize" : kept.has(g.id) ? "cp-kept" : "cp-off");
-      });
+      mark = (g) => (g.id === o.compact.cut ? "cp-cut" : summarize.has(g.id) ? "cp-summarize" : kept.has(g.id) ? "cp-kept" : "cp-off");
+    } else if (o.context) {
+      mark = (g) => {
+        const s = o.context.nodes[g.id];
+        if (!s) return "ctx-off";
+        if (s.state === "replaced") badges.push([g, s.byLabel]);
+        return s.state === "in-context" ? "ctx-in" : s.state === "replaced" ? "ctx-replaced" : "ctx-path";
+      };
     }
-    if (!o.context) { drawBands(svg, o.compact ? o.compact.bands : []); return o.focus || o.selected; }  // focus: a compaction's cut
-    const badges = [];
+    // A node's class changes only where its mark does: a class removed and added back would
+    // restyle every node of the drawing.
     svg.querySelectorAll("g.node").forEach((g) => {
-      const s = o.context.nodes[g.id];
-      if (!s) { g.classList.add("ctx-off"); return; }
-      g.classList.add(s.state === "in-context" ? "ctx-in" : s.state === "replaced" ? "ctx-replaced" : "ctx-path");
-      if (s.state === "replaced") badges.push([g, s.byLabel]);
+      const want = mark(g);
+      for (const c of OVERLAY_CLASSES) if (c !== want && g.classList.contains(c)) g.classList.remove(c);
+      if (want && !g.classList.contains(want)) g.classList.add(want);
     });
+    if (!o.context) { drawBands(svg, o.compact ? o.compact.bands : []); return o.focus || o.selected; }  // focus: a compaction's cut
     drawBands(svg, o.context.bands); // first: the brackets hug the path, the badges take what is left
     placeBadges(svg, badges);
     return o.selected;
@@ -298,7 +348,7 @@
     const before = full && full.join(" ");
     full = withBands(drawing);
     const small = $("#minimap svg");
-    if (small && full.join(" ") !== before) small.setAttribute("viewBox", full.join(" ")); // a change redraws its copy
+    if (small && full.join(" ") !== before) small.setAttribute("viewBox", full.join(" "));
   }
 
   function withBands(box) {
@@ -481,6 +531,14 @@
     else if (evt.key === "Escape") { const h = $("#help"); if (h) h.hidden = true; }
   });
 
+  // Before a new drawing goes in, the old one leaves: htmx would walk each of its thousands of
+  // elements to clean it up (an event each, 40-50 ms on a big drawing), though no element of a
+  // drawing has anything of htmx's to clean.
+  document.addEventListener("htmx:beforeSwap", (evt) => {
+    const target = evt.detail.target;
+    if (target && target.id === "graph" && evt.detail.shouldSwap) { const old = svgEl(); if (old) old.remove(); }
+  });
+
   // After a swap: a new drawing gets its view, overlay and picks back; a new panel marks its
   // node on the drawing and brings it into view.
   document.addEventListener("htmx:afterSwap", (evt) => {
@@ -638,7 +696,7 @@
   });
   document.addEventListener("pointermove", (evt) => {
     if (!drag) return;
-    const box = $("#graph").getBoundingClientRect();
+    const box = paneBox();
     const sx = drag.view[2] / box.width, sy = drag.view[3] / box.height;
     const s = Math.max(sx, sy);
     view = [drag.view[0] - (evt.clientX - drag.x) * s, drag.view[1] - (evt.clientY - drag.y) * s, drag.view[2], drag.view[3]];

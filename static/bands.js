@@ -182,22 +182,34 @@
     extents.set(svg, layerExtent(group, mine));
   }
 
-  // The bands' extent in the svg's own units (the drawing group is translated by dot).
-  function layerExtent(group, mine) {
-    if (!mine.length) return null;
-    const b = { x: Math.min(...mine.map((r) => r.x0)), y: Math.min(...mine.map((r) => r.y0)) };
-    b.width = Math.max(...mine.map((r) => r.x1)) - b.x;
-    b.height = Math.max(...mine.map((r) => r.y1)) - b.y;
+  // A box in the drawing group's units as [x, y, width, height] in the svg's own units (dot
+  // translates its drawing group), from the transform attribute: no layout.
+  function inSvg(group, r) {
     const t = group.transform.baseVal.consolidate();
     const m = t ? t.matrix : null;
     const at = (x, y) => (m ? [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f] : [x, y]);
-    const [x0, y0] = at(b.x, b.y), [x1, y1] = at(b.x + b.width, b.y + b.height);
+    const [x0, y0] = at(r.x0, r.y0), [x1, y1] = at(r.x1, r.y1);
     return [Math.min(x0, x1), Math.min(y0, y1), Math.abs(x1 - x0), Math.abs(y1 - y0)];
   }
 
-  // What app.js places its badges with: the nodes' boxes, the bands' boxes, a text's width.
+  // The bands' extent in the svg's own units.
+  function layerExtent(group, mine) {
+    if (!mine.length) return null;
+    const r = { x0: Math.min(...mine.map((b) => b.x0)), y0: Math.min(...mine.map((b) => b.y0)) };
+    r.x1 = Math.max(...mine.map((b) => b.x1)); r.y1 = Math.max(...mine.map((b) => b.y1));
+    return inSvg(group, r);
+  }
+
+  // A node's box in the svg's own units, or null when it is not drawn.
+  function nodeBox(svg, id) {
+    const b = nodeBoxes(svg).get(id), group = svg.querySelector("g.graph");
+    return b && group ? inSvg(group, b) : null;
+  }
+
+  // What app.js places its badges and moves its view with: the nodes' boxes, the bands' boxes,
+  // a text's width.
   window.SessionTreeBands = {
-    draw, boxes: nodeBoxes, textWidth,
+    draw, boxes: nodeBoxes, nodeBox, textWidth,
     extent: (svg) => extents.get(svg) || null,
     placed: (svg) => drawn.get(svg) || [],
   };

@@ -117,3 +117,28 @@ def test_keys_move_through_the_tree_from_the_context_tab_too(live_server, page):
     expect(page.locator("#context-panel")).to_have_attribute("data-entry", leaf)
     page.keyboard.press("ArrowUp")
     expect(page.locator("#context-panel")).to_have_attribute("data-entry", tree.parent[leaf])
+
+
+def test_the_context_panel_loads_the_rest_of_its_messages_when_scrolled_to(live_server, page, console):
+    from webapp.core.context import build_context
+
+    tree = Session.open(live_server.root / live_server.rel(LARGE)[3:]).tree
+    messages = build_context(tree, tree.active_leaf).messages
+    last = next(m for m in reversed(messages) if isinstance(m.get("content"), str) and m["content"].strip())
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(live_server.url + live_server.rel(LARGE) + "?tab=context")
+    panel = page.locator("#context-panel")
+    rest = panel.locator("li.more-item")
+    expect(rest).to_contain_text("more messages")  # a selection change brings a first screenful
+    shown = panel.locator("li.cm").count()
+    assert 0 < shown < len(messages)
+    # Scrolling down the panel, as a person reads, brings the rest in.
+    panel.locator("li.cm").first.hover()
+    for _ in range(40):
+        if not rest.count():
+            break
+        page.mouse.wheel(0, 2000)
+        page.wait_for_timeout(100)
+    expect(rest).to_have_count(0)
+    expect(panel.locator("li.cm")).to_have_count(len(messages))
+    expect(panel.locator("li.cm").last).to_contain_text(last["content"].strip().splitlines()[0][:60])

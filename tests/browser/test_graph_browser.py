@@ -157,12 +157,25 @@ def test_an_unfolded_turn_stays_unfolded_after_a_reload(live_server, page, conso
     expect(work).to_have_count(count - 1)
 
 
-def test_a_minimap_shows_a_big_drawing_whole_and_moves_the_view(live_server, page, console):
+def test_a_minimap_shows_a_big_drawing_whole_and_moves_the_view(live_server, page, console, bring_into_view):
     page.set_viewport_size({"width": 1280, "height": 720})
     page.goto(live_server.url + live_server.rel(LARGE))
     minimap = page.locator("#minimap")
     expect(minimap).to_be_visible()
-    assert page.locator("#minimap use").get_attribute("href") == "#graph0"
+    # A copy of the drawing's shapes, without their ids (the drawing's own stay unique).
+    shapes = ":is(polygon, path, ellipse, polyline):not(g.bands *)"
+    assert page.locator(f"#minimap .mm-copy {shapes}").count() == page.locator(f"#graph svg g.graph {shapes}").count()
+    assert page.locator("#minimap svg [id], #minimap svg text").count() == 0
+    # The selected node is marked there, and the mark follows a click on another node.
+    mark = page.locator("#minimap .mm-selected")
+    where = mark.get_attribute("y")
+    root = page.locator("#graph svg g.node:not(.segment)").first
+    bring_into_view(root)
+    root.locator("a").first.click()
+    expect(root).to_have_class(re.compile(r"\bselected\b"))
+    expect(mark).not_to_have_attribute("y", where)
+    page.goto(live_server.url + live_server.rel(LARGE))
+    expect(minimap).to_be_visible()
     before = page.locator("#graph svg").get_attribute("viewBox")
     frame = page.locator("#minimap .mm-view")
     frame_before = frame.get_attribute("y")

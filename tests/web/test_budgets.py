@@ -69,6 +69,10 @@ def more_links(html: str) -> list[str]:
 
 def test_the_context_panel_pages_through_a_20_mb_message(big):
     html = get(big, "/s/big.jsonl/-/panel/context?node=last", fragment=True)
+    # the first screenful is the short first message; the 20 MB one is on the next page
+    assert "/-/more/context" not in html and "line 0000000" not in html
+    html = get(big, [u for u in more_links(html) if "/-/more/messages" in u][0], fragment=True)
+    assert len(html) < LIMIT
     links = [u for u in more_links(html) if "/-/more/context" in u]
     assert links and "more characters" in html
     page = get(big, links[0], fragment=True)  # the next page, with the link after it
@@ -106,3 +110,30 @@ def test_a_bad_line_longer_than_its_excerpt_pages_too(big):
     assert html.count('class="bad-line"') == 20
     line = get(big, "/s/garbage.jsonl/-/more/line?line=100003&offset=0")
     assert "Characters 0 to 100,000 of 200,001" in line
+
+
+@pytest.fixture(scope="module")
+def chatty(tmp_path_factory):
+    root = tmp_path_factory.mktemp("chatty")
+    b = Builder()
+    for i in range(60):
+        b.user(f"question {i:02d} " + "q" * 1000, id=f"u{i}")
+        b.assistant(f"answer {i:02d} " + "a" * 1000, id=f"a{i}")
+    b.write(root / "chatty.jsonl")
+    return create_app(root).test_client()
+
+
+def test_the_context_panel_sends_a_first_screenful_and_the_rest_when_asked(chatty):
+    html = get(chatty, "/s/chatty.jsonl/-/panel/context?node=a59", fragment=True)
+    shown = re.findall(r"(question|answer) (\d\d) ", html)
+    assert shown[0] == ("question", "00") and 4 <= len(shown) < 60  # the first messages, not all 120
+    links = [u for u in more_links(html) if "/-/more/messages" in u]
+    assert len(links) == 1 and f"{120 - len(shown):,} more messages" in html
+    assert re.search(r'hx-trigger="click, intersect once"', html)  # loaded when scrolled to, or clicked
+    rest = get(chatty, links[0], fragment=True)
+    following = re.findall(r"(question|answer) (\d\d) ", rest)
+    assert shown + following == [(k, f"{i:02d}") for i in range(60) for k in ("question", "answer")]
+    assert "more messages" not in rest
+    # without htmx the link is a page of the rest
+    page = get(chatty, links[0])
+    assert "<html" in page and "answer 59 " in page and "messages, from" in page

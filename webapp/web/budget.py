@@ -21,7 +21,8 @@ PROBLEMS_PAGE = 200  # problems listed per page of the Problems tab
 BAD_LINE_CHARS = 4_000  # of a bad line, shown in the Problems tab before its "more" link
 BAD_LINES_SHOWN = 20  # bad lines shown whole (well, their first BAD_LINE_CHARS) in the Problems tab
 METADATA_SHOWN = 200  # lines that are not nodes listed in the Problems tab (a row is at most ~200 bytes)
-PANEL_CHARS = 1_000_000  # what the context panel shows of its messages in all
+PANEL_CHARS = 1_000_000  # what a page of the context panel's messages holds, past the first
+CONTEXT_FIRST_CHARS = 16_000  # the first page: a screenful or two, what a selection change swaps in
 
 
 @dataclass(frozen=True)
@@ -82,10 +83,12 @@ def within(sizes: list[int], budget: int) -> int:
 
 
 def context_messages_shown(messages: list[dict], start: int = 0) -> int:
-    """Where the page of context messages that starts at `start` stops: within PANEL_CHARS,
-    each message counted by its text (cut at one page) plus its markup."""
+    """Where the page of context messages that starts at `start` stops: the first page within
+    CONTEXT_FIRST_CHARS (every selection change in the Context tab swaps it in: the rest loads
+    when scrolled to), the next ones within PANEL_CHARS, each message counted by its text (cut at
+    one page) plus its markup."""
     sizes = [_message_chars(m) + 400 for m in messages[start:]]
-    return start + within(sizes, PANEL_CHARS)
+    return start + within(sizes, CONTEXT_FIRST_CHARS if start == 0 else PANEL_CHARS)
 
 
 def _message_chars(m: dict) -> int:

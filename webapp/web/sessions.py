@@ -397,12 +397,12 @@ def more(rel: str, kind: str):
                                kind=kind, offset=offset)
     if kind == "messages":
         node = _selected(session, request.args.get("node") or None)
-        if not is_fragment():
-            return redirect(url_for("sessions.session_page", rel=rel, node=node, tab="context"))
         view = request.args.get("view") or None
         messages, rows = _context_messages(tree, node, view)
-        return render_template("partials/_context_messages.html", rel=rel, tree=tree, messages=messages, rows=rows,
-                               view=view, node=node, start=offset, stop=budget.context_messages_shown(messages, offset))
+        template = "partials/_context_messages.html" if is_fragment() else "more.html"  # without JS: a page of them
+        return render_template(template, rel=rel, tree=tree, messages=messages, rows=rows, kind=kind, title="messages",
+                               view=view, node=node, start=offset, stop=budget.context_messages_shown(messages, offset),
+                               offset=offset)
     args: dict = {}
     if kind == "raw":
         entry = session.entry(request.args.get("id", ""))
