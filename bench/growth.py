@@ -56,6 +56,19 @@ def one_step(i: int) -> dict:
     return {"type": "message", "message": {"role": "assistant", "content": f"one more step {i}"}}
 
 
+def reload_times(client, path: Path, make, first: int, runs: int, text: str) -> list[float]:
+    """The session page reloaded after each of `runs` appends of `make(i)`, each page checked to
+    show the new entry's "`text` i"."""
+    times = []
+    for i in range(first, first + runs):
+        Session.open_for_append(path).append(make(i))
+        t = time.perf_counter()
+        r = client.get("/s/s.jsonl")
+        times.append(time.perf_counter() - t)
+        assert r.status_code == 200 and f"{text} {i}" in r.get_data(as_text=True)
+    return times
+
+
 def median(values: list[float]) -> float:
     return statistics.median(values)
 
@@ -102,25 +115,13 @@ def main() -> None:
     t = time.perf_counter()
     assert client.get("/s/s.jsonl").status_code == 200
     cold = time.perf_counter() - t
-    reload_ = []
-    for i in range(args.runs):
-        Session.open_for_append(path).append(one_entry(100 + i))
-        t = time.perf_counter()
-        r = client.get("/s/s.jsonl")
-        reload_.append(time.perf_counter() - t)
-        assert r.status_code == 200 and f"one more message {100 + i}" in r.get_data(as_text=True)
+    reload_ = reload_times(client, path, one_entry, 100, args.runs, "one more message")
 
     # one more step of the turn the agent is in: the drawing keeps its shape (no `dot`)
     for i in range(3):  # steps enough to fold the turn's work into one node
         Session.open_for_append(path).append(one_step(i))
         assert client.get("/s/s.jsonl").status_code == 200
-    steps = []
-    for i in range(args.runs):
-        Session.open_for_append(path).append(one_step(10 + i))
-        t = time.perf_counter()
-        r = client.get("/s/s.jsonl")
-        steps.append(time.perf_counter() - t)
-        assert r.status_code == 200 and f"one more step {10 + i}" in r.get_data(as_text=True)
+    steps = reload_times(client, path, one_step, 10, args.runs, "one more step")
 
     # session-tree append: its own work, then as a whole process
     own = []

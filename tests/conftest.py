@@ -100,6 +100,28 @@ class Builder:
         return path
 
 
+def count_dot_runs(monkeypatch) -> list[str]:
+    """The dot sources the app lays out from now on (dot still runs): a test tells a drawing
+    changed in place from one laid out again."""
+    from webapp.web import graph
+
+    runs: list[str] = []
+    real = graph.run_dot
+    monkeypatch.setattr(graph, "run_dot", lambda source, timeout=None: runs.append(source) or real(source, timeout))
+    return runs
+
+
+def turn_under_way() -> tuple[Builder, str]:
+    """A user message and four steps of the assistant's work on it (a read, its result, an edit
+    turn, a reply): a builder to write it and the id of the last step, the active leaf."""
+    b = Builder()
+    b.user("please fix the importer")
+    b.assistant("Reading the importer first.", calls=[{"id": "c1", "name": "read", "arguments": {"path": "a.py"}}])
+    b.tool_result("c1", "def load(): ...")
+    b.tool_turn("edit", "importer.py", "c2", "edited")
+    return b, b.assistant("Now running the whole test suite for the importer.")
+
+
 def open_session(kind: str, data: bytes, tmp_path: Path, name: str = "s.jsonl") -> Session:
     """The same bytes as a session over a JSONL file (`jsonl`) or in memory (`memory`)."""
     if kind == "memory":

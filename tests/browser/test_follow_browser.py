@@ -20,7 +20,7 @@ for text in sys.argv[2:]:
 """
 
 
-def test_the_page_follows_a_file_another_process_appends_to(tmp_path, browser):
+def test_the_page_follows_a_file_another_process_appends_to(tmp_path, page):
     from tests.browser.conftest import LiveServer
 
     b = Builder()
@@ -28,11 +28,7 @@ def test_the_page_follows_a_file_another_process_appends_to(tmp_path, browser):
     b.assistant("Working on it", id="a1")
     path = b.write(tmp_path / "live.jsonl")
     server = LiveServer(tmp_path)
-    context = browser.new_context(viewport={"width": 1280, "height": 720})
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.set_viewport_size({"width": 1280, "height": 720})  # (console errors: the autouse `console` fixture)
     try:
         page.goto(server.url + "/s/live.jsonl")
         expect(page.locator('#graph g.node[id="e-a1"]')).to_have_class(re.compile("active-leaf"))
@@ -66,7 +62,5 @@ def test_the_page_follows_a_file_another_process_appends_to(tmp_path, browser):
         page.wait_for_timeout(1500)
         expect(page.locator(f'#graph g.node[id="e-{third}"]')).to_have_count(0)
         assert page.evaluate("window.__notReloaded") is True
-        assert errors == []
     finally:
-        context.close()
         server.stop()

@@ -11,8 +11,7 @@ import orjson
 from playwright.sync_api import expect
 
 from tests.browser.test_follow_browser import APPENDER
-from tests.conftest import Builder
-from webapp.web import graph
+from tests.conftest import count_dot_runs, turn_under_way
 
 OVERFLOW = """() => [...document.querySelectorAll('#graph g.node')].flatMap((g) => {
   const box = g.querySelector('polygon, path').getBBox();
@@ -23,25 +22,14 @@ OVERFLOW = """() => [...document.querySelectorAll('#graph g.node')].flatMap((g) 
 })"""
 
 
-def test_a_followed_turn_grows_without_dot_and_its_texts_stay_in_their_boxes(tmp_path, browser, monkeypatch):
+def test_a_followed_turn_grows_without_dot_and_its_texts_stay_in_their_boxes(tmp_path, page, monkeypatch):
     from tests.browser.conftest import LiveServer
 
-    runs: list[str] = []
-    real = graph.run_dot
-    monkeypatch.setattr(graph, "run_dot", lambda source, timeout=None: runs.append(source) or real(source, timeout))
-    b = Builder()
-    b.user("please fix the importer")
-    b.assistant("Reading the importer first.", calls=[{"id": "c1", "name": "read", "arguments": {"path": "a.py"}}])
-    b.tool_result("c1", "def load(): ...")
-    b.tool_turn("edit", "importer.py", "c2", "edited")
-    last = b.assistant("Now running the whole test suite for the importer.")
+    runs = count_dot_runs(monkeypatch)
+    b, last = turn_under_way()
     path = b.write(tmp_path / "live.jsonl")
     server = LiveServer(tmp_path)
-    context = browser.new_context(viewport={"width": 1280, "height": 720})
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.set_viewport_size({"width": 1280, "height": 720})
     try:
         page.goto(server.url + "/s/live.jsonl?collapse=on")
         expect(page.locator(f'#graph g.node[id="e-{last}"]')).to_have_class(re.compile("active-leaf"))
@@ -58,8 +46,6 @@ def test_a_followed_turn_grows_without_dot_and_its_texts_stay_in_their_boxes(tmp
         expect(turn).to_contain_text("5 entries")
         assert len(runs) == laid_out  # the drawing was changed in place, not laid out again
         assert page.evaluate(OVERFLOW) == []
-        page.screenshot(path=str(tmp_path / "grown.png"))
-        assert errors == []
+        page.screenshot(path=str(tmp_path / "grown.png"))  # (console errors: the autouse `console` fixture)
     finally:
-        context.close()
         server.stop()

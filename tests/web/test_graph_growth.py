@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import Builder, header
+from tests.conftest import count_dot_runs, header, turn_under_way
 from webapp.core.reader import parse_bytes
 from webapp.core.session import Session
 from webapp.core.tree import SessionTree
@@ -156,15 +156,8 @@ def test_an_append_that_keeps_the_drawings_shape_is_drawn_without_dot(tmp_path, 
     and the new one takes its place as the active leaf. The SVG of the page is the one laid out
     before, with the new figures of the turn and the active-leaf mark on the new entry, and it
     says what a fresh layout says; a user message (a new node) runs `dot` again."""
-    runs: list[str] = []
-    real = graph.run_dot
-    monkeypatch.setattr(graph, "run_dot", lambda source, timeout=None: runs.append(source) or real(source, timeout))
-    b = Builder()
-    b.user("please fix the importer")
-    b.assistant("Reading the importer first.", calls=[{"id": "c1", "name": "read", "arguments": {"path": "a.py"}}])
-    b.tool_result("c1", "def load(): ...")
-    b.tool_turn("edit", "importer.py", "c2", "edited")
-    last = b.assistant("Now running the whole test suite for the importer.")
+    runs = count_dot_runs(monkeypatch)
+    b, last = turn_under_way()
     root = tmp_path / "root"
     root.mkdir()
     path = b.write(root / "s.jsonl")
