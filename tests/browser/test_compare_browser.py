@@ -7,7 +7,6 @@ import hashlib
 import re
 
 import orjson
-import pytest
 from playwright.sync_api import expect
 
 RICH = "019cadd3-8025-7970-85d9-5954058b4714"

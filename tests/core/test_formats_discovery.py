@@ -1,7 +1,6 @@
 """Discovery (#12 part 4): the agents' usual sessions folders under a (fake) home folder, their
 nested layouts, `ls --claude/--codex`, `serve` without ROOT, and the grouping of a listing."""
 
-import shutil
 from pathlib import Path
 
 import orjson

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import lines_of
-from tests.llm.conftest import MODEL, rich_session, run
+from tests.llm.conftest import rich_session, run
 from webapp.core.session import Session
 from webapp.llm import ModelError, complete
 

@@ -14,7 +14,6 @@ from tests.fake_llm import strict_problem
 from webapp.cli import main
 from webapp.core.context import build_context
 from webapp.core.continuation import continue_in_new_session
-from webapp.core.continuation import continue_in_new_session
 from webapp.core.reader import parse_bytes
 from webapp.core.request import ADD_RESULT, NO_RESULT, SKIP_ABORTED, SKIP_EMPTY, SKIP_ERROR, SKIP_ORPHAN, build_request
 from webapp.core.session import Session
