@@ -56,7 +56,7 @@ def leaf_figures(tree: SessionTree) -> list[LeafFigures]:
     """Every leaf of `tree` (in `tree.leaves()` order) with the figures of its whole path."""
     leaves = set(tree.leaves())
     active = tree.conversation_leaf(tree.active_leaf)
-    by_id, children, labels = tree.by_id, tree.children, tree.labels
+    by_id, kids_of, labels = tree.by_id, tree.children.kids.get, tree.labels
 
     found: dict[str, LeafFigures] = {}
     path: list[Entry] = []  # the current path of the walk
@@ -94,7 +94,9 @@ def leaf_figures(tree: SessionTree) -> list[LeafFigures]:
                     first = t
                 if last is None or t > last:
                     last = t
-            kids = children.get(node, ())
+            kids = kids_of(node, ())  # (a lone child is its id, see tree.Children)
+            if type(kids) is str:
+                kids = (kids,)
             if node in labels:
                 label = labels[node]
             elif len(kids) > 1 and len(tree.conversation_children(node)) > 1:

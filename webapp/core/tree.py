@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 from collections import Counter
 from collections.abc import Iterator, Mapping
+from itertools import filterfalse
 
 from .entries import COMPACTION, LABEL, MARKER_TYPES, SESSION_INFO, Entry
 from .errors import AmbiguousEntry, UnknownEntry
@@ -55,6 +56,40 @@ class Parents(Mapping):
         return len(self.by_id)
 
 
+class Children(Mapping):
+    """Entry id -> the ids of its children in order (by time, then file order), as a list
+    (`SessionTree.children`). Most entries have one child: a lone child is kept as its id, not
+    as a list of one (#13.5: a list is ~90 bytes of every entry). `kids` is that dict, for the
+    loops that walk every entry (a value is an id or a list of two ids or more)."""
+
+    __slots__ = ("kids",)
+
+    def __init__(self, kids: dict[str, str | list[str]]):
+        self.kids = kids
+
+    def __getitem__(self, entry_id: str) -> list[str]:
+        v = self.kids[entry_id]
+        return [v] if type(v) is str else v
+
+    def get(self, entry_id: str, default=None):
+        v = self.kids.get(entry_id)
+        if v is None:
+            return default
+        return [v] if type(v) is str else v
+
+    def __contains__(self, entry_id) -> bool:
+        return entry_id in self.kids
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.kids)
+
+    def __len__(self) -> int:
+        return len(self.kids)
+
+
+# Entry types whose lines name another entry or the session (SPEC §2): `_check_references` reads them.
+_REFERRING = frozenset({LABEL, SESSION_INFO, COMPACTION})
+
 # Problems the file can live with: a model request is repaired for them (SPEC §5b).
 WARNING_KINDS = frozenset({"first-kept-tool-result", "unanswered-tool-call"})
 
@@ -72,7 +107,7 @@ class SessionTree:
             self.by_id[log.tail_entry.id] = log.tail_entry
         self._made_roots: set[str] = set()  # entries whose parent the tree does not follow
         self.parent = Parents(self.by_id, self._made_roots)
-        self.children: dict[str, list[str]] = {}
+        self.children = Children({})
         self.roots: list[str] = []
         self.orphans: list[str] = []
         self.cycle_cuts: list[str] = []
@@ -91,10 +126,9 @@ class SessionTree:
         with gc_paused():
             self._link(self.entries)
             self.active_leaf: str | None = log.active_leaf
-            self._labels_and_name(self.entries)
+            self._check_references(self.entries)
             title = (self.header or {}).get("title")  # another format's title, from the seam
             self.name = self.name or (title if isinstance(title, str) and title.strip() else None)
-            self._check_references(self.entries)
 
     # -- building ------------------------------------------------------------------------------
 
@@ -116,13 +150,15 @@ class SessionTree:
         ):
             return None
         tree = copy.copy(self)
-        for name in ("children", "labels", "_wanted", "_marker_parents", "_made_roots"):
+        for name in ("labels", "_wanted", "_marker_parents", "_made_roots"):
             setattr(tree, name, copy.copy(getattr(self, name)))
-        for name in ("roots", "orphans", "problems"):
+        for name in ("roots", "orphans", "problems", "cycle_cuts"):
             setattr(tree, name, list(getattr(self, name)))
+        kids = dict(self.children.kids)
         for e in new:  # sibling lists that grow are copied, not changed under a reader
-            if e.parent_id in tree.children:
-                tree.children[e.parent_id] = list(tree.children[e.parent_id])
+            if type(kids.get(e.parent_id)) is list:
+                kids[e.parent_id] = list(kids[e.parent_id])
+        tree.children = Children(kids)
         with gc_paused():
             tree.entries = log.all_entries()
             tree.bad_lines = log.all_bad_lines()
@@ -133,7 +169,6 @@ class SessionTree:
             tree._grows = log.tail_entry is None
             tree._link(new)
             tree.active_leaf = log.active_leaf
-            tree._labels_and_name(new)
             tree._check_references(new)
             tree._recheck_tool_results(new, ids)
             tree._leaves = None
@@ -155,40 +190,60 @@ class SessionTree:
                 self._check_tool_results(self.by_id[entry_id])
 
     def _link(self, entries: list[Entry]) -> None:
-        """Parents, roots, orphans and sibling lists of `entries` (all of them, or those appended)."""
-        by_id, made_roots = self.by_id, self._made_roots
+        """Parents, roots, orphans and sibling lists of `entries` (all of them, or those appended),
+        in one pass: a loop (rare: only a parent written after its child can close one) is cut
+        after it, and the entries it made roots are taken out of their parents' lists then."""
+        by_id, made_roots, roots = self.by_id, self._made_roots, self.roots
+        kids, marker_parents = self.children.kids, self._marker_parents
+        first_root = len(roots)
+        grown: set[str] = set()  # parents with two children or more: sorted at the end
         forward = False
-        for e in entries:
+        for e in entries:  # (the loop every entry goes through: kept short)
             p = e.parent_id
-            if p is not None:
-                pe = by_id.get(p)
-                if pe is None:
-                    self._wanted.add(p)
-                    self.orphans.append(e.id)
-                    made_roots.add(e.id)
-                    self.problems.append(
-                        Problem("orphan", f"parent {p!r} does not exist; shown as a root", e.line, e.id)
-                    )
-                elif pe.line >= e.line:
-                    forward = True
-        if forward:  # only a parent written after its child can close a loop
-            self._cut_cycles()
-        children, marker_parents = self.children, self._marker_parents
-        grown: set[str] = set()
-        for e in entries:
-            p = e.parent_id
-            if p is None or (made_roots and e.id in made_roots):
-                self.roots.append(e.id)
+            if p is None:
+                roots.append(e.id)
                 continue
-            if p in children:
-                children[p].append(e.id)
+            pe = by_id.get(p)
+            if pe is None:
+                self._wanted.add(p)
+                self.orphans.append(e.id)
+                made_roots.add(e.id)
+                self.problems.append(
+                    Problem("orphan", f"parent {p!r} does not exist; shown as a root", e.line, e.id)
+                )
+                roots.append(e.id)
+                continue
+            if pe.line >= e.line:
+                forward = True
+            v = kids.get(p)
+            if v is None:
+                kids[p] = e.id
+            elif type(v) is str:
+                kids[p] = [v, e.id]
                 grown.add(p)
-            else:  # (not setdefault, which would make an empty list for every entry)
-                children[p] = [e.id]
+            else:
+                v.append(e.id)
+                grown.add(p)
             if e.type in MARKER_TYPES:
                 marker_parents.add(p)
+        if forward:
+            cuts = len(self.cycle_cuts)
+            self._cut_cycles()
+            for cut in self.cycle_cuts[cuts:]:
+                p = by_id[cut].parent_id
+                v = kids[p]
+                if type(v) is str:
+                    del kids[p]
+                else:
+                    v.remove(cut)
+                    if len(v) == 1:
+                        kids[p] = v[0]
+            if len(self.cycle_cuts) > cuts:  # roots in file order, with the entries made roots
+                roots[first_root:] = [e.id for e in entries if e.parent_id is None or e.id in made_roots]
         for p in grown:
-            children[p].sort(key=lambda k: _instant(by_id[k]))  # stable: file order breaks ties
+            v = kids[p]
+            if type(v) is list:
+                v.sort(key=lambda k: _instant(by_id[k]))  # stable: file order breaks ties
 
     def _cut_cycles(self) -> None:
         parent, by_id = self.parent, self.by_id
@@ -216,43 +271,56 @@ class SessionTree:
             for n in walk:
                 state[n] = 2
 
-    def _labels_and_name(self, entries: list[Entry]) -> None:
-        labels = self.labels
-        for e in entries:
-            if e.type == LABEL and e.target_id is not None:  # without a target it labels nothing
-                target, text = e.target_id, e.get("label")
-                if isinstance(text, str) and text.strip():
-                    labels[target] = text
-                else:
-                    labels.pop(target, None)
-            elif e.type == SESSION_INFO:
-                value = e.get("name")
-                self.name = value if isinstance(value, str) and value.strip() else self.name
-
     def _check_references(self, entries: list[Entry]) -> None:
-        for e in entries:
+        """Labels, the session's name, and what entries lack or refer to: missing fields, tool
+        calls without results, labels and compactions that name no entry (one pass, in file order)."""
+        by_id, kids = self.by_id, self.children.kids
+        for e in entries:  # (the loop every entry goes through: kept short)
             facts = e.facts
             if facts[5]:  # the required fields of its type it lacks
                 self.problems.append(
                     Problem("missing-field", f"{e.type} entry lacks {', '.join(facts[5])}", e.line, e.id)
                 )
-            if facts[0]:  # an assistant message that calls tools
+            calls = facts[0]
+            if calls:  # an assistant message that calls tools
+                if len(calls) == 1:  # the usual case: its one result is its child
+                    k = kids.get(e.id)
+                    if type(k) is str:
+                        k = by_id[k]
+                        if k.facts[1] == calls[0] and k.role == "toolResult":
+                            continue
                 self._check_tool_results(e)
-            elif e.type == LABEL and e.target_id not in self.by_id:
-                self._wanted.add(e.target_id)
-                self.problems.append(
-                    Problem("dangling-label", f"label targets unknown id {e.target_id!r}", e.line, e.id)
-                )
-            elif e.type == COMPACTION and "summary" in e.raw:
+                continue
+            t = e.type
+            if t not in _REFERRING:
+                continue
+            if t == LABEL:
+                target = e.target_id
+                if target is not None:  # (without a target it labels nothing)
+                    text = e.get("label")
+                    if isinstance(text, str) and text.strip():
+                        self.labels[target] = text
+                    else:
+                        self.labels.pop(target, None)
+                if target not in by_id:
+                    self._wanted.add(target)
+                    self.problems.append(
+                        Problem("dangling-label", f"label targets unknown id {target!r}", e.line, e.id)
+                    )
+            elif t == SESSION_INFO:
+                value = e.get("name")
+                self.name = value if isinstance(value, str) and value.strip() else self.name
+            elif t == COMPACTION and "summary" in e.raw:
                 problem = self.first_kept_problem(e)
-                if first_kept_id(e) is not None:
-                    self._wanted.add(first_kept_id(e))  # (when it exists, wanting it costs nothing)
+                kept = first_kept_id(e)
+                if kept is not None:
+                    self._wanted.add(kept)  # (when it exists, wanting it costs nothing)
                 if problem:
                     self.problems.append(Problem("dangling-first-kept", problem, e.line, e.id))
-                elif first_kept_id(e) is not None and self.by_id[first_kept_id(e)].role == "toolResult":
+                elif kept is not None and by_id[kept].role == "toolResult":
                     self.problems.append(Problem(
                         "first-kept-tool-result",
-                        f"the first entry kept, {first_kept_id(e)!r}, is a tool result without its call: "
+                        f"the first entry kept, {kept!r}, is a tool result without its call: "
                         "it is left out of model requests", e.line, e.id))
 
     def _check_tool_results(self, e: Entry) -> None:
@@ -352,7 +420,8 @@ class SessionTree:
         """Children that continue a conversation. `leaf` and `label` markers are looked through:
         what was appended after a label (which moved the active leaf) continues its parent."""
         if entry_id not in self._marker_parents:
-            return list(self.children.get(entry_id, ()))
+            v = self.children.kids.get(entry_id)
+            return [] if v is None else [v] if type(v) is str else list(v)
         out: list[str] = []
         stack = list(reversed(self.children.get(entry_id, ())))
         while stack:
@@ -367,13 +436,16 @@ class SessionTree:
         """Branch tips in file order: entries with no conversation after them, plus the active leaf.
         Where a sub-agent's run ends (a sidechain tip) is not a branch of the conversation."""
         if self._leaves is None:  # the tree does not change once built: found once
-            children, marker_parents = self.children, self._marker_parents
-            tips = [  # (an entry without markers among its children continues when it has any)
-                e.id
-                for e in self.entries
-                if e.type not in MARKER_TYPES and (
-                    e.id not in children if e.id not in marker_parents else not self.conversation_children(e.id)
-                ) and not e.sidechain
+            by_id, kids, marker_parents = self.by_id, self.children.kids, self._marker_parents
+            # Entries without children, found at C speed over the ids (in file order, as the
+            # entries), then looked at one by one; those with a marker child are looked into.
+            ids = ([x for x in by_id if x not in kids or x in marker_parents] if marker_parents
+                   else filterfalse(kids.__contains__, by_id))
+            tips = [
+                x
+                for x in ids
+                if (e := by_id[x]).type not in MARKER_TYPES and not e.sidechain and (
+                    x not in marker_parents or not self.conversation_children(x))
             ]
             shown = self.conversation_leaf(self.active_leaf)
             if shown is not None and shown not in tips:

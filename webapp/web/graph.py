@@ -455,7 +455,7 @@ def _drawn_anew(tree: SessionTree) -> _Drawn:
     up: dict[str, str | None] = dict.fromkeys(roots)
     forks: dict[str, list[str]] = {}
     maxline: dict[str, int] = {}
-    kids_of = {**tchildren, **looked_through}.get if looked_through else tchildren.get
+    kids_of = {**tchildren.kids, **looked_through}.get if looked_through else tchildren.kids.get
     stack = list(reversed(roots))
     while stack:
         h = stack.pop()
@@ -463,7 +463,11 @@ def _drawn_anew(tree: SessionTree) -> _Drawn:
         append = chain.append
         x = h
         while True:  # (the loop every entry goes through: kept short)
-            kids = kids_of(x)
+            kids = kids_of(x)  # (a lone child is its id, see tree.Children)
+            if type(kids) is str:
+                x = kids
+                append(x)
+                continue
             if not kids:
                 break
             if len(kids) == 1:
