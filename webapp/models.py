@@ -25,15 +25,26 @@ class ModelInfo:
 
 
 @functools.lru_cache(maxsize=1)
-def _table() -> dict:
+def _windows() -> dict[str, int | None]:
+    """Model key -> its context window (None when the table gives none), for the rows of the
+    table that describe a model: all that is looked up of it, kept instead of the whole table
+    (tens of thousands of objects a page would hold for one figure)."""
     spec = importlib.util.find_spec("litellm")
     if spec is None or not spec.submodule_search_locations:
         return {}
     path = Path(next(iter(spec.submodule_search_locations))) / TABLE
     try:
-        return orjson.loads(path.read_bytes())
+        table = orjson.loads(path.read_bytes())
     except (OSError, orjson.JSONDecodeError):
         return {}
+    if not isinstance(table, dict):
+        return {}
+    windows: dict[str, int | None] = {}
+    for key, row in table.items():
+        if isinstance(row, dict) and key != "sample_spec":
+            window = row.get("max_input_tokens") or row.get("max_tokens")
+            windows[key] = window if isinstance(window, int) else None
+    return windows
 
 
 @functools.lru_cache(maxsize=256)
@@ -41,13 +52,11 @@ def model_info(provider: str | None, model_id: str | None) -> ModelInfo | None:
     """What the table knows of a model, tried as `provider/model`, `model`, and without a prefix."""
     if not model_id:
         return None
-    table = _table()
+    windows = _windows()
     candidates = [f"{provider}/{model_id}" if provider else None, model_id, model_id.split("/")[-1]]
     for key in candidates:
-        row = table.get(key) if key else None
-        if isinstance(row, dict) and key != "sample_spec":
-            window = row.get("max_input_tokens") or row.get("max_tokens")
-            return ModelInfo(key, window if isinstance(window, int) else None)
+        if key and key in windows:
+            return ModelInfo(key, windows[key])
     return None
 
 
