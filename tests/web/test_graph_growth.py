@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from html import unescape
+from unittest.mock import patch
 
 import orjson
 import pytest
@@ -64,10 +65,13 @@ def make_lines(ops) -> list[bytes]:
     return lines
 
 
-def drawn_state(d) -> dict:
-    return {name: getattr(d, name) for name in (
-        "roots", "chains", "chain_of", "pos", "up", "forks", "users", "unfoldable", "maxline", "size", "leaves",
-        "last", "label_at", "labelled_below")}
+def drawn_state(d, tree: SessionTree) -> dict:
+    return {
+        **{name: getattr(d, name) for name in (
+            "roots", "chains", "marks", "count", "up", "forks", "users", "unfoldable", "maxline", "size", "leaves",
+            "last", "label_at", "labelled_below")},
+        "places": {e.id: d.place(e.id) for e in tree.entries},  # (None for markers: not drawn)
+    }
 
 
 def layout_state(layout: graph.GraphLayout, tree: SessionTree) -> dict:
@@ -79,7 +83,7 @@ def layout_state(layout: graph.GraphLayout, tree: SessionTree) -> dict:
         "edges": sorted(layout.edges),
         "capped": layout.capped,
         "dom_for": {x: layout.dom_for(x) for x in ids},
-        "path": {x: layout.path_doms(x) for x in ids[-3:] if x in layout.drawn.chain_of},
+        "path": {x: layout.path_doms(x) for x in ids[-3:] if layout.drawn.place(x) is not None},
     }
 
 
@@ -96,8 +100,14 @@ def check_tree_order(tree: SessionTree) -> None:
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(ops=st.lists(OP, min_size=1, max_size=50), cuts=st.lists(st.integers(0, 50), max_size=6))
-def test_a_drawn_tree_grown_by_appends_equals_a_fresh_one(tmp_path_factory, ops, cuts):
+@given(ops=st.lists(OP, min_size=1, max_size=50), cuts=st.lists(st.integers(0, 50), max_size=6),
+       every=st.sampled_from([2, 3, graph.PLACE_EVERY]))
+def test_a_drawn_tree_grown_by_appends_equals_a_fresh_one(tmp_path_factory, ops, cuts, every):
+    with patch.object(graph, "PLACE_EVERY", every):  # (places kept often: chains here are short)
+        check_growth(tmp_path_factory, ops, cuts)
+
+
+def check_growth(tmp_path_factory, ops, cuts) -> None:
     lines = make_lines(ops)
     path = tmp_path_factory.mktemp("grow") / "s.jsonl"
     path.write_bytes(orjson.dumps(header()) + b"\n")
@@ -110,7 +120,7 @@ def test_a_drawn_tree_grown_by_appends_equals_a_fresh_one(tmp_path_factory, ops,
         done = step
         tree = session.tree
         fresh = SessionTree(parse_bytes(path.read_bytes()))
-        assert drawn_state(graph.drawn_tree(tree)) == drawn_state(graph._drawn_anew(fresh))
+        assert drawn_state(graph.drawn_tree(tree), tree) == drawn_state(graph._drawn_anew(fresh), fresh)
         assert session_counts(tree) == {"branches": len(fresh.leaves()), "compactions": len(fresh.compactions())}
         check_tree_order(tree)
         for collapse, cap in (("on", 1000), ("on", 9), ("off", 1000), ("off", 7)):
@@ -135,7 +145,7 @@ def test_an_append_grows_the_drawn_tree_instead_of_making_it_again(tmp_path, mon
     monkeypatch.setattr(graph, "_drawn_anew", made_anew)
     after = graph.drawn_tree(session.tree)
     assert after is not before and after.units is before.units  # counted folds carried over
-    assert before.chain_of.keys() <= after.chain_of.keys()
+    assert all(after.place(x) is not None for chain in before.chains.values() for x in chain)  # still drawn
 
 
 NODE = re.compile(r'<g id="([^"]*)" class="node ([^"]*)">(.*?)</g>\n</g>', re.S)

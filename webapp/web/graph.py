@@ -29,6 +29,7 @@ import time
 import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from itertools import compress
 from urllib.parse import urlencode
 
 from ..core.entries import (
@@ -207,10 +208,10 @@ class GraphLayout:
         """The segment or "more branches" node an entry is folded into or left out in; None when
         it is drawn as itself (or is not in the drawn tree)."""
         d = self.drawn
-        h = d.chain_of.get(entry_id) if d is not None else None
-        if h is None:
+        where = d.place(entry_id) if d is not None else None
+        if where is None:
             return None
-        i = d.pos[entry_id]
+        h, i = where
         runs = self.runs.get(h)
         if runs is not None:
             j = bisect.bisect_right(runs[0], i) - 1
@@ -225,7 +226,7 @@ class GraphLayout:
             up = d.up[h]
             if up is None:
                 return None
-            h, i = d.chain_of[up], d.pos[up]
+            h, i = d.place(up)
         return None
 
     def dom_for(self, entry_id: str) -> str:
@@ -237,8 +238,7 @@ class GraphLayout:
         once, and a long folded path costs its folds, not its entries."""
         d = self.drawn
         out: list[str] = []
-        h = d.chain_of.get(entry_id) if d is not None and entry_id is not None else None
-        i = d.pos[entry_id] if h is not None else -1
+        h, i = (d.place(entry_id) if d is not None and entry_id is not None else None) or (None, -1)
         while h is not None:
             chain = d.chains[h]
             runs = self.runs.get(h)
@@ -252,8 +252,7 @@ class GraphLayout:
                 out.append(self.dom_for(chain[i]))
                 i -= 1
             up = d.up[h]
-            h = d.chain_of[up] if up is not None else None
-            i = d.pos[up] if up is not None else -1
+            h, i = d.place(up) if up is not None else (None, -1)
         out.reverse()
         return list(dict.fromkeys(out))
 
@@ -280,8 +279,9 @@ class _Drawn:
 
     roots: list[str]
     chains: dict[str, list[str]]  # chain head -> its entries, in order
-    chain_of: dict[str, str]  # entry -> its chain's head
-    pos: dict[str, int]  # entry -> its position in its chain
+    marks: dict[str, tuple[str, int]]  # some entries -> their `place` (see _place)
+    count: int  # drawn entries
+    tree: "weakref.ref[SessionTree]" = field(repr=False)  # the tree it is the drawing of, for `place`
     up: dict[str, str | None]  # chain head -> the branch point above it (None for a root)
     forks: dict[str, list[str]]  # branch point -> the heads of its chains below, by time
     users: set[str]  # user messages: folded only when a path is too long to draw turn by turn
@@ -299,57 +299,96 @@ class _Drawn:
     labelled_below: set[str] = field(default_factory=set)  # heads with a label in their subtree
     _users_at: dict[str, list[int]] | None = field(default=None, repr=False)
 
+    def place(self, x: str) -> tuple[str, int] | None:
+        """(The head of the chain `x` is in, its position there), or None when `x` is not drawn."""
+        return _place(self.marks, self.tree().by_id, x)
+
     def users_at(self) -> dict[str, list[int]]:
         """Chain head -> the positions of the user messages along it, in order."""
         if self._users_at is None:
+            users = self.users
             at: dict[str, list[int]] = {}
-            chain_of, pos = self.chain_of, self.pos
-            for x in self.users:
-                at.setdefault(chain_of[x], []).append(pos[x])
-            for ps in at.values():
-                ps.sort()
+            for h, chain in self.chains.items():  # (at C speed along each chain)
+                found = list(compress(range(len(chain)), map(users.__contains__, chain)))
+                if found:
+                    at[h] = found
             self._users_at = at
         return self._users_at
 
     def kids(self, x: str) -> list[str]:
-        chain = self.chains[self.chain_of[x]]
-        i = self.pos[x]
+        h, i = self.place(x)
+        chain = self.chains[h]
         return [chain[i + 1]] if i < len(chain) - 1 else self.forks.get(x, [])
 
     def parent_of(self, x: str) -> str | None:
-        h, i = self.chain_of[x], self.pos[x]
+        h, i = self.place(x)
         return self.chains[h][i - 1] if i else self.up[h]
 
     def size_of(self, x: str) -> int:
         """Entries in the subtree from `x`."""
-        return self.size[self.chain_of[x]] - self.pos[x]
+        h, i = self.place(x)
+        return self.size[h] - i
 
     def leaves_of(self, x: str) -> int:
-        return self.leaves[self.chain_of[x]]  # (no branch before a chain's end)
+        return self.leaves[self.place(x)[0]]  # (no branch before a chain's end)
 
     def last_of(self, x: str) -> int:
         """The last line written in the subtree from `x` (from anywhere in a chain, the chain's:
         its lines are known by its ends only, _chain_line)."""
-        return self.last[self.chain_of[x]]
+        return self.last[self.place(x)[0]]
 
     def labelled_of(self, x: str) -> bool:
         """Whether a label is on `x` or below it."""
-        h, i = self.chain_of[x], self.pos[x]
+        h, i = self.place(x)
         if not i:
             return h in self.labelled_below
         return self.label_at.get(h, -1) >= i or any(k in self.labelled_below for k in self.forks.get(self.chains[h][-1], ()))
+
+
+# Where a drawn entry is (its chain's head and its position there) is kept for the heads and
+# every PLACE_EVERY-th entry of a chain only: two maps of every entry cost 16 MB at 270k entries
+# (#13.5). Any other entry's place is found in at most PLACE_EVERY - 1 steps up the tree.
+PLACE_EVERY = 16
+
+
+def _place(marks: dict[str, tuple[str, int]], by_id, x: str) -> tuple[str, int] | None:
+    """(Chain head, position) of the drawn entry `x`, from the nearest kept place above it: an
+    entry's predecessor in its chain is its parent, markers looked through (as chains are made)."""
+    found = marks.get(x)
+    if found is not None:
+        return found
+    e = by_id.get(x)
+    if e is None or e.type in MARKER_TYPES:
+        return None  # (not drawn)
+    for steps in range(1, PLACE_EVERY):
+        p = e.parent_id
+        e = by_id.get(p) if p is not None else None
+        while e is not None and e.type in MARKER_TYPES:
+            e = by_id.get(e.parent_id) if e.parent_id is not None else None
+        if e is None:
+            return None
+        found = marks.get(e.id)
+        if found is not None:
+            return found[0], found[1] + steps
+    return None
+
+
+def _mark(marks: dict[str, tuple[str, int]], chain: list[str], h: str, start: int = 0) -> None:
+    """Keep the places of `chain` (of head `h`) from position `start` on."""
+    for i in range(-(-start // PLACE_EVERY) * PLACE_EVERY, len(chain), PLACE_EVERY):
+        marks[chain[i]] = (h, i)
 
 
 def _figures(d: _Drawn, labels) -> None:
     """The per-chain figures of `d`, children's chains before their parents' (one pass over
     the chains: an append makes them again at that cost)."""
     chains, forks, maxline = d.chains, d.forks, d.maxline
-    chain_of, pos = d.chain_of, d.pos
     label_at: dict[str, int] = {}
     for x in labels:
-        h = chain_of.get(x)
-        if h is not None:
-            label_at[h] = max(label_at.get(h, -1), pos[x])
+        where = d.place(x)
+        if where is not None:
+            h = where[0]
+            label_at[h] = max(label_at.get(h, -1), where[1])
     order: list[str] = []
     stack = list(d.roots)
     while stack:
@@ -450,8 +489,8 @@ def _drawn_anew(tree: SessionTree) -> _Drawn:
     if len(roots) > len(tree.roots) - len(marker_set & set(tree.roots)):
         roots = sorted(dict.fromkeys(roots), key=lambda r: by_id[r].line or 0)
     chains: dict[str, list[str]] = {}
-    chain_of: dict[str, str] = {}
-    pos: dict[str, int] = {}
+    marks: dict[str, tuple[str, int]] = {}
+    count = 0
     up: dict[str, str | None] = dict.fromkeys(roots)
     forks: dict[str, list[str]] = {}
     maxline: dict[str, int] = {}
@@ -480,10 +519,10 @@ def _drawn_anew(tree: SessionTree) -> _Drawn:
             stack.extend(reversed(kids))
             break
         chains[h] = chain
-        chain_of.update(dict.fromkeys(chain, h))
-        pos.update(zip(chain, range(len(chain))))
+        _mark(marks, chain, h)
+        count += len(chain)
         maxline[h] = _chain_line(by_id, chain)
-    d = _Drawn(roots, chains, chain_of, pos, up, forks, users, unfoldable, maxline, {}, _basis(tree))
+    d = _Drawn(roots, chains, marks, count, weakref.ref(tree), up, forks, users, unfoldable, maxline, {}, _basis(tree))
     _figures(d, tree.labels)
     return d
 
@@ -500,8 +539,8 @@ def _grown(tree: SessionTree, old: _Drawn) -> _Drawn | None:
             or tree.orphans[:len(orphans)] != orphans or len(tree.cycle_cuts) != cuts):
         return None
     by_id, tparent = tree.by_id, tree.parent
-    chains, chain_of, pos, up, forks, maxline = (dict(old.chains), dict(old.chain_of), dict(old.pos), dict(old.up),
-                                                 dict(old.forks), dict(old.maxline))
+    chains, marks, up, forks, maxline = dict(old.chains), dict(old.marks), dict(old.up), dict(old.forks), dict(old.maxline)
+    count = old.count
     users, unfoldable, roots = set(old.users), set(old.unfoldable), list(old.roots)
     mine: set[str] = set()  # chains copied already: they grow in place
     touched: set[str] = set()  # branch points with a new chain below
@@ -510,8 +549,9 @@ def _grown(tree: SessionTree, old: _Drawn) -> _Drawn | None:
         if t in MARKER_TYPES:
             continue
         x, line = e.id, e.line or 0
-        if x in chain_of:  # an id written twice: a new reading sorts it out
+        if x in marks or x in up:  # an id written twice: a new reading sorts it out
             return None
+        count += 1
         if t == MESSAGE:
             if e.role == "user":
                 users.add(x)
@@ -520,31 +560,34 @@ def _grown(tree: SessionTree, old: _Drawn) -> _Drawn | None:
         p = tparent.get(x)
         if p is not None and by_id[p].type in MARKER_TYPES:
             p = tree.conversation_leaf(p)
-        if p is not None and p not in chain_of:
+        where = _place(marks, by_id, p) if p is not None else None
+        if p is not None and where is None:
             return None
-        h = chain_of[p] if p is not None else None
-        if h is not None and pos[p] == len(chains[h]) - 1 and p not in forks:  # a tip grows
+        h, i = where or (None, -1)
+        if h is not None and i == len(chains[h]) - 1 and p not in forks:  # a tip grows
             if h not in mine:
                 chains[h] = list(chains[h])
                 mine.add(h)
-            chain_of[x], pos[x] = h, len(chains[h])
+            if len(chains[h]) % PLACE_EVERY == 0:
+                marks[x] = (h, len(chains[h]))
             chains[h].append(x)
             maxline[h] = max(maxline[h], line)
             continue
-        chains[x], chain_of[x], pos[x], up[x], maxline[x] = [x], x, 0, p, line
+        chains[x], marks[x], up[x], maxline[x] = [x], (x, 0), p, line
         mine.add(x)
         if p is None:
             roots.append(x)
             continue
         touched.add(p)
-        chain, i = chains[h], pos[p]
+        chain = chains[h]
         if i < len(chain) - 1:  # p had one child: it becomes a branch point, its chain ends there
             rest = chain[i + 1:]
             chains[h] = chain[:i + 1]
             chains[rest[0]] = rest
             mine.update((h, rest[0]))
-            chain_of.update(dict.fromkeys(rest, rest[0]))
-            pos.update(zip(rest, range(len(rest))))
+            for q in range(-(-(i + 1) // PLACE_EVERY) * PLACE_EVERY, len(chain), PLACE_EVERY):
+                del marks[chain[q]]
+            _mark(marks, rest, rest[0])
             up[rest[0]] = p
             maxline[h] = _chain_line(by_id, chains[h])
             maxline[rest[0]] = _chain_line(by_id, rest)
@@ -553,7 +596,7 @@ def _grown(tree: SessionTree, old: _Drawn) -> _Drawn | None:
             forks[p] = [*forks[p], x]
     for p in touched:  # siblings in the tree's order (by time)
         forks[p] = tree.conversation_children(p)
-    d = _Drawn(roots, chains, chain_of, pos, up, forks, users, unfoldable, maxline, old.units,
+    d = _Drawn(roots, chains, marks, count, weakref.ref(tree), up, forks, users, unfoldable, maxline, old.units,
                _basis(tree))
     _figures(d, tree.labels)
     return d
@@ -570,7 +613,7 @@ def build_layout(
     recent, large first), and each drawn node they fork from gets one "N more branches" node."""
     with gc_paused():
         d = drawn_tree(tree)
-        fold = collapse == "on" or (collapse == "auto" and len(d.chain_of) > COLLAPSE_THRESHOLD)
+        fold = collapse == "on" or (collapse == "auto" and d.count > COLLAPSE_THRESHOLD)
         keep = set(pinned) | set(tree.labels)
         active_leaf = tree.conversation_leaf(tree.active_leaf)
         if active_leaf is not None:
@@ -612,7 +655,7 @@ def _fold(tree, d: _Drawn, fold: str, keep: set[str], expand: frozenset[str],
     turn); "": nothing folds. Where a chain ends (a leaf, a branch point, or where the drawing
     stops) stays drawn. The cost is the number of chains and of what is drawn; with `count`,
     the units are only counted (`unit_starts`, `size()`), which costs less than drawing them."""
-    by_id, chains, chain_of, pos = tree.by_id, d.chains, d.chain_of, d.pos
+    by_id, chains = tree.by_id, d.chains
     layout = GraphLayout(collapsed=bool(fold), drawn=d, included=only)
     turns = fold == "turns"
     shortest = 2 if turns else MIN_SEGMENT
@@ -621,9 +664,9 @@ def _fold(tree, d: _Drawn, fold: str, keep: set[str], expand: frozenset[str],
     if fold:
         for group in (keep, d.unfoldable):
             for x in group:
-                h = chain_of.get(x)
-                if h is not None:
-                    never.setdefault(h, set()).add(pos[x])
+                where = d.place(x)
+                if where is not None:
+                    never.setdefault(where[0], set()).add(where[1])
     nodes, segments, edges, runs, unit_starts, heads = (layout.nodes, layout.segments, layout.edges, layout.runs,
                                                         layout.unit_starts, layout.heads)
     total = 0
@@ -698,13 +741,13 @@ def _fold(tree, d: _Drawn, fold: str, keep: set[str], expand: frozenset[str],
 
 def _include(d: _Drawn, x: str, into: dict[str, int]) -> None:
     """Add `x` and the path above it to a chain restriction (head -> last position drawn)."""
-    h, i = d.chain_of[x], d.pos[x]
+    h, i = d.place(x)
     while into.get(h, -1) < i:
         into[h] = i
         up = d.up[h]
         if up is None:
             return
-        h, i = d.chain_of[up], d.pos[up]
+        h, i = d.place(up)
 
 
 def _subtree_units(full: GraphLayout, d: _Drawn) -> dict[str, int]:
@@ -721,13 +764,13 @@ def _subtree_units(full: GraphLayout, d: _Drawn) -> dict[str, int]:
 def _bounded(tree, d: _Drawn, keep, expand, pinned, active_leaf, cap, full: GraphLayout, fold: str) -> GraphLayout:
     """The drawing with side branches left out until it holds at most `cap` nodes. When even
     the paths that must stay take more than three quarters of it turn by turn, they fold by runs."""
-    children, chains, chain_of, pos = d.forks, d.chains, d.chain_of, d.pos
+    children, chains, place = d.forks, d.chains, d.place
     # The spine: paths from the roots to what must stay (the active leaf, pinned entries, and
     # what the user opened). Every other child of a spine entry starts a side branch, drawn or
     # left out whole.
     spine: dict[str, int] = {}
     for target in [active_leaf, *pinned, *expand]:
-        if target in chain_of:
+        if target is not None and place(target) is not None:
             _include(d, target, spine)
     if not spine:
         spine.update(dict.fromkeys(d.roots, 0))
@@ -744,12 +787,12 @@ def _bounded(tree, d: _Drawn, keep, expand, pinned, active_leaf, cap, full: Grap
     total = _subtree_units(full, d)
 
     def cost(r: str) -> int:
-        h = chain_of[r]
+        h, i = place(r)
         if h == r:
             return total.get(r, 1)
         starts = full.unit_starts.get(h, [])
         below = sum(total.get(k, 0) for k in children.get(chains[h][-1], ()))
-        return len(starts) - bisect.bisect_right(starts, pos[r]) + 1 + below
+        return len(starts) - bisect.bisect_right(starts, i) + 1 + below
 
     opened = set(expand)
     ranks: dict[str, tuple] = {}
@@ -781,9 +824,9 @@ def _bounded(tree, d: _Drawn, keep, expand, pinned, active_leaf, cap, full: Grap
         # branches off that path with the others.
         x, units, forks, path = r, 0, [], {}
         while True:
-            h = chain_of[x]
+            h, i = place(x)
             starts = full.unit_starts.get(h, [])
-            units += len(starts) - bisect.bisect_right(starts, pos[x]) + 1
+            units += len(starts) - bisect.bisect_right(starts, i) + 1
             chain = chains[h]
             path[h] = len(chain) - 1
             kids = children.get(chain[-1])
@@ -810,7 +853,7 @@ def _bounded(tree, d: _Drawn, keep, expand, pinned, active_leaf, cap, full: Grap
             _include(d, r, only)
             stack = [r]
             while stack:
-                h = chain_of[stack.pop()]
+                h = place(stack.pop())[0]
                 chain = chains[h]
                 only[h] = len(chain) - 1
                 stack.extend(children.get(chain[-1], ()))
@@ -839,7 +882,8 @@ def _add_more(layout: GraphLayout, d: _Drawn, sides, hidden: set[str], rank) -> 
         g.branches += d.leaves_of(r)
         g.entries += d.size_of(r)
         anchors[attach].append((rank(r, p), p or r))
-        layout.hidden.setdefault(d.chain_of[r], []).append((d.pos[r], g.id))
+        h, i = d.place(r)
+        layout.hidden.setdefault(h, []).append((i, g.id))
     for marks in layout.hidden.values():
         marks.sort()
     for attach, g in groups.items():

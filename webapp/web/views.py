@@ -147,8 +147,8 @@ class _TreeOrder:
         self.root = d.roots[0] if d.roots else None
 
     def position(self, entry_id: str | None) -> int:
-        h = self._d.chain_of.get(entry_id or "")
-        return self._start[h] + self._d.pos[entry_id] if h is not None else 0
+        where = self._d.place(entry_id or "")
+        return self._start[where[0]] + where[1] if where is not None else 0
 
 
 _orders: "weakref.WeakKeyDictionary[SessionTree, _TreeOrder]" = weakref.WeakKeyDictionary()
@@ -265,7 +265,7 @@ def session_counts(tree: SessionTree) -> dict[str, int]:
     d = drawn_tree(tree)
     branches = sum(d.leaves[r] for r in d.roots)
     shown = tree.conversation_leaf(tree.active_leaf)
-    if shown is not None and shown in d.chain_of and d.kids(shown):
+    if shown is not None and d.place(shown) is not None and d.kids(shown):
         branches += 1  # the active leaf where it is not a tip (tree.leaves adds it too)
     compactions = sum(1 for x in d.unfoldable if tree.by_id[x].type == COMPACTION)
     return {"branches": branches, "compactions": compactions}
