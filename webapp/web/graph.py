@@ -494,7 +494,7 @@ def _drawn_anew(tree: SessionTree) -> _Drawn:
     up: dict[str, str | None] = dict.fromkeys(roots)
     forks: dict[str, list[str]] = {}
     maxline: dict[str, int] = {}
-    kids_of = {**tchildren.kids, **looked_through}.get if looked_through else tchildren.kids.get
+    kids_of = tchildren.kids.get  # (not merged with looked_through: a copy of every entry's)
     stack = list(reversed(roots))
     while stack:
         h = stack.pop()
@@ -502,7 +502,8 @@ def _drawn_anew(tree: SessionTree) -> _Drawn:
         append = chain.append
         x = h
         while True:  # (the loop every entry goes through: kept short)
-            kids = kids_of(x)  # (a lone child is its id, see tree.Children)
+            # (a lone child is its id, see tree.Children)
+            kids = kids_of(x) if x not in looked_through else looked_through[x]
             if type(kids) is str:
                 x = kids
                 append(x)
