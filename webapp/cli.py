@@ -151,11 +151,14 @@ def cmd_show(args) -> int:
         "problems": [p.as_dict() for p in tree.all_problems()],
     }
     if args.json:
-        made_roots = tree.parent.made_roots  # (their own parentId names no entry, or closes a loop)
         info["entries"] = rows = [
-            {"id": e.id, "type": e.type, "parentId": None if e.id in made_roots else e.parent_id, "line": e.line}
-            for e in tree.entries
+            {"id": e.id, "type": e.type, "parentId": e.parent_id, "line": e.line} for e in tree.entries
         ]
+        made_roots = tree.parent.made_roots  # (their own parentId names no entry, or closes a loop)
+        if made_roots:  # (few, and most files have none: not looked up for every entry)
+            for row in rows:
+                if row["id"] in made_roots:
+                    row["parentId"] = None
         if tree.format in READ_ONLY_FORMATS:  # a sub-agent's entry names its own file
             for row, e in zip(rows, tree.entries):
                 if e.file:
