@@ -68,7 +68,7 @@ def make_lines(ops) -> list[bytes]:
 def drawn_state(d, tree: SessionTree) -> dict:
     return {
         **{name: getattr(d, name) for name in (
-            "roots", "chains", "marks", "count", "up", "forks", "users", "unfoldable", "maxline", "size", "leaves",
+            "roots", "chains", "marks", "count", "up", "forks", "users_at", "unfoldable", "maxline", "size", "leaves",
             "last", "label_at", "labelled_below")},
         "places": {e.id: d.place(e.id) for e in tree.entries},  # (None for markers: not drawn)
     }

@@ -284,7 +284,9 @@ class _Drawn:
     tree: "weakref.ref[SessionTree]" = field(repr=False)  # the tree it is the drawing of, for `place`
     up: dict[str, str | None]  # chain head -> the branch point above it (None for a root)
     forks: dict[str, list[str]]  # branch point -> the heads of its chains below, by time
-    users: set[str]  # user messages: folded only when a path is too long to draw turn by turn
+    # chain head -> the positions of the user messages along it, in order (a user message is
+    # folded only when a path is too long to draw turn by turn)
+    users_at: dict[str, list[int]]
     unfoldable: set[str]  # compactions and branch summaries: never folded
     maxline: dict[str, int]  # chain head -> the last line along it (_chain_line)
     # (chain head, fold) -> (the chain, what never folds on it, its unit starts): counted folds
@@ -297,23 +299,10 @@ class _Drawn:
     last: dict[str, int] = field(default_factory=dict)
     label_at: dict[str, int] = field(default_factory=dict)  # chain head -> the lowest labelled position
     labelled_below: set[str] = field(default_factory=set)  # heads with a label in their subtree
-    _users_at: dict[str, list[int]] | None = field(default=None, repr=False)
 
     def place(self, x: str) -> tuple[str, int] | None:
         """(The head of the chain `x` is in, its position there), or None when `x` is not drawn."""
         return _place(self.marks, self.tree().by_id, x)
-
-    def users_at(self) -> dict[str, list[int]]:
-        """Chain head -> the positions of the user messages along it, in order."""
-        if self._users_at is None:
-            users = self.users
-            at: dict[str, list[int]] = {}
-            for h, chain in self.chains.items():  # (at C speed along each chain)
-                found = list(compress(range(len(chain)), map(users.__contains__, chain)))
-                if found:
-                    at[h] = found
-            self._users_at = at
-        return self._users_at
 
     def kids(self, x: str) -> list[str]:
         h, i = self.place(x)
@@ -490,6 +479,7 @@ def _drawn_anew(tree: SessionTree) -> _Drawn:
         roots = sorted(dict.fromkeys(roots), key=lambda r: by_id[r].line or 0)
     chains: dict[str, list[str]] = {}
     marks: dict[str, tuple[str, int]] = {}
+    users_at: dict[str, list[int]] = {}
     count = 0
     up: dict[str, str | None] = dict.fromkeys(roots)
     forks: dict[str, list[str]] = {}
@@ -520,10 +510,14 @@ def _drawn_anew(tree: SessionTree) -> _Drawn:
             stack.extend(reversed(kids))
             break
         chains[h] = chain
+        found = list(compress(range(len(chain)), map(users.__contains__, chain)))  # (at C speed)
+        if found:
+            users_at[h] = found
         _mark(marks, chain, h)
         count += len(chain)
         maxline[h] = _chain_line(by_id, chain)
-    d = _Drawn(roots, chains, marks, count, weakref.ref(tree), up, forks, users, unfoldable, maxline, {}, _basis(tree))
+    d = _Drawn(roots, chains, marks, count, weakref.ref(tree), up, forks, users_at, unfoldable, maxline, {},
+               _basis(tree))
     _figures(d, tree.labels)
     return d
 
@@ -542,7 +536,7 @@ def _grown(tree: SessionTree, old: _Drawn) -> _Drawn | None:
     by_id, tparent = tree.by_id, tree.parent
     chains, marks, up, forks, maxline = dict(old.chains), dict(old.marks), dict(old.up), dict(old.forks), dict(old.maxline)
     count = old.count
-    users, unfoldable, roots = set(old.users), set(old.unfoldable), list(old.roots)
+    users_at, unfoldable, roots = dict(old.users_at), set(old.unfoldable), list(old.roots)
     mine: set[str] = set()  # chains copied already: they grow in place
     touched: set[str] = set()  # branch points with a new chain below
     for e in entries[n:]:
@@ -553,10 +547,8 @@ def _grown(tree: SessionTree, old: _Drawn) -> _Drawn | None:
         if x in marks or x in up:  # an id written twice: a new reading sorts it out
             return None
         count += 1
-        if t == MESSAGE:
-            if e.role == "user":
-                users.add(x)
-        elif t == COMPACTION or t == BRANCH_SUMMARY:
+        user = t == MESSAGE and e.role == "user"
+        if t == COMPACTION or t == BRANCH_SUMMARY:
             unfoldable.add(x)
         p = tparent.get(x)
         if p is not None and by_id[p].type in MARKER_TYPES:
@@ -571,10 +563,14 @@ def _grown(tree: SessionTree, old: _Drawn) -> _Drawn | None:
                 mine.add(h)
             if len(chains[h]) % PLACE_EVERY == 0:
                 marks[x] = (h, len(chains[h]))
+            if user:  # (the lists are shared with the drawn tree before: copied)
+                users_at[h] = [*users_at.get(h, ()), len(chains[h])]
             chains[h].append(x)
             maxline[h] = max(maxline[h], line)
             continue
         chains[x], marks[x], up[x], maxline[x] = [x], (x, 0), p, line
+        if user:
+            users_at[x] = [0]
         mine.add(x)
         if p is None:
             roots.append(x)
@@ -589,6 +585,14 @@ def _grown(tree: SessionTree, old: _Drawn) -> _Drawn | None:
             for q in range(-(-(i + 1) // PLACE_EVERY) * PLACE_EVERY, len(chain), PLACE_EVERY):
                 del marks[chain[q]]
             _mark(marks, rest, rest[0])
+            at = users_at.get(h, ())
+            k = bisect.bisect_right(at, i)
+            if k < len(at):  # user messages after the cut: on the new chain
+                users_at[rest[0]] = [q - i - 1 for q in at[k:]]
+                if k:
+                    users_at[h] = at[:k]
+                else:
+                    del users_at[h]
             up[rest[0]] = p
             maxline[h] = _chain_line(by_id, chains[h])
             maxline[rest[0]] = _chain_line(by_id, rest)
@@ -597,7 +601,7 @@ def _grown(tree: SessionTree, old: _Drawn) -> _Drawn | None:
             forks[p] = [*forks[p], x]
     for p in touched:  # siblings in the tree's order (by time)
         forks[p] = tree.conversation_children(p)
-    d = _Drawn(roots, chains, marks, count, weakref.ref(tree), up, forks, users, unfoldable, maxline, old.units,
+    d = _Drawn(roots, chains, marks, count, weakref.ref(tree), up, forks, users_at, unfoldable, maxline, old.units,
                _basis(tree))
     _figures(d, tree.labels)
     return d
@@ -660,7 +664,7 @@ def _fold(tree, d: _Drawn, fold: str, keep: set[str], expand: frozenset[str],
     layout = GraphLayout(collapsed=bool(fold), drawn=d, included=only)
     turns = fold == "turns"
     shortest = 2 if turns else MIN_SEGMENT
-    users_at = d.users_at() if fold else {}
+    users_at = d.users_at if fold else {}
     never: dict[str, set[int]] = {}  # kept entries, compactions and branch summaries, by chain
     if fold:
         for group in (keep, d.unfoldable):
