@@ -302,7 +302,8 @@ class _Drawn:
 
     def place(self, x: str) -> tuple[str, int] | None:
         """(The head of the chain `x` is in, its position there), or None when `x` is not drawn."""
-        return _place(self.marks, self.tree().by_id, x)
+        found = self.marks.get(x)  # (a chain head, most of what is asked: no call further)
+        return found if found is not None else _place(self.marks, self.tree().by_id, x)
 
     def kids(self, x: str) -> list[str]:
         h, i = self.place(x)
@@ -334,9 +335,10 @@ class _Drawn:
         return self.label_at.get(h, -1) >= i or any(k in self.labelled_below for k in self.forks.get(self.chains[h][-1], ()))
 
 
-# Where a drawn entry is (its chain's head and its position there) is kept for the heads and
-# every PLACE_EVERY-th entry of a chain only: two maps of every entry cost 16 MB at 270k entries
-# (#13.5). Any other entry's place is found in at most PLACE_EVERY - 1 steps up the tree.
+# Where a drawn entry is (its chain's head and its position there) is kept for every
+# PLACE_EVERY-th entry of a chain (its head first) and its last one (a branch point, which
+# layouts ask for most) only: two maps of every entry cost 16 MB at 270k entries (#13.5). Any
+# other entry's place is found in at most PLACE_EVERY - 1 steps up the tree.
 PLACE_EVERY = 16
 
 
@@ -362,10 +364,18 @@ def _place(marks: dict[str, tuple[str, int]], by_id, x: str) -> tuple[str, int] 
     return None
 
 
-def _mark(marks: dict[str, tuple[str, int]], chain: list[str], h: str, start: int = 0) -> None:
-    """Keep the places of `chain` (of head `h`) from position `start` on."""
-    for i in range(-(-start // PLACE_EVERY) * PLACE_EVERY, len(chain), PLACE_EVERY):
+def _mark(marks: dict[str, tuple[str, int]], chain: list[str], h: str) -> None:
+    """Keep the places of `chain` (of head `h`) that are kept (see PLACE_EVERY)."""
+    for i in range(0, len(chain), PLACE_EVERY):
         marks[chain[i]] = (h, i)
+    marks[chain[-1]] = (h, len(chain) - 1)
+
+
+def _unmark(marks: dict[str, tuple[str, int]], chain: list[str], start: int) -> None:
+    """Forget the kept places of `chain` from position `start` on (that part is moved)."""
+    for i in range(-(-start // PLACE_EVERY) * PLACE_EVERY, len(chain), PLACE_EVERY):
+        del marks[chain[i]]
+    marks.pop(chain[-1], None)  # (when it was not a PLACE_EVERY-th)
 
 
 def _figures(d: _Drawn, labels) -> None:
@@ -561,8 +571,10 @@ def _grown(tree: SessionTree, old: _Drawn) -> _Drawn | None:
             if h not in mine:
                 chains[h] = list(chains[h])
                 mine.add(h)
-            if len(chains[h]) % PLACE_EVERY == 0:
-                marks[x] = (h, len(chains[h]))
+            end = len(chains[h]) - 1
+            if end % PLACE_EVERY:  # the old end is no longer the last: kept only if a 16th
+                del marks[chains[h][end]]
+            marks[x] = (h, end + 1)
             if user:  # (the lists are shared with the drawn tree before: copied)
                 users_at[h] = [*users_at.get(h, ()), len(chains[h])]
             chains[h].append(x)
@@ -582,8 +594,8 @@ def _grown(tree: SessionTree, old: _Drawn) -> _Drawn | None:
             chains[h] = chain[:i + 1]
             chains[rest[0]] = rest
             mine.update((h, rest[0]))
-            for q in range(-(-(i + 1) // PLACE_EVERY) * PLACE_EVERY, len(chain), PLACE_EVERY):
-                del marks[chain[q]]
+            _unmark(marks, chain, i + 1)
+            marks[p] = (h, i)  # its new last entry
             _mark(marks, rest, rest[0])
             at = users_at.get(h, ())
             k = bisect.bisect_right(at, i)
