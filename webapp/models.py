@@ -24,15 +24,21 @@ class ModelInfo:
     context_window: int | None
 
 
+def _table_path() -> Path | None:
+    spec = importlib.util.find_spec("litellm")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations))) / TABLE
+
+
 @functools.lru_cache(maxsize=1)
 def _windows() -> dict[str, int | None]:
     """Model key -> its context window (None when the table gives none), for the rows of the
     table that describe a model: all that is looked up of it, kept instead of the whole table
     (tens of thousands of objects a page would hold for one figure)."""
-    spec = importlib.util.find_spec("litellm")
-    if spec is None or not spec.submodule_search_locations:
+    path = _table_path()
+    if path is None:
         return {}
-    path = Path(next(iter(spec.submodule_search_locations))) / TABLE
     try:
         table = orjson.loads(path.read_bytes())
     except (OSError, orjson.JSONDecodeError):

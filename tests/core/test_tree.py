@@ -214,3 +214,27 @@ def test_all_problems_include_bad_lines_in_line_order():
     b.user("b", id="x")
     probs = tree_of(b).all_problems()
     assert [(p.kind, p.line) for p in probs] == [("bad-line", 3), ("duplicate-id", 4)]
+
+
+def test_a_lone_child_is_kept_as_its_id_and_read_as_a_list_of_one():
+    b = Builder()
+    b.user("root", id="r")
+    b.user("only", id="o", parent="r")
+    b.user("one", id="x", parent="o")
+    b.user("two", id="y", parent="o")
+    tree = tree_of(b)
+    assert tree.children.kids == {"r": "o", "o": ["x", "y"]}  # (no list of one per entry: #13.5)
+    assert tree.children["r"] == ["o"] and tree.children.get("r") == ["o"] and tree.children.get("x") is None
+    assert dict(tree.children) == {"r": ["o"], "o": ["x", "y"]} and "x" not in tree.children
+    assert tree.conversation_children("r") == ["o"] and tree.leaves() == ["x", "y"]
+
+
+def test_an_entry_a_loop_cut_made_a_root_leaves_its_parents_children():
+    b = Builder()
+    b.user("root", id="r")
+    b.user("a", id="a", parent="b")
+    b.user("b", id="b", parent="a")
+    b.user("c", id="c", parent="b")
+    tree = tree_of(b)
+    assert tree.roots == ["r", "a"]
+    assert dict(tree.children) == {"a": ["b"], "b": ["c"]} and tree.children.kids["b"] == "c"
