@@ -191,3 +191,19 @@ def test_an_append_that_keeps_the_drawings_shape_is_drawn_without_dot(tmp_path, 
     Session.open(path).append_message({"role": "user", "content": "thanks, now the exporter"})
     client.get("/s/s.jsonl?collapse=on")
     assert len(runs) == 3  # a new node: laid out again
+
+
+def test_a_cached_layout_answers_after_its_tree_is_let_go():
+    """Places are kept for some entries only and found from the tree for the others: a layout
+    the store keeps (for a file version) still answers once the session that made it was let go."""
+    import gc
+
+    lines = make_lines([("user", 0), *[("assistant", 0)] * 40, ("branch", 3)])
+    tree = SessionTree(parse_bytes(b"".join(x + b"\n" for x in [orjson.dumps(header()), *lines])))
+    layout = graph.build_layout(tree, "off")
+    ids = [e.id for e in tree.entries]
+    expected = {x: layout.dom_for(x) for x in ids}, layout.path_doms(ids[20])
+    del tree
+    gc.collect()
+    assert ({x: layout.dom_for(x) for x in ids}, layout.path_doms(ids[20])) == expected
+    assert expected[0][ids[20]] == graph.dom_id(ids[20]) and len(expected[1]) == 21

@@ -185,6 +185,9 @@ class GraphLayout:
     capped: bool = False  # the tree was too big for one drawing: some side branches are left out
     counted: int | None = None  # a layout only counted (see _fold): its size
     drawn: "_Drawn | None" = field(default=None, repr=False, compare=False)
+    # The tree it was laid out for, kept while the layout is (a cached layout may outlive the
+    # session that made it): its drawn tree finds most places through it (_place).
+    tree: SessionTree | None = field(default=None, repr=False, compare=False)
     # chain head -> the last position drawn (None: every chain, whole)
     included: dict[str, int] | None = field(default=None, repr=False)
     # chain head -> (start positions, end positions, segments) of its folds, in order
@@ -673,7 +676,7 @@ def _fold(tree, d: _Drawn, fold: str, keep: set[str], expand: frozenset[str],
     stops) stays drawn. The cost is the number of chains and of what is drawn; with `count`,
     the units are only counted (`unit_starts`, `size()`), which costs less than drawing them."""
     by_id, chains = tree.by_id, d.chains
-    layout = GraphLayout(collapsed=bool(fold), drawn=d, included=only)
+    layout = GraphLayout(collapsed=bool(fold), drawn=d, included=only, tree=None if count else tree)
     turns = fold == "turns"
     shortest = 2 if turns else MIN_SEGMENT
     users_at = d.users_at if fold else {}
