@@ -317,25 +317,17 @@ class _Drawn:
         h, i = self.place(x)
         return self.chains[h][i - 1] if i else self.up[h]
 
-    def size_of(self, x: str) -> int:
-        """Entries in the subtree from `x`."""
-        h, i = self.place(x)
-        return self.size[h] - i
-
-    def leaves_of(self, x: str) -> int:
-        return self.leaves[self.place(x)[0]]  # (no branch before a chain's end)
-
-    def last_of(self, x: str) -> int:
-        """The last line written in the subtree from `x` (from anywhere in a chain, the chain's:
-        its lines are known by its ends only, _chain_line)."""
-        return self.last[self.place(x)[0]]
-
-    def labelled_of(self, x: str) -> bool:
-        """Whether a label is on `x` or below it."""
+    def subtree(self, x: str) -> tuple[int, int, int, bool]:
+        """Figures of the subtree from `x`: its entries, its leaves (no branch before a chain's
+        end), the last line written in it (from anywhere in a chain, the chain's: its lines are
+        known by its ends only, _chain_line), and whether a label is on `x` or below it."""
         h, i = self.place(x)
         if not i:
-            return h in self.labelled_below
-        return self.label_at.get(h, -1) >= i or any(k in self.labelled_below for k in self.forks.get(self.chains[h][-1], ()))
+            labelled = h in self.labelled_below
+        else:
+            labelled = self.label_at.get(h, -1) >= i or any(
+                k in self.labelled_below for k in self.forks.get(self.chains[h][-1], ()))
+        return self.size[h] - i, self.leaves[h], self.last[h], labelled
 
 
 # Where a drawn entry is (its chain's head and its position there) is kept for every
@@ -820,7 +812,8 @@ def _bounded(tree, d: _Drawn, keep, expand, pinned, active_leaf, cap, full: Grap
     def rank(r: str, p: str) -> tuple:
         known = ranks.get(r)
         if known is None:
-            known = ranks[r] = (p not in opened, not d.labelled_of(r), -d.last_of(r), -d.size_of(r), r)
+            size, _, last, labelled = d.subtree(r)
+            known = ranks[r] = (p not in opened, not labelled, -last, -size, r)
         return known
 
     spine_only = _fold(tree, d, fold, keep, expand, spine)
@@ -899,8 +892,9 @@ def _add_more(layout: GraphLayout, d: _Drawn, sides, hidden: set[str], rank) -> 
         if g is None:
             g = groups[attach] = MoreBranches(attach, [], 0, 0)
             anchors[attach] = []
-        g.branches += d.leaves_of(r)
-        g.entries += d.size_of(r)
+        size, leaves, _, _ = d.subtree(r)
+        g.branches += leaves
+        g.entries += size
         anchors[attach].append((rank(r, p), p or r))
         h, i = d.place(r)
         layout.hidden.setdefault(h, []).append((i, g.id))
