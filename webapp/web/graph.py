@@ -305,7 +305,7 @@ class _Drawn:
 
     def place(self, x: str) -> tuple[str, int] | None:
         """(The head of the chain `x` is in, its position there), or None when `x` is not drawn."""
-        found = self.marks.get(x)  # (a chain head, most of what is asked: no call further)
+        found = self.marks.get(x)  # (most places asked for are kept: chain heads and ends)
         return found if found is not None else _place(self.marks, self.tree().by_id, x)
 
     def kids(self, x: str) -> list[str]:
