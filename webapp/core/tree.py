@@ -87,8 +87,9 @@ class Children(Mapping):
         return len(self.kids)
 
 
-# Entry types whose lines name another entry or the session (SPEC §2): `_check_references` reads them.
-_REFERRING = frozenset({LABEL, SESSION_INFO, COMPACTION})
+# Entry types `_check_references` reads: markers, and those whose lines name another entry or the
+# session (SPEC §2).
+_NOTED = frozenset({*MARKER_TYPES, SESSION_INFO, COMPACTION})
 
 # Problems the file can live with: a model request is repaired for them (SPEC §5b).
 WARNING_KINDS = frozenset({"first-kept-tool-result", "unanswered-tool-call"})
@@ -198,10 +199,12 @@ class SessionTree:
         first_root = len(roots)
         grown: set[str] = set()  # parents with two children or more: sorted at the end
         forward = False
+        before = None  # the entry before: the parent of most
         for e in entries:  # (the loop every entry goes through: kept short)
             p = e.parent_id
             if p is None:
                 roots.append(e.id)
+                before = e
                 continue
             pe = by_id.get(p)
             if pe is None:
@@ -212,9 +215,11 @@ class SessionTree:
                     Problem("orphan", f"parent {p!r} does not exist; shown as a root", e.line, e.id)
                 )
                 roots.append(e.id)
+                before = e
                 continue
-            if pe.line >= e.line:
+            if pe is not before and pe.line >= e.line:
                 forward = True
+            before = e
             v = kids.get(p)
             if v is None:
                 kids[p] = e.id
@@ -224,8 +229,6 @@ class SessionTree:
             else:
                 v.append(e.id)
                 grown.add(p)
-            if e.type in MARKER_TYPES:
-                marker_parents.add(p)
         if forward:
             cuts = len(self.cycle_cuts)
             self._cut_cycles()
@@ -272,8 +275,9 @@ class SessionTree:
                 state[n] = 2
 
     def _check_references(self, entries: list[Entry]) -> None:
-        """Labels, the session's name, and what entries lack or refer to: missing fields, tool
-        calls without results, labels and compactions that name no entry (one pass, in file order)."""
+        """Labels, the session's name, the entries markers hang from, and what entries lack or
+        refer to: missing fields, tool calls without results, labels and compactions that name no
+        entry (one pass, in file order)."""
         by_id, kids = self.by_id, self.children.kids
         for e in entries:  # (the loop every entry goes through: kept short)
             facts = e.facts
@@ -292,8 +296,12 @@ class SessionTree:
                 self._check_tool_results(e)
                 continue
             t = e.type
-            if t not in _REFERRING:
+            if t not in _NOTED:
                 continue
+            if t in MARKER_TYPES:  # (where conversation_children looks through them)
+                p = self.parent.get(e.id)
+                if p is not None:
+                    self._marker_parents.add(p)
             if t == LABEL:
                 target = e.target_id
                 if target is not None:  # (without a target it labels nothing)
