@@ -94,12 +94,10 @@ def leaf_figures(tree: SessionTree) -> list[LeafFigures]:
                     first = t
                 if last is None or t > last:
                     last = t
-            kids = kids_of(node, ())  # (a lone child is its id, see tree.Children)
-            if type(kids) is str:
-                kids = (kids,)
+            kids = kids_of(node, ())  # a lone child's id, or a list of two or more (tree.Children)
             if node in labels:
                 label = labels[node]
-            elif len(kids) > 1 and len(tree.conversation_children(node)) > 1:
+            elif type(kids) is list and len(tree.conversation_children(node)) > 1:
                 label = None  # a split: what is above it is shared with another branch
             if node in leaves:
                 found[node] = LeafFigures(
@@ -117,9 +115,9 @@ def leaf_figures(tree: SessionTree) -> list[LeafFigures]:
                     status=outcome([last_msg] if last_msg else []).status,
                     active=node == active,
                 )
-            if len(kids) != 1:
+            if type(kids) is not str:
                 break
-            node = kids[0]
+            node = kids
         state = (depth, turns, cost, calls, errors, first, last, last_user, last_msg, label, anchor, upto)
         for child in reversed(kids):
             stack.append((child, state))
