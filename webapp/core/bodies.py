@@ -23,6 +23,7 @@ from collections import OrderedDict
 
 import orjson
 
+from .entries import NO_INSTANT
 from .errors import SessionError
 
 CACHE_ENTRIES = 2048  # bodies kept per session file...
@@ -43,11 +44,25 @@ class Bodies:
         self.inode: int | None = None  # the file the log was read from (set by `Session`)
         self.cache_entries, self.cache_bytes = CACHE_ENTRIES, CACHE_BYTES
         self.starts = array("q", [0])  # where each line starts: line n is starts[n-1]:starts[n]
+        # The figures of the lazy entry read from line n, at index n (see `entries.Entry`):
+        # one number each in a typed array rather than an object per entry. A line without a
+        # lazy entry has the defaults (no instant, no estimate, no usage, no cost).
+        self.instants = array("d", [NO_INSTANT])
+        self.estimates = array("q", [-1])  # -1: estimated from the body when first asked
+        self.usages = array("q", [-1])  # -1: none reported
+        self.costs = array("d", [0.0])
         self._cache: OrderedDict[int, tuple[dict, int]] = OrderedDict()  # line -> (body, size)
         self._bytes = 0
         self._lock = threading.Lock()
         self._fd: int | None = None
         self.reads = 0  # lines parsed again (what the cache did not hold)
+
+    def add_line(self) -> None:
+        """Give the next line the defaults of every column (a lazy entry made from it sets its own)."""
+        self.instants.append(NO_INSTANT)
+        self.estimates.append(-1)
+        self.usages.append(-1)
+        self.costs.append(0.0)
 
     def __len__(self) -> int:
         """How many bodies the cache holds."""
