@@ -20,6 +20,7 @@ import threading
 import weakref
 from array import array
 from collections import OrderedDict
+from itertools import repeat
 
 import orjson
 
@@ -57,12 +58,13 @@ class Bodies:
         self._fd: int | None = None
         self.reads = 0  # lines parsed again (what the cache did not hold)
 
-    def add_line(self) -> None:
-        """Give the next line the defaults of every column (a lazy entry made from it sets its own)."""
-        self.instants.append(NO_INSTANT)
-        self.estimates.append(-1)
-        self.usages.append(-1)
-        self.costs.append(0.0)
+    def add_lines(self, count: int) -> None:
+        """Give the next `count` lines the defaults of every column (a lazy entry made from one
+        of them sets its own)."""
+        self.instants.extend(repeat(NO_INSTANT, count))
+        self.estimates.extend(repeat(-1, count))
+        self.usages.extend(repeat(-1, count))
+        self.costs.extend(repeat(0.0, count))
 
     def __len__(self) -> int:
         """How many bodies the cache holds."""

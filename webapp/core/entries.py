@@ -339,15 +339,6 @@ class Entry:
         return n
 
 
-def lazy_entry(bodies, line: int, id: str, parent_id: str | None, type: str, role, facts) -> Entry:
-    """An entry whose body is left in the file: its figures are in `bodies`' columns at `line`
-    already, `facts` is compact (see `Entry.facts`). For a reader's hot loop: no body is walked."""
-    e = _new_entry(Entry)
-    e._raw, e.line, e.id, e.parent_id, e.type, e.role, e._facts = bodies, line, id, parent_id, type, role, facts
-    return e
-
-
-_new_entry = object.__new__
 NO_INSTANT = float("nan")  # a column's instant of an entry without one
 USAGE_MAX = 2**63 - 1  # the largest usage a column holds (a bigger one keeps the whole facts tuple)
 
@@ -418,7 +409,7 @@ def message_facts(msg: dict) -> tuple:
     here": a role or block this walk does not know).
 
     Written for speed: it runs once for every message of a file, and is the one walk over its
-    content that both takes its facts and checks its fields (`formats.pi.PiReader.read_as_is`)."""
+    content that both takes its facts and checks its fields (`formats.pi.PiReader.read_lines`)."""
     role = msg.get("role")
     ok = "toolCallId" not in msg or type(msg["toolCallId"]) is str
     if type(role) is str:
@@ -441,7 +432,12 @@ def message_facts(msg: dict) -> tuple:
                     if type(call) is not str or type(name) is not str:
                         ok, call, name = False, str(call), str(name)
                     calls += (call,)
-                    if (type(args) is dict or type(args) is list) and too_deep(args, 1):
+                    if type(args) is dict:  # (too_deep(args, 1) without a call for flat arguments)
+                        for v in args.values():
+                            if (type(v) is dict or type(v) is list) and too_deep(v, 2):
+                                ok = False
+                                break
+                    elif type(args) is list and too_deep(args, 1):
                         ok = False
                     try:
                         dumped = orjson.dumps(args)

@@ -138,6 +138,7 @@ class SessionLog:
             ends = accumulate(map(add, map(len, lines), repeat(1)), initial=self.offset + start)
             next(ends)
             starts.extend(ends)  # where each next line starts
+            self.bodies.add_lines(len(lines))
             start = stop
             n, count = 0, len(lines)
             while n < count:
@@ -156,9 +157,8 @@ class SessionLog:
         self.offset += end
 
     def read_line_as_is(self, raw: bytes, obj, line: int) -> None:
-        """Read line `line` of a log with `bodies` (which this line is added to), given what it
-        parsed to as it is (`obj`, None when it did not parse)."""
-        self.bodies.add_line()
+        """Read line `line` of a log with `bodies`, given what it parsed to as it is (`obj`, None
+        when it did not parse)."""
         self.as_is = True
         if self._reader is not None and type(obj) is dict:
             self._reader.line(obj, line)

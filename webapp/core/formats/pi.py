@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 
 import orjson
 
-from ..entries import (COMPACTION, LEAF, MESSAGE, NO_INSTANT, USAGE_MAX, Entry, lazy_entry, message_facts)
+from ..entries import COMPACTION, LEAF, MESSAGE, USAGE_MAX, Entry, message_facts
 from .base import Problem, generated_id
 from .fields import checked_entry, message_ok
 
@@ -84,8 +84,7 @@ class PiReader:
         handed to the log (`SessionLog.read_line_as_is`, then `line`)."""
         log = self.log
         ids, bodies, add_entry, other = log.ids, log.bodies, log.entries.append, log.read_line_as_is
-        instants, estimates = bodies.instants.append, bodies.estimates.append
-        usages, costs = bodies.usages.append, bodies.costs.append
+        instants, estimates, usages, costs = bodies.instants, bodies.estimates, bodies.usages, bodies.costs
         loads, decode_error, facts_of, new = orjson.loads, orjson.JSONDecodeError, message_facts, object.__new__
         calls_made = self._calls
         last = None  # the id of the last entry read here, not yet told to the log
@@ -103,10 +102,13 @@ class PiReader:
                         and entry_id not in ids:
                     role, calls, call_id, is_error, used, cost, tokens, ok = facts_of(msg)
                     if ok and role != "hookMessage":
-                        if type(parent) is str and parent:
-                            known = ids.get(parent)
-                            if known is not None:
-                                parent = known.id  # (one string for both ids)
+                        if type(parent) is str and parent:  # (one string for both ids:)
+                            if parent == last:  # (the usual parent: one lookup less in a big dict)
+                                parent = last
+                            else:
+                                known = ids.get(parent)
+                                if known is not None:
+                                    parent = known.id
                         else:
                             parent = None
                         if calls:
@@ -119,23 +121,24 @@ class PiReader:
                             facts = [(), call_id, is_error, None, 0.0, ()]
                         else:
                             facts = calls
-                        if used is None:
-                            used = -1
-                        elif not 0 <= used <= USAGE_MAX:
-                            facts, used, cost = [calls, None, False, used, cost, ()], -1, 0.0
-                        instant = NO_INSTANT
+                        if used is not None:
+                            if 0 <= used <= USAGE_MAX:
+                                usages[line] = used
+                            else:
+                                facts = [calls, None, False, used, cost, ()]
+                                cost = 0.0
+                        if cost:
+                            costs[line] = cost
+                        if tokens is not None:
+                            estimates[line] = tokens
                         ts = obj.get("timestamp")
-                        if type(ts) is str:
+                        if type(ts) is str:  # (`entries.instant_of`, inline)
                             try:
                                 t = fromisoformat(ts)
-                                instant = (t if t.tzinfo else t.replace(tzinfo=timezone.utc)).timestamp()
+                                instants[line] = (t if t.tzinfo else t.replace(tzinfo=timezone.utc)).timestamp()
                             except (ValueError, OverflowError):
                                 pass
-                        instants(instant)
-                        estimates(-1 if tokens is None else tokens)
-                        usages(used)
-                        costs(cost)
-                        entry = new(Entry)  # (`entries.lazy_entry`, inline)
+                        entry = new(Entry)  # (lazy: its body is read again from `bodies`)
                         entry._raw, entry.line, entry.id, entry.parent_id = bodies, line, entry_id, parent
                         entry.type, entry.role, entry._facts = MESSAGE, role, facts
                         add_entry(entry)
