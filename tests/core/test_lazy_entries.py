@@ -316,7 +316,7 @@ def test_the_parent_map_names_every_entry_and_a_root_made_in_an_old_tree_stays_i
 
 
 def test_a_lazy_entry_keeps_its_figures_in_columns_and_its_facts_without_a_tuple_of_its_own(tmp_path):
-    """The representation that makes a big file cost ~350 bytes per entry (#13.5): what it keeps
+    """The representation that makes a big file cost ~330 bytes per entry (#13.5): what it keeps
     answers as the body does, an estimate made later is kept once, and a lazy entry given a
     `source` holds its body again with the same facts."""
     calls = {"role": "assistant", "content": [{"type": "toolCall", "id": "c1", "name": "ls", "arguments": {}}],
@@ -333,9 +333,10 @@ def test_a_lazy_entry_keeps_its_figures_in_columns_and_its_facts_without_a_tuple
     bodies = log.bodies
     a, r, b = log.entries
     assert all(e.is_lazy and e._raw is bodies for e in (a, r, b))
-    assert a._facts == ("c1",) and a.facts == (("c1",), None, False, 70, 0.5, ())
+    assert a._facts == "c1" and a.facts == (("c1",), None, False, 70, 0.5, ()) and a.tool_call_ids == ("c1",)
     assert (bodies.usages[a.line], bodies.costs[a.line], bodies.instants[a.line]) == (70, 0.5, 1767225601.5)
-    assert r._facts == "c1" and r._facts is a.tool_call_ids[0]  # one string for the call and its result
+    assert r._facts == "c1" and r._facts is a._facts  # one string for the call and its result
+    assert (r.tool_call_id, r.tool_call_ids, a.tool_call_id, r.usage_tokens, r.cost) == ("c1", (), None, None, 0.0)
     assert r.facts == ((), "c1", False, None, 0.0, ()) and r.instant is None and b.instant is None
     assert bodies.estimates[b.line] == -1
     reads = bodies.reads

@@ -50,7 +50,7 @@ class Bodies:
         # lazy entry has the defaults (no instant, no estimate, no usage, no cost).
         self.instants = array("d", [NO_INSTANT])
         self.estimates = array("q", [-1])  # -1: estimated from the body when first asked
-        self.usages = array("q", [-1])  # -1: none reported
+        self.usages = array("i", [-1])  # -1: none reported
         self.costs = array("d", [0.0])
         self._cache: OrderedDict[int, tuple[dict, int]] = OrderedDict()  # line -> (body, size)
         self._bytes = 0

@@ -214,7 +214,7 @@ class Entry:
         held, line = self._raw, self.line
         bodies.instants[line] = NO_INSTANT if held.instant is None else held.instant
         bodies.estimates[line] = -1 if held.tokens is None else held.tokens
-        self._facts = compact_facts(self._facts, bodies, line)
+        self._facts = compact_facts(self._facts, bodies, line, self.role)
         self._raw = bodies
 
     def _hold(self) -> _Held:
@@ -261,40 +261,43 @@ class Entry:
     @property
     def facts(self) -> tuple:
         """(tool call ids, a tool result's toolCallId, its error flag, reported usage, cost, the
-        required fields of its type it lacks). A held entry keeps the tuple; a lazy one keeps
-        its tool call ids (a tuple; usage and cost in the columns), its toolCallId (a str: a
-        tool result that is no error), or, for anything else, the tuple in a list."""
-        f = self._facts
-        held = self._raw
+        required fields of its type it lacks). A held entry keeps the tuple. A lazy one keeps,
+        with its usage and cost in the columns: an assistant message its tool call ids (a tuple,
+        or the one id as a str), a tool result that is no error its toolCallId (a str), an entry
+        that reports nothing an empty tuple; anything else keeps the tuple in a list."""
+        f, held = self._facts, self._raw
         if type(held) is _Held:
             return f
-        if type(f) is tuple:
-            used = held.usages[self.line]
-            return (f, None, False, None if used < 0 else used, held.costs[self.line], ())
-        if type(f) is str:
-            return ((), f, False, None, 0.0, ())
-        return tuple(f)
+        if type(f) is list:
+            return tuple(f)
+        used = held.usages[self.line]
+        used = None if used < 0 else used
+        if type(f) is str and self.role != "assistant":
+            return ((), f, False, used, held.costs[self.line], ())
+        return ((f,) if type(f) is str else f, None, False, used, held.costs[self.line], ())
 
     @facts.setter
     def facts(self, facts: tuple) -> None:
         held = self._raw
-        self._facts = facts if type(held) is _Held else compact_facts(facts, held, self.line)
+        self._facts = facts if type(held) is _Held else compact_facts(facts, held, self.line, self.role)
 
     @property
     def tool_call_ids(self) -> tuple[str, ...]:
         """The ids of an assistant message's tool calls (as `str`, as the tool-result check reads them)."""
         f = self._facts
-        if type(f) is tuple and type(self._raw) is not _Held:
-            return f
-        return () if type(f) is str else f[0]
+        if type(f) is list or type(self._raw) is _Held:
+            return f[0]
+        if type(f) is str:
+            return (f,) if self.role == "assistant" else ()
+        return f
 
     @property
     def tool_call_id(self):
         """A tool result's `toolCallId` (None elsewhere)."""
         f = self._facts
-        if type(f) is tuple and type(self._raw) is not _Held:
-            return None
-        return f if type(f) is str else f[1]
+        if type(f) is list or type(self._raw) is _Held:
+            return f[1]
+        return f if type(f) is str and self.role != "assistant" else None
 
     @property
     def is_error(self) -> bool:
@@ -306,22 +309,18 @@ class Entry:
     def usage_tokens(self) -> int | None:
         """The context size an assistant message reports (see `tokens.usage_tokens`)."""
         f, held = self._facts, self._raw
-        if type(held) is _Held:
+        if type(f) is list or type(held) is _Held:
             return f[3]
-        if type(f) is tuple:
-            used = held.usages[self.line]
-            return None if used < 0 else used
-        return None if type(f) is str else f[3]
+        used = held.usages[self.line]
+        return None if used < 0 else used
 
     @property
     def cost(self) -> float:
         """What the entry cost (see `tokens.entry_cost`)."""
         f, held = self._facts, self._raw
-        if type(held) is _Held:
+        if type(f) is list or type(held) is _Held:
             return f[4]
-        if type(f) is tuple:
-            return held.costs[self.line]
-        return 0.0 if type(f) is str else f[4]
+        return held.costs[self.line]
 
     @property
     def tokens(self) -> int:
@@ -340,20 +339,24 @@ class Entry:
 
 
 NO_INSTANT = float("nan")  # a column's instant of an entry without one
-USAGE_MAX = 2**63 - 1  # the largest usage a column holds (a bigger one keeps the whole facts tuple)
+USAGE_MAX = 2**31 - 1  # the largest usage a column holds (a bigger one keeps the whole facts tuple)
 
 
-def compact_facts(facts: tuple, bodies, line: int):
-    """`facts` as a lazy entry keeps them (see `Entry.facts`), usage and cost put in `bodies`'
-    columns at `line`."""
+def compact_facts(facts: tuple, bodies, line: int, role):
+    """`facts` as a lazy entry of `role` keeps them (see `Entry.facts`), usage and cost put in
+    `bodies`' columns at `line`."""
     calls, call_id, is_error, used, cost, missing = facts
-    if call_id is None and not is_error and not missing and (used is None or 0 <= used <= USAGE_MAX):
-        bodies.usages[line] = -1 if used is None else used
-        bodies.costs[line] = cost
-        return calls
-    if type(call_id) is str and not (calls or is_error or used is not None or cost or missing):
-        return call_id
-    return list(facts)
+    if is_error or missing or used is not None and not 0 <= used <= USAGE_MAX:
+        return list(facts)
+    if call_id is None:
+        compact = calls[0] if len(calls) == 1 and role == "assistant" else calls
+    elif type(call_id) is str and not calls and role != "assistant":
+        compact = call_id
+    else:
+        return list(facts)
+    bodies.usages[line] = -1 if used is None else used
+    bodies.costs[line] = cost
+    return compact
 
 
 def instant_of(ts) -> float | None:

@@ -113,7 +113,7 @@ class PiReader:
                             parent = None
                         if calls:
                             calls_made = dict(zip(calls, calls))
-                            facts = calls
+                            facts = calls[0] if len(calls) == 1 else calls
                         elif type(call_id) is str:
                             call_id = calls_made.get(call_id, call_id)  # its call's: one string for both ids
                             facts = [(), call_id, True, None, 0.0, ()] if is_error else call_id
