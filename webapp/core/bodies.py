@@ -1,7 +1,8 @@
 """Entry bodies read again from the file when asked (issue #13.5: memory below the file size).
 
-A pi v3 entry keeps what the tree needs (`Entry` attributes) and the place of its line; its body
-is parsed again from those bytes when something reads `entry.raw`. The last bodies read are kept
+A pi v3 entry keeps what the tree needs (`Entry` attributes, and its figures in the columns of
+its `Bodies`: typed arrays indexed by line, one number per line instead of objects per entry) and
+the place of its line; its body is parsed again from those bytes when something reads `entry.raw`. The last bodies read are kept
 in a small cache (bounded by count and by bytes), so that a view reading the same entries again
 does not read the file again.
 

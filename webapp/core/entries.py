@@ -270,11 +270,15 @@ class Entry:
             return f
         if type(f) is list:
             return tuple(f)
-        used = held.usages[self.line]
-        used = None if used < 0 else used
         if type(f) is str and self.role != "assistant":
-            return ((), f, False, used, held.costs[self.line], ())
-        return ((f,) if type(f) is str else f, None, False, used, held.costs[self.line], ())
+            return ((), f, False, None, 0.0, ())  # (a tool result: no usage, no cost)
+        line = self.line
+        used, cost = held.usages[line], held.costs[line]
+        if used < 0:
+            if not f and not cost:
+                return _NO_FACTS  # (the usual message: no tuple made)
+            used = None
+        return ((f,) if type(f) is str else f, None, False, used, cost, ())
 
     @facts.setter
     def facts(self, facts: tuple) -> None:
