@@ -57,7 +57,7 @@ class PiReader:
     def __init__(self, log) -> None:
         self.log = log
         self._prev_id: str | None = None
-        self._calls: dict[str, str] = {}  # the tool call ids of the last assistant message that made calls
+        self._calls: tuple[str, ...] = ()  # the tool call ids of the last assistant message that made calls
 
     def line(self, obj: dict, line: int) -> None:
         log = self.log
@@ -112,10 +112,11 @@ class PiReader:
                         else:
                             parent = None
                         if calls:
-                            calls_made = dict(zip(calls, calls))
+                            calls_made = calls
                             facts = calls[0] if len(calls) == 1 else calls
                         elif type(call_id) is str:
-                            call_id = calls_made.get(call_id, call_id)  # its call's: one string for both ids
+                            if call_id in calls_made:  # its call's: one string for both ids
+                                call_id = calls_made[calls_made.index(call_id)]
                             facts = [(), call_id, True, None, 0.0, ()] if is_error else call_id
                         elif role == "toolResult":
                             facts = [(), call_id, is_error, None, 0.0, ()]
@@ -208,9 +209,9 @@ class PiReader:
         entry = Entry(obj, line, entry_id, parent, generated, source)
         facts = entry.facts
         if facts[0]:
-            self._calls = dict(zip(facts[0], facts[0]))
+            self._calls = facts[0]
         elif type(facts[1]) is str and facts[1] in self._calls:  # its result: one string for both ids
-            entry.facts = (facts[0], self._calls[facts[1]], *facts[2:])
+            entry.facts = (facts[0], self._calls[self._calls.index(facts[1])], *facts[2:])
         if log.as_is and source is None and entry_id is raw_id and entry.type not in KEPT_TYPES:
             entry.make_lazy(log.bodies)  # its line as it is, with its own id
         return entry
