@@ -75,6 +75,7 @@ def check_against_eager(session: Session, data: bytes) -> int:
         assert e.tool_call_id == (want.message.get("toolCallId") if e.role == "toolResult" else None)
         assert e.is_error == bool(e.role == "toolResult" and want.message.get("isError"))
         assert e.facts == want.facts and e.tokens == want.tokens and e.instant == want.instant
+        assert e.missing_fields == e.facts[5] == want.missing_fields
     return lazy
 
 
@@ -284,11 +285,15 @@ def test_the_facts_taken_while_reading_equal_those_of_the_body_for_every_message
              {"type": "custom_message", "id": "cm", "parentId": None, "timestamp": "x", "customType": "t",
               "content": [{"type": "text", "text": "injected"}]},
              {"type": "branch_summary", "id": "bs", "parentId": None, "timestamp": "x", "fromId": "s1",
-              "summary": "went elsewhere", "details": {"usage": {"cost": {"total": 2}}}}]
+              "summary": "went elsewhere", "details": {"usage": {"cost": {"total": 2}}}},
+             {"type": "custom", "id": "cu", "parentId": None, "timestamp": "2026-01-01T00:00:00Z"}]  # (no customType)
     path = tmp_path / "s.jsonl"
     write(path, lines)
     data = path.read_bytes()
-    assert check_against_eager(Session.open(path), data) >= len(SHAPES) - 2
+    session = Session.open(path)
+    assert check_against_eager(session, data) >= len(SHAPES) - 2
+    lacking = session.tree.entry("cu")
+    assert lacking.is_lazy and lacking.missing_fields == ("customType",) == lacking.facts[5]
 
 
 def test_a_tree_keeps_what_it_was_built_from_while_its_log_reads_more(tmp_path):

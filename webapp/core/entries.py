@@ -139,7 +139,7 @@ class Entry:
         self.parent_id = parent_id
         self._raw = _Held(raw, None, None, (generated_id, source, sidechain, file)
                           if generated_id or source is not None or sidechain or file is not None else None)
-        self.raw = raw
+        self._take(raw)
 
     @property
     def _more(self) -> tuple:
@@ -186,10 +186,15 @@ class Entry:
     def raw(self, raw: dict) -> None:
         """Set the body, and the facts taken from it (a reader that builds an entry from several
         lines sets it again once it is whole)."""
-        held = self._hold()
+        self._hold()
+        self._take(raw)
+
+    def _take(self, raw: dict) -> None:
+        """Hold `raw` as the body, and the facts taken from it."""
+        held = self._raw
         t = raw.get("type")
-        self.type = _NAMES.get(t, t) if type(t) is str else as_key(t)
-        self.role, self._facts, held.tokens = entry_facts(self.type, raw)
+        self.type = t = _NAMES.get(t, t) if type(t) is str else as_key(t)
+        self.role, self._facts, held.tokens = entry_facts(t, raw)
         held.raw, held.instant = raw, instant_of(raw.get("timestamp"))
 
     @property
@@ -265,13 +270,14 @@ class Entry:
         with its usage and cost in the columns: an assistant message its tool call ids (a tuple,
         or the one id as a str), a tool result that is no error its toolCallId (a str), an entry
         that reports nothing an empty tuple; anything else keeps the tuple in a list."""
-        f, held = self._facts, self._raw
+        f = self._facts
+        if type(f) is str and self.role != "assistant":
+            return ((), f, False, None, 0.0, ())  # (a lazy tool result: no usage, no cost)
+        held = self._raw
         if type(held) is _Held:
             return f
         if type(f) is list:
             return tuple(f)
-        if type(f) is str and self.role != "assistant":
-            return ((), f, False, None, 0.0, ())  # (a tool result: no usage, no cost)
         line = self.line
         used, cost = held.usages[line], held.costs[line]
         if used < 0:
@@ -289,19 +295,24 @@ class Entry:
     def tool_call_ids(self) -> tuple[str, ...]:
         """The ids of an assistant message's tool calls (as `str`, as the tool-result check reads them)."""
         f = self._facts
-        if type(f) is list or type(self._raw) is _Held:
-            return f[0]
-        if type(f) is str:
+        if type(f) is str:  # (lazy)
             return (f,) if self.role == "assistant" else ()
-        return f
+        return f if type(f) is tuple and type(self._raw) is not _Held else f[0]
 
     @property
     def tool_call_id(self):
         """A tool result's `toolCallId` (None elsewhere)."""
         f = self._facts
-        if type(f) is list or type(self._raw) is _Held:
-            return f[1]
-        return f if type(f) is str and self.role != "assistant" else None
+        if type(f) is str:  # (lazy)
+            return f if self.role != "assistant" else None
+        return None if type(f) is tuple and type(self._raw) is not _Held else f[1]
+
+    @property
+    def missing_fields(self) -> tuple[str, ...]:
+        """The fields its type requires that the entry lacks (`facts[5]`, without making the tuple:
+        a loop over every entry reads this, `tool_call_ids` and `tool_call_id` rather than `facts`)."""
+        f = self._facts
+        return f[5] if type(f) is list or type(f) is tuple and type(self._raw) is _Held else ()
 
     @property
     def is_error(self) -> bool:
