@@ -120,7 +120,9 @@ class SessionLog:
 
     def _read_lines(self, data: bytes, end: int) -> None:
         """Read the complete lines in `data[:end]`, a window of them at a time (not a copy of all
-        of them at once, when `data` is a whole file)."""
+        of them at once, when `data` is a whole file). With `bodies`, each window's line starts
+        and column defaults are added there first; a format with a loop of its own (`read_lines`,
+        pi's) then reads the window, else each line is read here."""
         start = 0
         if self.bodies is None:
             while start < end:
