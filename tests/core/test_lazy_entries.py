@@ -74,6 +74,8 @@ def check_against_eager(session: Session, data: bytes) -> int:
         assert e.usage_tokens == usage_from_body(want) and e.cost == cost_from_body(want) == entry_cost(e)
         assert e.tool_call_id == (want.message.get("toolCallId") if e.role == "toolResult" else None)
         assert e.is_error == bool(e.role == "toolResult" and want.message.get("isError"))
+        assert e.facts == want.facts and e.tokens == want.tokens and e.instant == want.instant
+        assert e.missing_fields == e.facts[5] == want.missing_fields
     return lazy
 
 
@@ -263,6 +265,17 @@ SHAPES = [  # messages of every shape the token estimate made while reading must
     {"role": "bashExecution", "command": "ls", "output": "", "excludeFromContext": True},
     {"role": "custom", "content": [{"type": "text", "text": "ext"}]},
     {"role": "system", "content": "not sent"},
+    # kept in the columns of a lazy entry, or, where a column cannot hold them, in its facts tuple:
+    {"role": "assistant", "content": "huge usage", "usage": {"totalTokens": 18446744073709551615}},
+    {"role": "assistant", "content": "negative usage", "usage": {"input": -5, "cost": {"total": -0.25}}},
+    {"role": "assistant", "content": "estimated", "usage": {"totalTokens": 40, "estimated": True, "cost": {"total": 3}}},
+    {"role": "assistant", "content": [{"type": "toolCall", "id": "c2", "name": "x", "arguments": {"a": {"b": [1]}}},
+                                      {"type": "toolCall", "id": "c3", "name": "y", "arguments": [1, [2]]}],
+     "usage": {"totalTokens": 12}},
+    {"role": "toolResult", "toolCallId": "c2", "isError": True, "content": "boom"},
+    {"role": "toolResult", "toolCallId": "c3", "content": [{"type": "text", "text": "fine"}]},
+    {"role": "toolResult", "content": "no call id"},
+    {"role": "toolResult", "toolCallId": "c3", "content": [{"type": "image", "data": "AAAA"}, {"type": 5}]},
 ]
 
 
@@ -272,11 +285,15 @@ def test_the_facts_taken_while_reading_equal_those_of_the_body_for_every_message
              {"type": "custom_message", "id": "cm", "parentId": None, "timestamp": "x", "customType": "t",
               "content": [{"type": "text", "text": "injected"}]},
              {"type": "branch_summary", "id": "bs", "parentId": None, "timestamp": "x", "fromId": "s1",
-              "summary": "went elsewhere", "details": {"usage": {"cost": {"total": 2}}}}]
+              "summary": "went elsewhere", "details": {"usage": {"cost": {"total": 2}}}},
+             {"type": "custom", "id": "cu", "parentId": None, "timestamp": "2026-01-01T00:00:00Z"}]  # (no customType)
     path = tmp_path / "s.jsonl"
     write(path, lines)
     data = path.read_bytes()
-    assert check_against_eager(Session.open(path), data) >= len(SHAPES) - 2
+    session = Session.open(path)
+    assert check_against_eager(session, data) >= len(SHAPES) - 2
+    lacking = session.tree.entry("cu")
+    assert lacking.is_lazy and lacking.missing_fields == ("customType",) == lacking.facts[5]
 
 
 def test_a_tree_keeps_what_it_was_built_from_while_its_log_reads_more(tmp_path):
@@ -301,3 +318,37 @@ def test_the_parent_map_names_every_entry_and_a_root_made_in_an_old_tree_stays_i
     assert dict(new.parent) == {"m0": None, "m2": "m1", "m1": "m0"} and new.orphans == []
     assert [e.id for e in new.path("m2")] == ["m0", "m1", "m2"]
     assert old.parent["m2"] is None and old.parent.get("m1", "absent") == "absent" and "m1" not in old.parent
+
+
+def test_a_lazy_entry_keeps_its_figures_in_columns_and_its_facts_without_a_tuple_of_its_own(tmp_path):
+    """The representation that makes a big file cost ~330 bytes per entry (#13.5): what it keeps
+    answers as the body does, an estimate made later is kept once, and a lazy entry given a
+    `source` holds its body again with the same facts."""
+    calls = {"role": "assistant", "content": [{"type": "toolCall", "id": "c1", "name": "ls", "arguments": {}}],
+             "usage": {"totalTokens": 70, "cost": {"total": 0.5}}}
+    result = {"role": "toolResult", "toolCallId": "c1", "content": "a"}
+    later = {"role": "bashExecution", "command": "ls", "output": "x" * 40}  # estimated from its body
+    lines = [header(), *({"type": "message", "id": f"m{i}", "parentId": f"m{i - 1}" if i else None,
+                          "timestamp": ts, "message": m}
+                         for i, (m, ts) in enumerate([(calls, "2026-01-01T00:00:01.500Z"), (result, 5),
+                                                      (later, "not a time")]))]
+    path = tmp_path / "s.jsonl"
+    write(path, lines)
+    log = Session.open(path).log
+    bodies = log.bodies
+    a, r, b = log.entries
+    assert all(e.is_lazy and e._raw is bodies for e in (a, r, b))
+    assert a._facts == "c1" and a.facts == (("c1",), None, False, 70, 0.5, ()) and a.tool_call_ids == ("c1",)
+    assert (bodies.usages[a.line], bodies.costs[a.line], bodies.instants[a.line]) == (70, 0.5, 1767225601.5)
+    assert r._facts == "c1" and r._facts is a._facts  # one string for the call and its result
+    assert (r.tool_call_id, r.tool_call_ids, a.tool_call_id, r.usage_tokens, r.cost) == ("c1", (), None, None, 0.0)
+    assert r.facts == ((), "c1", False, None, 0.0, ()) and r.instant is None and b.instant is None
+    assert bodies.estimates[b.line] == -1
+    reads = bodies.reads
+    assert b.tokens == estimate_entry_tokens(b) > 0 and bodies.estimates[b.line] == b.tokens
+    bodies._cache.clear()
+    assert b.tokens == bodies.estimates[b.line] and bodies.reads == reads + 1  # (the estimate's one read)
+    facts, tokens = a.facts, a.tokens
+    a.source = {"as": "written"}
+    assert not a.is_lazy and (a.facts, a.tokens, a.instant, a.source) == (facts, tokens, 1767225601.5, {"as": "written"})
+    assert a.raw == lines[1]

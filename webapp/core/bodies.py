@@ -1,7 +1,8 @@
 """Entry bodies read again from the file when asked (issue #13.5: memory below the file size).
 
-A pi v3 entry keeps what the tree needs (`Entry` attributes) and the place of its line; its body
-is parsed again from those bytes when something reads `entry.raw`. The last bodies read are kept
+A pi v3 entry keeps what the tree needs (`Entry` attributes, and its figures in the columns of
+its `Bodies`: typed arrays indexed by line, one number per line instead of objects per entry) and
+the place of its line; its body is parsed again from those bytes when something reads `entry.raw`. The last bodies read are kept
 in a small cache (bounded by count and by bytes), so that a view reading the same entries again
 does not read the file again.
 
@@ -20,9 +21,11 @@ import threading
 import weakref
 from array import array
 from collections import OrderedDict
+from itertools import repeat
 
 import orjson
 
+from .entries import NO_INSTANT
 from .errors import SessionError
 
 CACHE_ENTRIES = 2048  # bodies kept per session file...
@@ -43,11 +46,26 @@ class Bodies:
         self.inode: int | None = None  # the file the log was read from (set by `Session`)
         self.cache_entries, self.cache_bytes = CACHE_ENTRIES, CACHE_BYTES
         self.starts = array("q", [0])  # where each line starts: line n is starts[n-1]:starts[n]
+        # The figures of the lazy entry read from line n, at index n (see `entries.Entry`):
+        # one number each in a typed array rather than an object per entry. A line without a
+        # lazy entry has the defaults (no instant, no estimate, no usage, no cost).
+        self.instants = array("d", [NO_INSTANT])
+        self.estimates = array("q", [-1])  # -1: estimated from the body when first asked
+        self.usages = array("i", [-1])  # -1: none reported
+        self.costs = array("d", [0.0])
         self._cache: OrderedDict[int, tuple[dict, int]] = OrderedDict()  # line -> (body, size)
         self._bytes = 0
         self._lock = threading.Lock()
         self._fd: int | None = None
         self.reads = 0  # lines parsed again (what the cache did not hold)
+
+    def add_lines(self, count: int) -> None:
+        """Give the next `count` lines the defaults of every column (a lazy entry made from one
+        of them sets its own)."""
+        self.instants.extend(repeat(NO_INSTANT, count))
+        self.estimates.extend(repeat(-1, count))
+        self.usages.extend(repeat(-1, count))
+        self.costs.extend(repeat(0.0, count))
 
     def __len__(self) -> int:
         """How many bodies the cache holds."""

@@ -90,6 +90,16 @@ def now_iso() -> str:
     return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
 
 
+class _Held:
+    """What an entry whose body is held keeps beside it: the body, the facts that lazy entries
+    keep in their `Bodies`' columns, and (rarely) `_more`: (generated_id, source, sidechain, file)."""
+
+    __slots__ = ("raw", "instant", "tokens", "more")
+
+    def __init__(self, raw: dict, instant: float | None, tokens: int | None, more: tuple | None) -> None:
+        self.raw, self.instant, self.tokens, self.more = raw, instant, tokens, more
+
+
 class Entry:
     """One tree node read from (or about to be written to) a session file.
 
@@ -100,14 +110,18 @@ class Entry:
     `sidechain` marks a sub-agent's entry (Claude Code), drawn off the main path; `file` names the
     file `line` counts in when it is not the session's own (a sub-agent's `agent-<id>.jsonl`).
 
-    What the tree, the overview and the branch figures read of every entry is kept in plain
-    attributes, taken from the body when the entry is made (`role`, and the facts below). The
-    body itself (`raw`) may be dropped (`make_lazy`, issue #13.5): it is then parsed again from
-    its line in the file when something reads it (`bodies.Bodies`), so that a big file costs
-    memory for its tree, not for its text.
+    What the tree, the overview and the branch figures read of every entry is taken from the
+    body when the entry is made (`role`, `instant`, `tokens`, `facts`). The body itself may be
+    dropped (issue #13.5): it is then parsed again from its line in the file when something
+    reads it (`bodies.Bodies`), so that a big file costs memory for its tree, not for its text.
+
+    How it is stored is made for memory (a big file has hundreds of thousands of entries):
+    `_raw` is the `Bodies` of a lazy entry, whose typed columns (indexed by `line`) hold its
+    instant, token estimate, usage and cost, and whose `_facts` holds the rest compactly (see
+    `facts`); or a `_Held` with the body and those figures, whose `_facts` is the whole tuple.
     """
 
-    __slots__ = ("_raw", "line", "id", "parent_id", "type", "instant", "role", "facts", "_tokens", "_more")
+    __slots__ = ("_raw", "line", "id", "parent_id", "type", "role", "_facts")
 
     def __init__(
         self,
@@ -123,32 +137,36 @@ class Entry:
         self.line = line
         self.id = id
         self.parent_id = parent_id
-        # (generated_id, source, sidechain, file), set on few entries: one attribute for the four
-        self._more = (generated_id, source, sidechain, file) if generated_id or source is not None or \
-            sidechain or file is not None else None
-        self.raw = raw
+        self._raw = _Held(raw, None, None, (generated_id, source, sidechain, file)
+                          if generated_id or source is not None or sidechain or file is not None else None)
+        self._take(raw)
+
+    @property
+    def _more(self) -> tuple:
+        held = self._raw
+        return (held.more or _NO_MORE) if type(held) is _Held else _NO_MORE
 
     @property
     def generated_id(self) -> bool:
         """True when the id was made from the line number (the line has none)."""
-        return self._more is not None and self._more[0]
+        return self._more[0]
 
     @property
     def source(self) -> dict | list | None:
-        return self._more[1] if self._more is not None else None
+        return self._more[1]
 
     @source.setter
     def source(self, source: dict | list | None) -> None:
-        generated_id, _, sidechain, file = self._more or _NO_MORE
-        self._more = (generated_id, source, sidechain, file)
+        generated_id, _, sidechain, file = self._more
+        self._hold().more = (generated_id, source, sidechain, file)
 
     @property
     def sidechain(self) -> bool:
-        return self._more is not None and self._more[2]
+        return self._more[2]
 
     @property
     def file(self) -> str | None:
-        return self._more[3] if self._more is not None else None
+        return self._more[3]
 
     @property
     def where(self) -> str:
@@ -160,45 +178,63 @@ class Entry:
 
     @property
     def raw(self) -> dict:
-        """The entry's dict: kept, or parsed again from its line (see `make_lazy`)."""
-        raw = self._raw
-        return raw if type(raw) is dict else raw.body(self)
+        """The entry's dict: held, or parsed again from its line (see `make_lazy`)."""
+        held = self._raw
+        return held.raw if type(held) is _Held else held.body(self)
 
     @raw.setter
     def raw(self, raw: dict) -> None:
         """Set the body, and the facts taken from it (a reader that builds an entry from several
         lines sets it again once it is whole)."""
-        self._raw = raw
+        self._hold()
+        self._take(raw)
+
+    def _take(self, raw: dict) -> None:
+        """Hold `raw` as the body, and the facts taken from it."""
+        held = self._raw
         t = raw.get("type")
-        self.type = _NAMES.get(t, t) if type(t) is str else as_key(t)
-        ts = raw.get("timestamp")
-        if type(ts) is str:
-            try:
-                t = datetime.fromisoformat(ts)
-                self.instant = (t if t.tzinfo else t.replace(tzinfo=timezone.utc)).timestamp()
-            except (ValueError, OverflowError):
-                self.instant = None
-        else:
-            self.instant = None
-        self.role, self.facts, self._tokens = entry_facts(self.type, raw)
+        self.type = t = _NAMES.get(t, t) if type(t) is str else as_key(t)
+        self.role, self._facts, held.tokens = entry_facts(t, raw)
+        held.raw, held.instant = raw, instant_of(raw.get("timestamp"))
+
+    @property
+    def instant(self) -> float | None:
+        """The POSIX time the entry's `timestamp` names (None when it is not ISO-8601): a number
+        instead of a string (#13.5), and what sorting and durations need."""
+        held = self._raw
+        if type(held) is _Held:
+            return held.instant
+        t = held.instants[self.line]
+        return None if t != t else t  # (NaN: none)
 
     @property
     def timestamp(self) -> str:
-        """The entry's `timestamp` as written ("" when it is not a string). What is kept of every
-        entry is `instant`, the POSIX time it names (None when it is not ISO-8601): a float
-        instead of a string (#13.5), and what sorting and durations need."""
+        """The entry's `timestamp` as written ("" when it is not a string)."""
         ts = self.raw.get("timestamp")
         return ts if type(ts) is str else ""
 
     def make_lazy(self, bodies) -> None:
-        """Drop the body: `bodies` reads it again from the entry's line when asked (it takes the
-        body's place: one attribute less on every entry)."""
+        """Drop the body: `bodies` reads it again from the entry's line when asked, and keeps the
+        figures taken from it in its columns (the entry must not have a `_more`)."""
+        held, line = self._raw, self.line
+        bodies.instants[line] = NO_INSTANT if held.instant is None else held.instant
+        bodies.estimates[line] = -1 if held.tokens is None else held.tokens
+        self._facts = compact_facts(self._facts, bodies, line, self.role)
         self._raw = bodies
+
+    def _hold(self) -> _Held:
+        """The entry made to hold its body again (a lazy one is given back its body)."""
+        held = self._raw
+        if type(held) is not _Held:
+            facts, tokens = self.facts, held.estimates[self.line]
+            held = self._raw = _Held(held.body(self), self.instant, None if tokens < 0 else tokens, None)
+            self._facts = facts
+        return held
 
     @property
     def is_lazy(self) -> bool:
         """True when the body is not held (it is read again from the file when asked)."""
-        return type(self._raw) is not dict
+        return type(self._raw) is not _Held
 
     @property
     def original(self) -> dict | list:
@@ -228,39 +264,125 @@ class Entry:
     # -- facts kept without the body ------------------------------------------------------------
 
     @property
+    def facts(self) -> tuple:
+        """(tool call ids, a tool result's toolCallId, its error flag, reported usage, cost, the
+        required fields of its type it lacks). A held entry keeps the tuple. A lazy one keeps,
+        with its usage and cost in the columns: an assistant message its tool call ids (a tuple,
+        or the one id as a str), a tool result that is no error its toolCallId (a str), an entry
+        that reports nothing an empty tuple; anything else keeps the tuple in a list."""
+        f = self._facts
+        if type(f) is str and self.role != "assistant":
+            return ((), f, False, None, 0.0, ())  # (a lazy tool result: no usage, no cost)
+        held = self._raw
+        if type(held) is _Held:
+            return f
+        if type(f) is list:
+            return tuple(f)
+        line = self.line
+        used, cost = held.usages[line], held.costs[line]
+        if used < 0:
+            if not f and not cost:
+                return _NO_FACTS  # (the usual message: no tuple made)
+            used = None
+        return ((f,) if type(f) is str else f, None, False, used, cost, ())
+
+    @facts.setter
+    def facts(self, facts: tuple) -> None:
+        held = self._raw
+        self._facts = facts if type(held) is _Held else compact_facts(facts, held, self.line, self.role)
+
+    @property
     def tool_call_ids(self) -> tuple[str, ...]:
         """The ids of an assistant message's tool calls (as `str`, as the tool-result check reads them)."""
-        return self.facts[0]
+        f = self._facts
+        if type(f) is str:  # (lazy)
+            return (f,) if self.role == "assistant" else ()
+        return f if type(f) is tuple and type(self._raw) is not _Held else f[0]
 
     @property
     def tool_call_id(self):
         """A tool result's `toolCallId` (None elsewhere)."""
-        return self.facts[1]
+        f = self._facts
+        if type(f) is str:  # (lazy)
+            return f if self.role != "assistant" else None
+        return None if type(f) is tuple and type(self._raw) is not _Held else f[1]
+
+    @property
+    def missing_fields(self) -> tuple[str, ...]:
+        """The fields its type requires that the entry lacks (`facts[5]`, without making the tuple:
+        a loop over every entry reads this, `tool_call_ids` and `tool_call_id` rather than `facts`)."""
+        f = self._facts
+        return f[5] if type(f) is list or type(f) is tuple and type(self._raw) is _Held else ()
 
     @property
     def is_error(self) -> bool:
         """A tool result that reports an error."""
-        return self.facts[2]
+        f = self._facts
+        return f[2] if type(f) is list or type(self._raw) is _Held else False
 
     @property
     def usage_tokens(self) -> int | None:
         """The context size an assistant message reports (see `tokens.usage_tokens`)."""
-        return self.facts[3]
+        f, held = self._facts, self._raw
+        if type(f) is list or type(held) is _Held:
+            return f[3]
+        used = held.usages[self.line]
+        return None if used < 0 else used
 
     @property
     def cost(self) -> float:
         """What the entry cost (see `tokens.entry_cost`)."""
-        return self.facts[4]
+        f, held = self._facts, self._raw
+        if type(f) is list or type(held) is _Held:
+            return f[4]
+        return held.costs[self.line]
 
     @property
     def tokens(self) -> int:
         """The estimated tokens of what the entry says to a model (`tokens.estimate_entry_tokens`),
         taken when it was read where that is quick, else once from its body."""
-        n = self._tokens
-        if n is None:
+        held = self._raw
+        n = held.tokens if type(held) is _Held else held.estimates[self.line]
+        if n is None or n < 0:
             from .tokens import estimate_entry_tokens  # (tokens needs the context module, built on this one)
-            n = self._tokens = estimate_entry_tokens(self)
+            n = estimate_entry_tokens(self)
+            if type(held) is _Held:
+                held.tokens = n
+            else:
+                held.estimates[self.line] = n
         return n
+
+
+NO_INSTANT = float("nan")  # a column's instant of an entry without one
+USAGE_MAX = 2**31 - 1  # the largest usage a column holds (a bigger one keeps the whole facts tuple)
+
+
+def compact_facts(facts: tuple, bodies, line: int, role):
+    """`facts` as a lazy entry of `role` keeps them (see `Entry.facts`), usage and cost put in
+    `bodies`' columns at `line`."""
+    calls, call_id, is_error, used, cost, missing = facts
+    if is_error or missing or used is not None and not 0 <= used <= USAGE_MAX:
+        return list(facts)
+    if call_id is None:
+        compact = calls[0] if len(calls) == 1 and role == "assistant" else calls
+    elif type(call_id) is str and not calls and role != "assistant":
+        compact = call_id
+    else:
+        return list(facts)
+    bodies.usages[line] = -1 if used is None else used
+    bodies.costs[line] = cost
+    return compact
+
+
+def instant_of(ts) -> float | None:
+    """The POSIX time of an ISO-8601 timestamp (UTC when it names no offset), or None."""
+    if type(ts) is not str:
+        return None
+    try:
+        t = datetime.fromisoformat(ts)
+        return (t if t.tzinfo else t.replace(tzinfo=timezone.utc)).timestamp()
+    except (ValueError, OverflowError):
+        return None
 
 
 _NO_MORE = (False, None, False, None)  # Entry._more of an entry read from its own line with its own id
@@ -274,9 +396,8 @@ _NAMES = {n: n for n in (*REQUIRED_FIELDS, "user", "assistant", "toolResult", "b
 def entry_facts(t: str | None, raw: dict) -> tuple[str | None, tuple, int | None]:
     """(role, facts, token estimate or None) of an entry's dict; see the properties of Entry.
 
-    Written for speed: it runs once for every line of a file. The token estimate is made here
-    for the usual shapes of a message (text, tool calls, text results) and left for later
-    (None) for anything else."""
+    The token estimate is made here for the usual shapes of a message (text, tool calls, text
+    results) and left for later (None) for anything else."""
     if t != MESSAGE:
         missing = () if raw.keys() >= _REQUIRED_KEYS.get(t, _NOTHING) else \
             tuple(f for f in REQUIRED_FIELDS[t] if f not in raw)
@@ -291,9 +412,28 @@ def entry_facts(t: str | None, raw: dict) -> tuple[str | None, tuple, int | None
     msg = raw.get("message")
     if type(msg) is not dict:
         return None, (*_NO_FACTS[:5], () if "message" in raw else ("message",)), 0
+    role, calls, call_id, is_error, used, cost, tokens, _ = message_facts(msg)
+    if role == "toolResult":
+        return role, ((), call_id, is_error, None, 0.0, ()), tokens
+    if not calls and used is None and not cost:
+        return role, _NO_FACTS, tokens
+    return role, (calls, None, False, used, cost, ()), tokens
+
+
+def message_facts(msg: dict) -> tuple:
+    """(role, tool call ids, toolCallId, is_error, usage, cost, token estimate or None, ok) of a
+    message: the facts of `entry_facts`, and whether its fields have the types downstream code
+    expects (`ok`: then `formats.fields.message_ok` holds too; False may also mean "not checked
+    here": a role or block this walk does not know).
+
+    Written for speed: it runs once for every message of a file, and is the one walk over its
+    content that both takes its facts and checks its fields (`formats.pi.PiReader.read_lines`)."""
     role = msg.get("role")
+    ok = "toolCallId" not in msg or type(msg["toolCallId"]) is str
     if type(role) is str:
         role = _NAMES.get(role, role)
+    elif "role" in msg:
+        ok = False
     content = msg.get("content")
     if role == "assistant":
         calls: tuple = ()
@@ -306,16 +446,23 @@ def entry_facts(t: str | None, raw: dict) -> tuple[str | None, tuple, int | None
                     continue
                 bt = b.get("type")
                 if bt == "toolCall":
-                    calls += (str(b.get("id", "")),)
-                    args = b.get("arguments", {})
-                    name = b.get("name", "")
+                    call, name, args = b.get("id", ""), b.get("name", ""), b.get("arguments", {})
+                    if type(call) is not str or type(name) is not str:
+                        ok, call, name = False, str(call), str(name)
+                    calls += (call,)
+                    if type(args) is dict:  # (too_deep(args, 1) without a call for flat arguments)
+                        for v in args.values():
+                            if (type(v) is dict or type(v) is list) and too_deep(v, 2):
+                                ok = False
+                                break
+                    elif type(args) is list and too_deep(args, 1):
+                        ok = False
                     try:
                         dumped = orjson.dumps(args)
-                    except orjson.JSONEncodeError:  # (nested too deep: left for the body's estimate)
+                    except orjson.JSONEncodeError:
                         tokens = None
                     else:  # its length in characters (what the estimate counts), not in bytes
-                        chars += len(name if type(name) is str else str(name)) + (
-                            len(dumped) if dumped.isascii() else len(dumped.decode()))
+                        chars += len(name) + (len(dumped) if dumped.isascii() else len(dumped.decode()))
                 elif bt == "text":
                     text = b.get("text", "")
                     if type(text) is not str:
@@ -323,8 +470,10 @@ def entry_facts(t: str | None, raw: dict) -> tuple[str | None, tuple, int | None
                     else:
                         chars += len(text)
                         texts += 1
+                elif type(bt) is not str:
+                    ok = False
             if tokens is not None:
-                tokens = -(-(chars + max(texts - 1, 0)) // 4)
+                tokens = -(-(chars + (texts - 1 if texts else 0)) // 4)
         elif type(content) is str:
             tokens = -(-len(content) // 4)
         else:
@@ -334,21 +483,17 @@ def entry_facts(t: str | None, raw: dict) -> tuple[str | None, tuple, int | None
         if type(usage) is dict:
             if not usage.get("estimated") and msg.get("stopReason") not in ("aborted", "error"):
                 used = usage.get("totalTokens")
-                if not (isinstance(used, (int, float)) and used > 0):
-                    used = _usage_total(usage)
-                elif type(used) is not int:
-                    used = int(used)
+                if type(used) is not int or used <= 0:  # (the usual case first: one test)
+                    used = int(used) if isinstance(used, (int, float)) and used > 0 else _usage_total(usage)
             costs = usage.get("cost")
             if type(costs) is dict:
                 total = costs.get("total")
-                cost = float(total) if isinstance(total, (int, float)) else 0.0
-        if not calls and used is None and not cost:
-            return role, _NO_FACTS, tokens
-        return role, (calls, None, False, used, cost, ()), tokens
+                cost = total if type(total) is float else float(total) if isinstance(total, (int, float)) else 0.0
+        return role, calls, None, False, used, cost, tokens, ok
     if role == "toolResult":
         tokens = None
         if type(content) is list:
-            chars = max(len(content) - 1, 0)
+            chars = len(content) - 1 if content else 0
             for b in content:
                 if type(b) is not dict:
                     chars = -1
@@ -362,19 +507,22 @@ def entry_facts(t: str | None, raw: dict) -> tuple[str | None, tuple, int | None
                     chars += len(text)
                 else:
                     chars += len(f"[{bt}]")
+                    ok = ok and type(bt) is str and bt != "toolCall"
             if chars >= 0:
                 tokens = -(-chars // 4)
+            else:
+                ok = False  # (the blocks after it were not checked)
         elif type(content) is str:
             tokens = -(-len(content) // 4)
         else:
             tokens = 0
-        return role, ((), msg.get("toolCallId"), True if msg.get("isError") else False, None, 0.0, ()), tokens
+        return role, (), msg.get("toolCallId"), True if msg.get("isError") else False, None, 0.0, tokens, ok
     if role == "user" or role == "custom":
         tokens = None
         if type(content) is str:
             tokens = -(-len(content) // 4)
         elif type(content) is list:
-            chars = max(len(content) - 1, 0)
+            chars = len(content) - 1 if content else 0
             for b in content:
                 if type(b) is not dict or b.get("type") != "text" or type(b.get("text", "")) is not str:
                     chars = -1
@@ -382,10 +530,27 @@ def entry_facts(t: str | None, raw: dict) -> tuple[str | None, tuple, int | None
                 chars += len(b.get("text", ""))
             if chars >= 0:
                 tokens = -(-chars // 4)
+            else:
+                ok = False  # (not checked)
         else:
             tokens = 0
-        return role, _NO_FACTS, tokens
-    return role, _NO_FACTS, None if role == "bashExecution" else 0
+        return role, (), None, False, None, 0.0, tokens, ok
+    return role, (), None, False, None, 0.0, None if role == "bashExecution" else 0, False
+
+
+# Deeper than this, a tool call's arguments are cut (`formats.fields`): JSON encoders, template
+# filters and the highlighter recurse once per level, and some stop at 255 (orjson) or sooner.
+MAX_DEPTH = 100
+
+
+def too_deep(value: dict | list, depth: int) -> bool:
+    """True when `value`, itself at `depth`, nests containers deeper than `MAX_DEPTH`."""
+    if depth > MAX_DEPTH:
+        return True
+    for v in value.values() if type(value) is dict else value:
+        if (type(v) is dict or type(v) is list) and too_deep(v, depth + 1):
+            return True
+    return False
 
 
 _NOTHING: frozenset = frozenset()

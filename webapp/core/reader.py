@@ -12,6 +12,8 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from itertools import accumulate, repeat
+from operator import add
 
 import orjson
 
@@ -20,6 +22,7 @@ from .formats import reader_for
 from .formats.base import BadLine, Problem, generated_id  # noqa: F401 (part of this module's interface)
 
 BOM = b"\xef\xbb\xbf"
+WINDOW = 256 * 1024  # bytes of lines split at once (in cache, yet few splits)
 
 
 def first_kept_id(entry: Entry) -> str | None:
@@ -116,8 +119,10 @@ class SessionLog:
                 self._reader.finish()
 
     def _read_lines(self, data: bytes, end: int) -> None:
-        """Read the complete lines in `data[:end]`, one at a time (a copy of each line, not of
-        all of them at once)."""
+        """Read the complete lines in `data[:end]`, a window of them at a time (not a copy of all
+        of them at once, when `data` is a whole file). With `bodies`, each window's line starts
+        and column defaults are added there first; a format with a loop of its own (`read_lines`,
+        pi's) then reads the window, else each line is read here."""
         start = 0
         if self.bodies is None:
             while start < end:
@@ -125,28 +130,43 @@ class SessionLog:
                 self.lines += 1
                 self._read_line(data[start:newline], self.lines)
                 start = newline + 1
-        else:
-            starts, base, loads = self.bodies.starts, self.offset + 1, orjson.loads
-            reader, lines = self._reader, self.lines
-            while start < end:  # (the usual line inline: this runs for every line of a big file)
-                newline = data.index(b"\n", start)
-                lines += 1
-                starts.append(base + newline)  # where the next line starts
-                raw = data[start:newline]
-                start = newline + 1
+            self.offset += end
+            return
+        starts = self.bodies.starts
+        while start < end:
+            stop = data.index(b"\n", min(start + WINDOW, end) - 1) + 1
+            lines = data[start:stop].split(b"\n")
+            del lines[-1]  # (empty: after the last newline)
+            ends = accumulate(map(add, map(len, lines), repeat(1)), initial=self.offset + start)
+            next(ends)
+            starts.extend(ends)  # where each next line starts
+            self.bodies.add_lines(len(lines))
+            start = stop
+            n, count = 0, len(lines)
+            while n < count:
+                read_lines = getattr(self._reader, "read_lines", None)
+                if read_lines is not None:  # the rest, by the format's own loop
+                    read_lines(lines[n:] if n else lines, self.lines)
+                    break
+                raw = lines[n]
+                n += 1
+                self.lines += 1
                 try:
-                    obj = loads(raw)
+                    obj = orjson.loads(raw)
                 except orjson.JSONDecodeError:
                     obj = None
-                self.lines = lines
-                self.as_is = True
-                if reader is not None and type(obj) is dict:
-                    reader.line(obj, lines)
-                else:  # the first line, a bad one, or one to parse carefully (a BOM)
-                    self._read_line(raw, lines)
-                    reader = self._reader
-            self.as_is = False
+                self.read_line_as_is(raw, obj, self.lines)
         self.offset += end
+
+    def read_line_as_is(self, raw: bytes, obj, line: int) -> None:
+        """Read line `line` of a log with `bodies`, given what it parsed to as it is (`obj`, None
+        when it did not parse)."""
+        self.as_is = True
+        if self._reader is not None and type(obj) is dict:
+            self._reader.line(obj, line)
+        else:  # the first line, a bad one, or one to parse carefully (a BOM)
+            self._read_line(raw, line)
+        self.as_is = False
 
     def _read_line(self, raw: bytes, line: int) -> None:
         obj, reason = self._parse(raw, line)

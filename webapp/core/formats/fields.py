@@ -11,21 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..entries import MAX_DEPTH, too_deep
 from .base import INVALID
 
-# Deeper than this, a tool call's arguments are cut: JSON encoders, template filters and the
-# highlighter recurse once per level, and some stop at 255 (orjson) or sooner.
-MAX_DEPTH = 100
 TOO_DEEP = "(nested too deep)"
-
-
-def _too_deep(value: dict | list, depth: int) -> bool:
-    if depth > MAX_DEPTH:
-        return True
-    for v in value.values() if type(value) is dict else value:
-        if (type(v) is dict or type(v) is list) and _too_deep(v, depth + 1):
-            return True
-    return False
 
 
 def cut_deep(value: Any, depth: int = 1) -> Any:
@@ -71,7 +60,7 @@ def _block_ok(b: Any) -> bool:
         if type(b.get("id", "")) is not str or type(b.get("name", "")) is not str:
             return False
         args = b.get("arguments")
-        return type(args) not in (dict, list) or not _too_deep(args, 1)
+        return type(args) not in (dict, list) or not too_deep(args, 1)
     return True
 
 
@@ -113,7 +102,7 @@ def _fixed_block(b: Any, why: list[str]) -> Any:
         if key in b and type(b[key]) is not str:
             why.append(f"a tool call's {key} is a {type(b[key]).__name__}")
             b[key] = INVALID
-    if type(b.get("arguments")) in (dict, list) and _too_deep(b["arguments"], 1):
+    if type(b.get("arguments")) in (dict, list) and too_deep(b["arguments"], 1):
         why.append(f"a tool call's arguments are nested more than {MAX_DEPTH} deep (cut)")
         b["arguments"] = cut_deep(b["arguments"])
     return b

@@ -8,7 +8,11 @@ the `firstKeptEntryId` of that line, and v2's `hookMessage` role is v3's `custom
 
 from __future__ import annotations
 
-from ..entries import COMPACTION, LEAF, Entry
+from datetime import datetime, timezone
+
+import orjson
+
+from ..entries import COMPACTION, LEAF, MESSAGE, USAGE_MAX, Entry, message_facts
 from .base import Problem, generated_id
 from .fields import checked_entry, message_ok
 
@@ -42,6 +46,9 @@ KEPT_TYPES = frozenset({"leaf", "label", "session_info", COMPACTION, "branch_sum
                         "thinking_level_change", "active_tools_change"})
 
 
+fromisoformat = datetime.fromisoformat
+
+
 class PiReader:
     """Feeds a `SessionLog` from pi lines: the header on line 1, then one entry per line."""
 
@@ -50,7 +57,7 @@ class PiReader:
     def __init__(self, log) -> None:
         self.log = log
         self._prev_id: str | None = None
-        self._calls: dict[str, str] = {}  # the tool call ids of the last assistant message that made calls
+        self._calls: tuple[str, ...] = ()  # the tool call ids of the last assistant message that made calls
 
     def line(self, obj: dict, line: int) -> None:
         log = self.log
@@ -67,6 +74,89 @@ class PiReader:
             log._active = log._leaf_after(entry, log._active, record=True)
         else:
             log._active = entry.id  # what _leaf_after says, without a call for most lines
+
+    def read_lines(self, lines: list[bytes], line: int) -> None:
+        """Read `lines`, the lines after line `line` of a log with `bodies`, as `line` would.
+
+        The hot loop of a big file: the usual line, a pi v3 message as it is (parsed as it is,
+        with a new id, a parent, and fields of sound types), is read here in one walk over its
+        content (`message_facts`) into a lazy entry made directly with its facts; any other is
+        handed to the log (`SessionLog.read_line_as_is`, then `line`)."""
+        log = self.log
+        ids, bodies, add_entry, other = log.ids, log.bodies, log.entries.append, log.read_line_as_is
+        instants, estimates, usages, costs = bodies.instants, bodies.estimates, bodies.usages, bodies.costs
+        loads, decode_error, facts_of, new = orjson.loads, orjson.JSONDecodeError, message_facts, object.__new__
+        calls_made = self._calls
+        last = None  # the id of the last entry read here, not yet told to the log
+        for raw in lines:
+            line += 1
+            try:
+                obj = loads(raw)
+            except decode_error:
+                obj = None
+            if type(obj) is dict and obj.get("type") == "message":
+                msg = obj.get("message")
+                entry_id = obj.get("id")
+                parent = obj.get("parentId", ids)  # (`ids`: none, a pi v1 line)
+                if type(msg) is dict and type(entry_id) is str and entry_id and parent is not ids \
+                        and entry_id not in ids:
+                    role, calls, call_id, is_error, used, cost, tokens, ok = facts_of(msg)
+                    if ok and role != "hookMessage":
+                        if type(parent) is str and parent:  # (one string for both ids:)
+                            if parent == last:  # (the usual parent: one lookup less in a big dict)
+                                parent = last
+                            else:
+                                known = ids.get(parent)
+                                if known is not None:
+                                    parent = known.id
+                        else:
+                            parent = None
+                        if calls:
+                            calls_made = calls
+                            facts = calls[0] if len(calls) == 1 else calls
+                        elif type(call_id) is str:
+                            if call_id in calls_made:  # its call's: one string for both ids
+                                call_id = calls_made[calls_made.index(call_id)]
+                            facts = [(), call_id, True, None, 0.0, ()] if is_error else call_id
+                        elif role == "toolResult":
+                            facts = [(), call_id, is_error, None, 0.0, ()]
+                        else:
+                            facts = calls
+                        if used is not None:
+                            if 0 <= used <= USAGE_MAX:
+                                usages[line] = used
+                            else:
+                                facts = [calls, None, False, used, cost, ()]
+                                cost = 0.0
+                        if cost:
+                            costs[line] = cost
+                        if tokens is not None:
+                            estimates[line] = tokens
+                        ts = obj.get("timestamp")
+                        if type(ts) is str:  # (`entries.instant_of`, inline)
+                            try:
+                                t = fromisoformat(ts)
+                                instants[line] = (t if t.tzinfo else t.replace(tzinfo=timezone.utc)).timestamp()
+                            except (ValueError, OverflowError):
+                                pass
+                        entry = new(Entry)  # (lazy: its body is read again from `bodies`)
+                        entry._raw, entry.line, entry.id, entry.parent_id = bodies, line, entry_id, parent
+                        entry.type, entry.role, entry._facts = MESSAGE, role, facts
+                        add_entry(entry)
+                        ids[entry_id] = entry
+                        last = entry_id
+                        continue
+            if last is not None:
+                self._prev_id = log._active = last
+                last = None
+            self._calls = calls_made
+            log.lines = line
+            other(raw, obj, line)
+            calls_made = self._calls
+        if last is not None:
+            self._prev_id = log._active = last
+        self._calls = calls_made
+        log.lines = line
 
     def tail(self, obj: dict, line: int) -> None:
         if line == 1 and obj.get("type") == "session":
@@ -119,9 +209,9 @@ class PiReader:
         entry = Entry(obj, line, entry_id, parent, generated, source)
         facts = entry.facts
         if facts[0]:
-            self._calls = dict(zip(facts[0], facts[0]))
+            self._calls = facts[0]
         elif type(facts[1]) is str and facts[1] in self._calls:  # its result: one string for both ids
-            entry.facts = (facts[0], self._calls[facts[1]], *facts[2:])
+            entry.facts = (facts[0], self._calls[self._calls.index(facts[1])], *facts[2:])
         if log.as_is and source is None and entry_id is raw_id and entry.type not in KEPT_TYPES:
             entry.make_lazy(log.bodies)  # its line as it is, with its own id
         return entry
