@@ -279,22 +279,27 @@ class SessionTree:
         refer to: missing fields, tool calls without results, labels and compactions that name no
         entry (one pass, in file order)."""
         by_id, kids = self.by_id, self.children.kids
-        for e in entries:  # (the loop every entry goes through: kept short)
-            facts = e.facts
-            if facts[5]:  # the required fields of its type it lacks
-                self.problems.append(
-                    Problem("missing-field", f"{e.type} entry lacks {', '.join(facts[5])}", e.line, e.id)
-                )
-            calls = facts[0]
-            if calls:  # an assistant message that calls tools
+        for e in entries:  # (the loop every entry goes through: facts read only where they can say something)
+            role = e.role
+            if role is not None:  # a message with a body (which is all a message requires)
+                if role != "assistant":
+                    continue
+                calls = e.tool_call_ids
+                if not calls:
+                    continue
                 if len(calls) == 1:  # the usual case: its one result is its child
                     k = kids.get(e.id)
                     if type(k) is str:
                         k = by_id[k]
-                        if k.facts[1] == calls[0] and k.role == "toolResult":
+                        if k.tool_call_id == calls[0] and k.role == "toolResult":
                             continue
                 self._check_tool_results(e)
                 continue
+            missing = e.missing_fields
+            if missing:  # the required fields of its type it lacks
+                self.problems.append(
+                    Problem("missing-field", f"{e.type} entry lacks {', '.join(missing)}", e.line, e.id)
+                )
             t = e.type
             if t not in _NOTED:
                 continue
