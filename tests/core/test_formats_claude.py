@@ -445,3 +445,19 @@ def test_show_json_names_the_file_of_a_subagent_entry_and_the_tree_parent_of_eac
     rows = {r["id"]: r for r in orjson.loads(capsys.readouterr().out)["entries"]}
     assert rows["s-a"] == {"id": "s-a", "type": "message", "parentId": "s-u", "line": 2, "file": "agent-ab12.jsonl"}
     assert rows["s-u"]["parentId"] == "a" and "file" not in rows["a"] and rows["u"]["parentId"] is None
+
+
+def test_a_task_call_that_starts_sub_agents_is_no_branch_point():
+    tree = Session.open(KIMUSON).tree
+    callers = {tree.parent[e.id] for e in tree.entries if e.sidechain and not tree.by_id[tree.parent[e.id]].sidechain}
+    assert len(callers) == 2 and all(len(tree.conversation_children(c)) > 2 for c in callers)
+    assert tree.branch_points() == [] and len(tree.leaves()) == 1
+    b = CC_()  # a real fork at a prompt under a Task call's turn still is one
+    b.user("u", None, "go")
+    b.assistant("a", "u", [{"type": "tool_use", "id": "t1", "name": "Task", "input": {"prompt": "look"}}])
+    b.user("s", "a", "look", isSidechain=True)
+    b.result("r", "a", "t1")
+    b.user("p1", "r", "first try")
+    b.user("p2", "r", "second try")
+    tree = b.tree()
+    assert tree.branch_points() == ["r"]

@@ -254,3 +254,30 @@ def test_claude_code_sub_agents_are_drawn_boxed_off_the_main_path(root):
     boxed = graph._subagent_clusters(tree, layout)
     assert all(layout.dom_for(e.id) not in boxed for e in main_path)
     assert any(e.sidechain for e in tree.entries) and boxed
+
+
+def test_sub_agent_runs_are_not_counted_as_branches_on_the_page(root):
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "claude-code" / "d-kimuson_fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl"
+    folder = root / PROJECT
+    folder.mkdir(parents=True)
+    (folder / fixture.name).write_bytes(fixture.read_bytes())
+    client = create_app(root).test_client()
+    page = client.get(f"/s/{PROJECT}/{fixture.name}").get_data(as_text=True)
+    stats = re.findall(r'<span class="stat">([^<]*)</span>', page)
+    assert "1 branch" in stats  # not the five sub-agent runs' ends as well
+    branches = client.get(f"/s/{PROJECT}/{fixture.name}?tab=branches").get_data(as_text=True)
+    assert re.search(r"<h3>1 branch\s", branches)
+
+
+def test_a_one_branch_export_of_a_session_with_sub_agents_says_their_work_is_left_out(root):
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "claude-code" / "d-kimuson_fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl"
+    folder = root / PROJECT
+    folder.mkdir(parents=True)
+    (folder / fixture.name).write_bytes(fixture.read_bytes())
+    tree = Session.open(fixture).tree
+    html = unescape(create_app(root).test_client().get(f"/s/{PROJECT}/{fixture.name}/export?leaf={tree.active_leaf}").text)
+    svg = html[html.index("<svg"):html.index("</svg>")]
+    more = re.findall(r'<g id="more-[^"]*" class="node segment more">(.*?)</g>', svg, re.S)
+    assert more and all(re.search(r"⊞ \d+ more entries here", m) for m in more)
+    assert all("sub-agent work is left out here: this file holds one branch" in m for m in more)
+    assert "more branch" not in svg and "click to draw" not in svg

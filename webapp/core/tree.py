@@ -473,8 +473,17 @@ class SessionTree:
             entry_id = self.parent[entry_id]
         return entry_id
 
+    def forks(self, entry_id: str, children: list[str]) -> bool:
+        """Whether `children` (of `entry_id`) fork the conversation: more than one of them goes on
+        on the same side. A sub-agent's run that hangs under a main-line entry (Claude Code's Task
+        call) is not another branch of the conversation, only work done for that call."""
+        if len(children) < 2:
+            return False
+        side = self.by_id[entry_id].sidechain
+        return sum(1 for c in children if self.by_id[c].sidechain == side) > 1
+
     def branch_points(self) -> list[str]:
-        return [e.id for e in self.entries if len(self.conversation_children(e.id)) > 1]
+        return [e.id for e in self.entries if self.forks(e.id, self.conversation_children(e.id))]
 
     def compactions(self) -> list[Entry]:
         return [e for e in self.entries if e.type == COMPACTION]

@@ -51,7 +51,7 @@ def export_html(app: Flask, tree: SessionTree, title: str, leaf: str | None = No
     layout = branch_layout(tree, leaf) if leaf else build_layout(tree)
     svg = render_svg(tree, layout, lambda entry_id: f"#t-{dom_id(entry_id)}")
     if leaf:
-        svg = _MORE_TITLE.sub(lambda m: m.group(1) + html.escape(_fork_note(int(m.group(2)))), svg)
+        svg = _MORE_TITLE.sub(lambda m: m.group(1) + html.escape(_fork_note(m.group(2))), svg)
     blocks = []
     for i, s in enumerate(sections):
         items = items_of(s.entries, options, tree.labels)
@@ -109,10 +109,14 @@ def _subtree(tree: SessionTree, tops: list[str]) -> list[str]:
 
 
 # The tooltip of a "more branches" node says it opens them; in a one-branch file it cannot.
-_MORE_TITLE = re.compile(r'(<g id="more-[^"]*"[^>]*>(?:(?!</g>).)*?xlink:title=")(\d+)[^"]*', re.S)
+_MORE_TITLE = re.compile(r'(<g id="more-[^"]*"[^>]*>(?:(?!</g>).)*?xlink:title=")([^"]*)', re.S)
 
 
-def _fork_note(n: int) -> str:
+def _fork_note(title: str) -> str:
+    n = re.match(r"\d+", title)
+    if n is None:  # (a sub-agent's work, no branch)
+        return "sub-agent work is left out here: this file holds one branch"
+    n = int(n.group())
     return f"{n} other branch{'' if n == 1 else 'es'} fork{'s' if n == 1 else ''} here: this file holds one branch"
 
 

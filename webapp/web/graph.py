@@ -373,10 +373,11 @@ def _unmark(marks: dict[str, tuple[str, int]], chain: list[str], start: int) -> 
     marks.pop(chain[-1], None)  # (when it was not a PLACE_EVERY-th)
 
 
-def _figures(d: _Drawn, labels) -> None:
+def _figures(d: _Drawn, tree: SessionTree) -> None:
     """The per-chain figures of `d`, children's chains before their parents' (one pass over
-    the chains: an append makes them again at that cost)."""
-    chains, forks, maxline = d.chains, d.forks, d.maxline
+    the chains: an append makes them again at that cost). Where a sub-agent's run ends is not
+    a leaf (as in `tree.leaves`)."""
+    chains, forks, maxline, by_id, labels = d.chains, d.forks, d.maxline, tree.by_id, tree.labels
     label_at: dict[str, int] = {}
     for x in labels:
         where = d.place(x)
@@ -402,7 +403,7 @@ def _figures(d: _Drawn, labels) -> None:
                     m = last[k]
                 lab = lab or k in labelled
         else:
-            n = 1
+            n = 0 if by_id[chain[-1]].sidechain else 1
         size[h], leaves[h], last[h] = s, n, m
         if lab:
             labelled.add(h)
@@ -523,7 +524,7 @@ def _drawn_anew(tree: SessionTree) -> _Drawn:
         maxline[h] = _chain_line(by_id, chain)
     d = _Drawn(roots, chains, marks, count, weakref.ref(tree), up, forks, users_at, unfoldable, maxline, {},
                _basis(tree))
-    _figures(d, tree.labels)
+    _figures(d, tree)
     return d
 
 
@@ -610,7 +611,7 @@ def _grown(tree: SessionTree, old: _Drawn) -> _Drawn | None:
         forks[p] = tree.conversation_children(p)
     d = _Drawn(roots, chains, marks, count, weakref.ref(tree), up, forks, users_at, unfoldable, maxline, old.units,
                _basis(tree))
-    _figures(d, tree.labels)
+    _figures(d, tree)
     return d
 
 
@@ -1104,8 +1105,13 @@ def node_specs(tree: SessionTree, layout: GraphLayout, link) -> dict[str, dict]:
         )
     for more in layout.more:
         s = "" if more.branches == 1 else "es"
+        if more.branches:
+            label = f"⊞ {more.branches} more branch{s} here\n{more.entries} entries"
+            tip = f"{more.branches} side branch{s} left out of this drawing: click to draw them"
+        else:  # (only where sub-agents' runs end: they are no branches)
+            label, tip = f"⊞ {more.entries} more entries here", "sub-agent work left out of this drawing: click to draw it"
         specs[more.id] = dict(
-            label=f"⊞ {more.branches} more branch{s} here\n{more.entries} entries",
+            label=label,
             shape="box",
             style="dashed,rounded,filled",
             fillcolor="#f5f3ff",
@@ -1113,7 +1119,7 @@ def node_specs(tree: SessionTree, layout: GraphLayout, link) -> dict[str, dict]:
             fontsize="9",
             id=more.id,
             URL=link(more.anchors[0], {"open": ",".join(more.anchors)}),
-            tooltip=f"{more.branches} side branch{s} left out of this drawing: click to draw them",
+            tooltip=tip,
             **{"class": "segment more"},
         )
     return specs

@@ -140,7 +140,7 @@ class _TreeOrder:
             self._start[h] = at
             at += len(chain)
             kids = d.forks.get(chain[-1], ())
-            if len(kids) > 1:
+            if tree.forks(chain[-1], kids):
                 self.branch_points.append(chain[-1])
                 self.branch_positions.append(at - 1)
             stack.extend(reversed(kids))
