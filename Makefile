@@ -25,8 +25,10 @@ serve-demo:
 test: install-test
 	$(BIN)/pytest -q
 
+# bench/run.py: the core figures; bench/scale.py: issue #13's table (add --big for the 1 GB file).
 bench: install
 	$(BIN)/python bench/run.py
+	$(BIN)/python bench/scale.py
 
 install: $(STAMPS)/apt-graphviz $(STAMPS)/apt-fonts $(STAMPS)/venv
 

@@ -66,19 +66,7 @@ def bench_server(path: Path, runs: int) -> dict:
         colds.append(time.perf_counter() - t)
         body = r.get_data(as_text=True)
     svg = SVG_RE.search(body).group(0)
-    drawn = NODE_RE.findall(svg)
-    hx = {"HX-Request": "true"}
-    clicks = []
-    for node in drawn[5:5 + 7]:  # nodes not clicked before
-        t = time.perf_counter()
-        r = client.get(f"{url}/-/panel/node?node={node}", headers=hx)
-        clicks.append(time.perf_counter() - t)
-        if r.status_code != 200 or 'id="node-panel"' not in r.get_data(as_text=True):
-            raise RuntimeError(f"click on {node}: {r.status_code}")
-    folded = []
-    for seg in SEGMENT_RE.findall(svg)[:3]:
-        first = seg[len("seg-e-"):]
-        folded.append(timed(lambda: client.get(f"{url}/-/graph?expand={first}", headers=hx)))
+    clicks, folded = click_times(client, url, svg)
     shutil.rmtree(root)
     return {
         "cold page (s)": statistics.median(colds),
@@ -87,6 +75,24 @@ def bench_server(path: Path, runs: int) -> dict:
         "click a drawn node (s)": statistics.median(clicks),
         "click a folded turn (s)": statistics.median(folded) if folded else float("nan"),
     }
+
+
+def click_times(client, url: str, svg: str, nodes: int = 7, folds: int = 3) -> tuple[list, list]:
+    """Times of clicks on `nodes` drawn nodes not clicked before, and on `folds` folded turns, on
+    the page at `url` whose drawing is `svg` (the client has shown it)."""
+    hx = {"HX-Request": "true"}
+    clicks = []
+    for node in NODE_RE.findall(svg)[5:5 + nodes]:
+        t = time.perf_counter()
+        r = client.get(f"{url}/-/panel/node?node={node}", headers=hx)
+        clicks.append(time.perf_counter() - t)
+        if r.status_code != 200 or 'id="node-panel"' not in r.get_data(as_text=True):
+            raise RuntimeError(f"click on {node}: {r.status_code}")
+    folded = []
+    for seg in SEGMENT_RE.findall(svg)[:folds]:
+        first = seg[len("seg-e-"):]
+        folded.append(timed(lambda: client.get(f"{url}/-/graph?expand={first}", headers=hx)))
+    return clicks, folded
 
 
 SELECT_TIME = """async (id) => {

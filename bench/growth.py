@@ -69,6 +69,16 @@ def reload_times(client, path: Path, make, first: int, runs: int, text: str) -> 
     return times
 
 
+def append_own_times(path: Path, first: int, runs: int) -> list[float]:
+    """Times of `session-tree append`'s own work (open for append, append one entry), in-process."""
+    own = []
+    for i in range(first, first + runs):
+        t = time.perf_counter()
+        Session.open_for_append(path).append(one_entry(i))
+        own.append(time.perf_counter() - t)
+    return own
+
+
 def median(values: list[float]) -> float:
     return statistics.median(values)
 
@@ -124,11 +134,7 @@ def main() -> None:
     steps = reload_times(client, path, one_step, 10, args.runs, "one more step")
 
     # session-tree append: its own work, then as a whole process
-    own = []
-    for i in range(args.runs):
-        t = time.perf_counter()
-        Session.open_for_append(path).append(one_entry(200 + i))
-        own.append(time.perf_counter() - t)
+    own = append_own_times(path, 200, args.runs)
     cli = Path(sys.executable).with_name("session-tree")
     proc = []
     env = {**os.environ, "PYTHONPATH": str(PROJECT_DIR)}

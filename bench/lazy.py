@@ -52,7 +52,7 @@ with open(sys.argv[1], "rb") as f:
 """
 
 PAGE = """
-import json, resource, sys, time
+import json, re, resource, sys, time
 sys.path.insert(0, sys.argv[1])
 from webapp.web.app import create_app
 def rss():
@@ -63,7 +63,10 @@ app_mb = rss()
 t = time.perf_counter()
 r = client.get(sys.argv[3])
 took = time.perf_counter() - t
+svg = re.search(r"<svg.*?</svg>", r.get_data(as_text=True), re.S)
+svg = svg.group(0) if svg else ""
 print(json.dumps({"status": r.status_code, "s": took, "app_mb": app_mb, "rss_mb": rss(),
+                  "svg_mb": len(svg.encode()) / 1e6, "nodes": svg.count('class="node'),
                   "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
@@ -117,17 +120,29 @@ def child(code: str, args: list[str], runs: int) -> dict:
     return {k: statistics.median(o[k] for o in out) if k != "peak_mb" else max(o[k] for o in out) for k in out[0]}
 
 
-def show_ratio(path: Path, runs: int) -> None:
+def show_times(path: Path, runs: int) -> tuple[float, float]:
+    """Median wall times of `session-tree show FILE --json` and of a bare parse, whole processes."""
     exe = Path(sys.executable).with_name("session-tree")
     bare = wall([sys.executable, "-c", BARE, str(path)], runs)
     show = wall([str(exe), "show", str(path), "--json"], runs)
+    return show, bare
+
+
+def show_ratio(path: Path, runs: int) -> None:
+    show, bare = show_times(path, runs)
     ratio = show / bare
     print(f"  show --json {show:6.2f} s, bare parse {bare:5.2f} s: {ratio:4.1f}×  "
           f"(goal ≤ {SHOW_GOAL}×: {'met' if ratio <= SHOW_GOAL else 'NOT met'})", flush=True)
 
 
+def cold_page(root: Path, path: Path, runs: int) -> dict:
+    """The session page of `path` (under the sessions root `root`) in fresh processes: medians of
+    its time, the RSS before and after it, the SVG's size and nodes; the highest peak RSS."""
+    return child(PAGE, [str(root), "/s/" + path.relative_to(root).as_posix()], runs)
+
+
 def page(path: Path, runs: int, size_mb: float, goal_s: float | None) -> None:
-    m = child(PAGE, [str(ROOT), "/s/" + path.relative_to(ROOT).as_posix()], runs)
+    m = cold_page(ROOT, path, runs)
     ratio = m["rss_mb"] / size_mb
     line = (f"  cold page {m['s']:6.2f} s (status {m['status']}), RSS {m['rss_mb']:5.0f} MB after it "
             f"(bare app {m['app_mb']:.0f} MB, peak {m['peak_mb']:.0f} MB): {ratio:4.2f}× the file")

@@ -88,6 +88,7 @@ def ensure_data(names: list[str]) -> None:
     """Generate the inputs that are missing or were made by another version of the generator."""
     manifest_path = DATA_DIR / "manifest.json"
     manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
+    before = dict(manifest)
     current = generator_hash()
     for name in names:
         spec = {**DATASETS[name], "generator": current}
@@ -96,11 +97,14 @@ def ensure_data(names: list[str]) -> None:
             continue
         t = time.perf_counter()
         header, entries = samples.synthetic_session(**DATASETS[name])
+        path.unlink(missing_ok=True)  # a new file, not a rewrite of one hard-linked elsewhere
         samples.write_jsonl(path, header, entries)
         manifest[name] = {"spec": spec, "bytes": path.stat().st_size, "entries": len(entries)}
         print(f"generated {path.relative_to(PROJECT_DIR)}: {len(entries)} entries, "
               f"{path.stat().st_size / 1e6:.1f} MB in {time.perf_counter() - t:.1f}s", flush=True)
-    manifest_path.write_text(json.dumps(manifest, indent=2))
+    if manifest != before:
+        manifest_path.unlink(missing_ok=True)
+        manifest_path.write_text(json.dumps(manifest, indent=2))
 
 
 # -- timing helpers --------------------------------------------------------------------------------
