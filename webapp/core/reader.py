@@ -10,6 +10,7 @@ into normalised entries. Reading never fails and never writes.
 from __future__ import annotations
 
 import gc
+import weakref
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from itertools import accumulate, repeat
@@ -178,8 +179,15 @@ class SessionLog:
             return
         reader = self._reader
         if reader is None:
-            reader = self._reader = reader_for(obj)(self)
+            reader = self._reader = reader_for(obj)(self._weak())
         reader.line(obj, line)
+
+    def _weak(self) -> SessionLog:
+        """This log as its format's reader holds it: a weak proxy, so that the log and its reader
+        form no reference cycle. The entries of a big file are frozen out of the collector's sight
+        (`gc_paused`), and a cycle among frozen objects is never collected: a log dropped by its
+        session must be freed by reference counting alone, or it would stay in memory for good."""
+        return weakref.proxy(self)
 
     def _read_tail(self, raw: bytes, line: int) -> None:
         obj, reason = self._parse(raw, line)
@@ -188,7 +196,7 @@ class SessionLog:
                 self.tail_bad = BadLine(line, f"torn last line (no newline at end): {reason}", _decode(raw), torn=True)
             return
         if self._reader is None:
-            self._reader = reader_for(obj)(self)
+            self._reader = reader_for(obj)(self._weak())
         self._reader.tail(obj, line)
 
     def _parse(self, raw: bytes, line: int) -> tuple[dict | None, str | None]:

@@ -195,7 +195,7 @@ class SessionTree:
         in one pass: a loop (rare: only a parent written after its child can close one) is cut
         after it, and the entries it made roots are taken out of their parents' lists then."""
         by_id, made_roots, roots = self.by_id, self._made_roots, self.roots
-        kids, marker_parents = self.children.kids, self._marker_parents
+        kids = self.children.kids
         first_root = len(roots)
         grown: set[str] = set()  # parents with two children or more: sorted at the end
         forward = False
