@@ -1297,11 +1297,18 @@ def _shape(tree: SessionTree, layout: GraphLayout) -> tuple:
             frozenset(layout.edges), layout.collapsed, bool(_subagent_clusters(tree, layout)))
 
 
-def render_drawing(tree: SessionTree, layout: GraphLayout, node_url, timeout: float | None = None,
-                   rankdir: str = "TB") -> Drawing:
-    """The drawing laid out by `dot`; DotTimeout when it runs out of time."""
+def drawing_specs(tree: SessionTree, layout: GraphLayout, node_url) -> tuple[dict[str, dict], dict[str, str]]:
+    """The node specs of a drawing and the long URLs their placeholders stand for (`_linker`):
+    made once per drawing, for `patch_drawing` and, when it cannot patch, `render_drawing`."""
     long_urls: dict[str, str] = {}
-    specs = node_specs(tree, layout, _linker(node_url, long_urls))
+    return node_specs(tree, layout, _linker(node_url, long_urls)), long_urls
+
+
+def render_drawing(tree: SessionTree, layout: GraphLayout, node_url, timeout: float | None = None,
+                   rankdir: str = "TB", prepared: tuple[dict, dict] | None = None) -> Drawing:
+    """The drawing laid out by `dot` (with its `drawing_specs`, when made already); DotTimeout
+    when it runs out of time."""
+    specs, long_urls = prepared or drawing_specs(tree, layout, node_url)
     svg = run_dot(to_dot(tree, layout, node_url, long_urls, rankdir, specs).source, timeout)
     svg = svg[svg.index("<svg"):]  # drop the XML prolog and doctype: the SVG is inlined in HTML
     for token, url in long_urls.items():
@@ -1315,14 +1322,15 @@ def render_drawing(tree: SessionTree, layout: GraphLayout, node_url, timeout: fl
     return Drawing(svg.replace("&#45;", "-"), specs, _shape(tree, layout))
 
 
-def patch_drawing(tree: SessionTree, layout: GraphLayout, node_url, before: Drawing) -> Drawing | None:
+def patch_drawing(tree: SessionTree, layout: GraphLayout, before: Drawing,
+                  prepared: tuple[dict, dict]) -> Drawing | None:
     """`before` changed where an append changed it, without `dot` (issue 13.2): when the drawing
     keeps its shape (the same folds and edges, at most one node standing for another: the old
     active leaf folded into the turn above and the new entry took its place), the nodes whose
     text, link or colours changed are written again in their old boxes. None when the shape
-    changed, or a new text would not fit its box (then `dot` lays it out again)."""
-    long_urls: dict[str, str] = {}
-    specs = node_specs(tree, layout, _linker(node_url, long_urls))
+    changed, or a new text would not fit its box (then `dot` lays it out again). `prepared`: the
+    new drawing's `drawing_specs`."""
+    specs, long_urls = prepared
     shape = _shape(tree, layout)
     nodes, segments, more, edges, collapsed, clusters = shape
     old_nodes, old_segments, old_more, old_edges, old_collapsed, old_clusters = before.shape

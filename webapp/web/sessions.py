@@ -26,6 +26,7 @@ from .graph import (
     build_layout,
     choose_rankdir,
     dom_id,
+    drawing_specs,
     patch_drawing,
     render_drawing,
 )
@@ -189,9 +190,10 @@ def drawing_svg(rel: str, session: Session, options: GraphOptions, layout) -> tu
         # keeps its shape changes a few nodes in it instead of running `dot` (patch_drawing).
         last_key = ("drawing", rel, layout.collapsed, extra, rankdir)
         before = store().views.get(last_key)
-        drawing = patch_drawing(session.tree, layout, node_url, before) if before is not None else None
+        prepared = drawing_specs(session.tree, layout, node_url)
+        drawing = patch_drawing(session.tree, layout, before, prepared) if before is not None else None
         try:
-            drawing = drawing or render_drawing(session.tree, layout, node_url, rankdir=rankdir)
+            drawing = drawing or render_drawing(session.tree, layout, node_url, rankdir=rankdir, prepared=prepared)
         except DotTimeout as exc:  # remembered, so that requests waiting for it do not run it again
             svg = (None, f"This drawing took too long ({exc}). ")
         else:
