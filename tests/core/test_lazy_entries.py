@@ -76,6 +76,8 @@ def check_against_eager(session: Session, data: bytes) -> int:
         assert e.is_error == bool(e.role == "toolResult" and want.message.get("isError"))
         assert e.facts == want.facts and e.tokens == want.tokens and e.instant == want.instant
         assert e.missing_fields == e.facts[5] == want.missing_fields
+        figures = (e.instant, e.cost, len(e.tool_call_ids), e.usage_tokens, e.is_error)
+        assert e.figures == figures == want.figures
     return lazy
 
 

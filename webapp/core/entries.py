@@ -338,6 +338,24 @@ class Entry:
         return held.costs[self.line]
 
     @property
+    def figures(self) -> tuple[float | None, float, int, int | None, bool]:
+        """(`instant`, `cost`, how many tool calls it makes, `usage_tokens`, `is_error`) in one
+        call: what a walk over every entry of a session adds up (`leaf_figures`), for which five
+        property calls per entry cost more than the walk itself."""
+        f, held = self._facts, self._raw
+        if type(held) is _Held:
+            return held.instant, f[4], len(f[0]), f[3], f[2]
+        line = self.line
+        t = held.instants[line]
+        if t != t:  # (NaN: none)
+            t = None
+        if type(f) is list:
+            return t, f[4], len(f[0]), f[3], f[2]
+        used = held.usages[line]
+        calls = (1 if self.role == "assistant" else 0) if type(f) is str else len(f)
+        return t, held.costs[line], calls, None if used < 0 else used, False
+
+    @property
     def tokens(self) -> int:
         """The estimated tokens of what the entry says to a model (`tokens.estimate_entry_tokens`),
         taken when it was read where that is quick, else once from its body."""

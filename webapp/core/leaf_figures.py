@@ -69,26 +69,25 @@ def leaf_figures(tree: SessionTree) -> list[LeafFigures]:
             e = by_id[node]
             path.append(e)
             depth += 1
-            if e.type == MESSAGE:  # (from the facts kept of each entry: no body is read)
+            t, spent, made, used, failed = e.figures  # (the facts kept of each entry: no body is read)
+            if e.type == MESSAGE:
                 role = e.role
                 last_msg = e
                 if role == "user":
                     turns += 1
                     last_user = e
                 elif role == "assistant":
-                    cost += e.cost
-                    calls += len(e.tool_call_ids)
-                    used = e.usage_tokens
+                    cost += spent
+                    calls += made
                     if used is not None:
                         anchor, upto = used, depth - 1
-                elif role == "toolResult" and e.is_error:
+                elif role == "toolResult" and failed:
                     errors += 1
             elif e.type == BRANCH_SUMMARY:
-                cost += e.cost  # the summary call, when one was recorded
+                cost += spent  # the summary call, when one was recorded
             elif e.type == COMPACTION:
-                cost += e.cost
+                cost += spent
                 anchor = None  # a usage reported before it measured the context before it
-            t = e.instant
             if t is not None:
                 if first is None or t < first:
                     first = t
