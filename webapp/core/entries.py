@@ -340,8 +340,7 @@ class Entry:
     @property
     def figures(self) -> tuple[float | None, float, int, int | None, bool]:
         """(`instant`, `cost`, how many tool calls it makes, `usage_tokens`, `is_error`) in one
-        call: what a walk over every entry of a session adds up (`leaf_figures`), for which five
-        property calls per entry cost more than the walk itself."""
+        call instead of five: what a walk over every entry of a session adds up (`leaf_figures`)."""
         f, held = self._facts, self._raw
         if type(held) is _Held:
             return held.instant, f[4], len(f[0]), f[3], f[2]
