@@ -15,7 +15,9 @@ import pytest
 
 from tests.conftest import Builder
 from webapp import samples
+from webapp.core.reader import parse_bytes
 from webapp.core.session import Session
+from webapp.core.tree import SessionTree
 from webapp.web import graph, sessions
 from webapp.web.app import create_app
 
@@ -281,3 +283,28 @@ def test_a_one_branch_export_of_a_session_with_sub_agents_says_their_work_is_lef
     assert more and all(re.search(r"⊞ \d+ more entries here", m) for m in more)
     assert all("sub-agent work is left out here: this file holds one branch" in m for m in more)
     assert "more branch" not in svg and "click to draw" not in svg
+
+
+def test_a_path_with_more_kept_entries_than_the_cap_folds_them_and_stays_under_it():
+    """Branch summaries, compactions and labelled entries never fold in a drawing that has room;
+    a path that carries more of them than a drawing holds folds them too (all but the active
+    leaf and what the user asked to see), so that the cap holds."""
+    b = Builder()
+    b.user("start")
+    kept = []
+    for i in range(150):
+        asked = b.user(f"question {i}")
+        b.add("label", targetId=asked, label=f"q{i}")
+        answer = b.assistant(f"answer {i}")
+        kept += [asked, b.add("branch_summary", parent=answer, fromId=answer, summary=f"went back {i}")]
+    leaf = b.assistant("last answer")
+    tree = SessionTree(parse_bytes(b.data()))
+    assert len(tree.labels) == 150 and tree.active_leaf == leaf and not tree.branch_points()
+    roomy = graph.build_layout(tree, cap=1000)
+    assert all(roomy.member(x) is None for x in kept)  # drawn as themselves when there is room
+    tight = graph.build_layout(tree, cap=100)
+    assert tight.size() <= 100 and tight.capped
+    assert tight.member(leaf) is None  # the active leaf stays drawn
+    assert sum(tight.member(x) is not None for x in kept) > 250  # nearly all the rest folded
+    source = graph.to_dot(tree, tight, lambda i: "?node=" + i).source
+    assert node_count(source) <= 100

@@ -675,7 +675,7 @@ def _fold(tree, d: _Drawn, fold: str, keep: set[str], expand: frozenset[str],
     users_at = d.users_at if fold else {}
     never: dict[str, set[int]] = {}  # kept entries, compactions and branch summaries, by chain
     if fold:
-        for group in (keep, d.unfoldable):
+        for group in (keep,) if fold == "all" else (keep, d.unfoldable):
             for x in group:
                 where = d.place(x)
                 if where is not None:
@@ -820,6 +820,12 @@ def _bounded(tree, d: _Drawn, keep, expand, pinned, active_leaf, cap, full: Grap
     spine_only = _fold(tree, d, fold, keep, expand, spine)
     if fold == "turns" and spine_only.size() > cap * 3 // 4:
         return _bounded(tree, d, keep, expand, pinned, active_leaf, cap, _plain_fold(tree, d, "runs", keep), "runs")
+    if fold == "runs" and spine_only.size() > cap:
+        # Even by runs the paths that must stay hold more than a drawing (hundreds of branch
+        # summaries, compactions or labels along them): only what the user asked to see stays
+        # drawn as itself, and those fold too ("all").
+        least = set(pinned) | set(expand) | ({active_leaf} if active_leaf is not None else set())
+        return _bounded(tree, d, least, expand, pinned, active_leaf, cap, _plain_fold(tree, d, "all", least), "all")
     used = spine_only.size() + len({p for _, p in sides})  # the spine, a "more" node per fork point
     heap = [(rank(r, p), r, p) for r, p in sides]
     heapq.heapify(heap)
