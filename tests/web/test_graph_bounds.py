@@ -238,11 +238,17 @@ def test_a_path_too_long_to_draw_turn_by_turn_folds_chains_of_turns_under_the_ca
     assert re.search(r"⋯ \d+ turns · \d+ entries · [\d.]+k? tokens ⋯", source)
 
 
-def test_claude_code_sub_agents_are_drawn_boxed_off_the_main_path(root):
+def with_sub_agents(root) -> Path:
+    """The Claude Code fixture with five sub-agents, copied under `root`: its path there."""
     fixture = Path(__file__).resolve().parents[1] / "fixtures" / "claude-code" / "d-kimuson_fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl"
     folder = root / PROJECT
     folder.mkdir(parents=True)
     (folder / fixture.name).write_bytes(fixture.read_bytes())
+    return fixture
+
+
+def test_claude_code_sub_agents_are_drawn_boxed_off_the_main_path(root):
+    fixture = with_sub_agents(root)
     r = create_app(root).test_client().get(f"/s/{PROJECT}/{fixture.name}")
     assert r.status_code == 200
     html = unescape(r.get_data(as_text=True))
@@ -259,10 +265,7 @@ def test_claude_code_sub_agents_are_drawn_boxed_off_the_main_path(root):
 
 
 def test_sub_agent_runs_are_not_counted_as_branches_on_the_page(root):
-    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "claude-code" / "d-kimuson_fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl"
-    folder = root / PROJECT
-    folder.mkdir(parents=True)
-    (folder / fixture.name).write_bytes(fixture.read_bytes())
+    fixture = with_sub_agents(root)
     client = create_app(root).test_client()
     page = client.get(f"/s/{PROJECT}/{fixture.name}").get_data(as_text=True)
     stats = re.findall(r'<span class="stat">([^<]*)</span>', page)
@@ -272,10 +275,7 @@ def test_sub_agent_runs_are_not_counted_as_branches_on_the_page(root):
 
 
 def test_a_one_branch_export_of_a_session_with_sub_agents_says_their_work_is_left_out(root):
-    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "claude-code" / "d-kimuson_fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl"
-    folder = root / PROJECT
-    folder.mkdir(parents=True)
-    (folder / fixture.name).write_bytes(fixture.read_bytes())
+    fixture = with_sub_agents(root)
     tree = Session.open(fixture).tree
     html = unescape(create_app(root).test_client().get(f"/s/{PROJECT}/{fixture.name}/export?leaf={tree.active_leaf}").text)
     svg = html[html.index("<svg"):html.index("</svg>")]
