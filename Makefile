@@ -23,9 +23,9 @@ serve-demo:
 	$(BIN)/session-tree serve $(DEMO) --host $(HOST) --port $(PORT)
 
 test: install-test
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n 2
 
-# bench/run.py: the core figures; bench/scale.py: issue #13's table (add --big for the 1 GB file).
+# bench/run.py: the core figures; bench/scale.py: every action at every size (add --big for the 1 GB file).
 bench: install
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/scale.py

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/audit.py [--size 100k] [--runs 9]
 
-The input is bench/run.py's (webapp.samples.synthetic_session, generated once into bench/data/).
+The input is bench/run.py's (samplegen.synthetic_session, generated once into bench/data/).
 The file is opened once; each compaction of the active path is audited `--runs` times (the audit
 caches nothing); the slowest run of all is the figure held against the goal of 0.5 s. A measurement, not a test: it prints figures and never fails.
 """

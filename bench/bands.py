@@ -1,4 +1,4 @@
-"""Benchmark of the compaction bands (issue 9.3): the browser's time for a selection change in the
+"""Benchmark of the compaction bands: the browser's time for a selection change in the
 Context tab, where every change redraws the bands of the new path, on the 3k-entry sample with
 everything drawn ("Expand all"), against the same change in the Node tab (no bands).
 

@@ -1,10 +1,10 @@
-"""Benchmark of branch comparison (issues #11 and #13.4): per-leaf figures from one walk of the
+"""Benchmark of branch comparison: per-leaf figures from one walk of the
 tree, the "compare every leaf" page, the Branches tab and a comparison page.
 
     .venv/bin/python bench/compare.py [--quick]
 
 Inputs: the 100k-entry session of bench/run.py (327 leaves) and a 10,000-leaf session made here
-with the same generator (`webapp.samples.synthetic_session`), both in bench/data/ (gitignored).
+with the same generator (`samplegen.synthetic_session`), both in bench/data/ (gitignored).
 Server times are whole requests through the real app (Flask test client) with the session
 already loaded, so they count the figures, the views and the templates, not reading the file.
 Every figure is a median; this prints figures against goals and never fails.
@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import run  # noqa: E402  (bench/run.py: the data generator and its inputs)
 
-from webapp import samples  # noqa: E402
+import samplegen  # noqa: E402
 from webapp.core.context import build_context  # noqa: E402
 from webapp.core.leaf_figures import leaf_figures  # noqa: E402
 from webapp.core.session import Session  # noqa: E402
@@ -48,8 +48,8 @@ def ensure_leaves10k() -> Path:
     if path.exists() and stamp.exists() and json.loads(stamp.read_text()) == spec:
         return path
     t = time.perf_counter()
-    header, entries = samples.synthetic_session(**LEAVES_10K)
-    samples.write_jsonl(path, header, entries)
+    header, entries = samplegen.synthetic_session(**LEAVES_10K)
+    samplegen.write_jsonl(path, header, entries)
     stamp.write_text(json.dumps(spec))
     print(f"generated {path.name}: {len(entries)} entries, {path.stat().st_size / 1e6:.0f} MB "
           f"in {time.perf_counter() - t:.0f} s", flush=True)

@@ -4,7 +4,7 @@ browser's own time for a selection change (see BENCHMARKS.md, "Graph").
     .venv/bin/python bench/graph.py [--runs 3] [--no-browser]
 
 Inputs: bench/run.py's 100k file, and a session of 10,000 short side branches made with
-`webapp.samples.many_branches_session`, both in the gitignored bench/data/. A measurement, not a
+`samplegen.many_branches_session`, both in the gitignored bench/data/. A measurement, not a
 test: it prints figures against goals and never fails on a missed goal.
 """
 
@@ -28,7 +28,7 @@ sys.path.insert(0, str(BENCH_DIR))
 
 from run import DATA_DIR, dataset_path, ensure_data  # noqa: E402
 
-from webapp import samples  # noqa: E402
+import samplegen  # noqa: E402
 from webapp.web import graph  # noqa: E402
 from webapp.web.app import create_app  # noqa: E402
 
@@ -40,7 +40,7 @@ NODE_RE = re.compile(r'<g id="e-([^"]+)" class="node')
 def branches_file(n: int = 10_000) -> Path:
     path = DATA_DIR / f"branches{n // 1000}k.jsonl"
     if not path.exists():
-        header, entries = samples.many_branches_session(n)
+        header, entries = samplegen.many_branches_session(n)
         DATA_DIR.mkdir(exist_ok=True)
         path.write_bytes(b"\n".join(orjson.dumps(x) for x in (header, *entries)) + b"\n")
     return path

@@ -1,8 +1,8 @@
-"""Incremental growth (#13.3): what one appended entry costs on a 200 MB session.
+"""Incremental growth: what one appended entry costs on a 200 MB session.
 
     PYTHONPATH=$PWD .venv/bin/python bench/growth.py [--entries 270000] [--runs 5]
 
-Measures, on a ~200 MB file made by `webapp.samples.synthetic_session` (kept in bench/data/):
+Measures, on a ~200 MB file made by `samplegen.synthetic_session` (kept in bench/data/):
 the tree update after one append (grown from the previous tree, and, for comparison, built anew),
 the same for the graph's drawn tree,
 the session page reloaded after one append (whole request through the app, warm server): a user
@@ -30,10 +30,11 @@ sys.path.insert(0, str(PROJECT_DIR))
 
 import orjson  # noqa: E402
 
-from webapp import samples  # noqa: E402
+import samplegen  # noqa: E402
 from webapp.core.session import Session  # noqa: E402
 from webapp.core.tree import SessionTree  # noqa: E402
 from webapp.web import graph  # noqa: E402
+from webapp.web.graph import drawn  # noqa: E402
 
 GOALS = {"reload_s": 0.3, "append_own_ms": 50.0}
 
@@ -42,8 +43,8 @@ def ensure(entries: int) -> Path:
     path = DATA_DIR / f"growth-{entries}.jsonl"
     if not path.exists():
         t = time.perf_counter()
-        header, items = samples.synthetic_session(n_entries=entries, seed=208)
-        samples.write_jsonl(path, header, items)
+        header, items = samplegen.synthetic_session(n_entries=entries, seed=208)
+        samplegen.write_jsonl(path, header, items)
         print(f"generated {path.name}: {path.stat().st_size / 1e6:.0f} MB in {time.perf_counter() - t:.0f} s", flush=True)
     return path
 
@@ -111,7 +112,7 @@ def main() -> None:
         graph.drawn_tree(tree)
         drawn_grow.append(time.perf_counter() - t)
         t = time.perf_counter()
-        graph._drawn_anew(tree)
+        drawn._drawn_anew(tree)
         drawn_anew.append(time.perf_counter() - t)
         t = time.perf_counter()
         SessionTree(session.log)

@@ -1,4 +1,4 @@
-"""1e6 tiny lines (#14.9): the cold session page and the index page, in time and memory.
+"""1e6 tiny lines: the cold session page and the index page, in time and memory.
 
     PYTHONPATH=$PWD .venv/bin/python bench/hostile.py [--lines 1000000] [--runs 3]
 

@@ -1,8 +1,8 @@
-"""Lazy entries (#13.5, #14.9): what opening a session costs in time and memory, against a bare parse.
+"""Lazy entries: what opening a session costs in time and memory, against a bare parse.
 
     PYTHONPATH=$PWD .venv/bin/python bench/lazy.py [--runs 3] [--big] [--only NAME ...] [--project DIR]
 
-Files (made by `webapp.samples.synthetic_session`, kept in bench/data/): 10k entries, 100k, the
+Files (made by `samplegen.synthetic_session`, kept in bench/data/): 10k entries, 100k, the
 ~200 MB one of bench/growth.py (270k entries) and, with `--big`, ~1.1 GB (500k entries with long
 tool results), plus bench/hostile.py's 1e6 tiny lines. Figures, each from fresh processes:
 - `session-tree show FILE --json` as a whole process ÷ a whole process that parses every line
@@ -85,7 +85,7 @@ print(json.dumps({"s": took, "entries": len(tree.entries), "rss_mb": rss,
 
 
 def ensure(name: str) -> Path:
-    from webapp import samples
+    import samplegen
 
     spec = FILES[name]
     path = ROOT / f"lazy-{name}.jsonl"
@@ -95,8 +95,8 @@ def ensure(name: str) -> Path:
         os.link(growth, path)
     if not path.exists():
         t = time.perf_counter()
-        header, items = samples.synthetic_session(**spec)
-        samples.write_jsonl(path, header, items)
+        header, items = samplegen.synthetic_session(**spec)
+        samplegen.write_jsonl(path, header, items)
         del items
         print(f"generated {path.name}: {path.stat().st_size / 1e6:.0f} MB in {time.perf_counter() - t:.0f} s", flush=True)
     return path

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/run.py [--json out.json] [--only core|web] [--sizes 1k,10k] [--quick]
 
-Inputs are generated once into bench/data/ (gitignored) with `webapp.samples.synthetic_session`
+Inputs are generated once into bench/data/ (gitignored) with `samplegen.synthetic_session`
 and regenerated when the generator changes. Every figure is the median of several runs; the peak
 memory of opening a file is measured in a fresh subprocess per size. This is a measurement, not a
 test: it prints a table of figures against goals and never fails on a missed goal.
@@ -32,7 +32,7 @@ sys.path.insert(0, str(PROJECT_DIR))
 
 import orjson  # noqa: E402
 
-from webapp import samples  # noqa: E402
+import samplegen  # noqa: E402
 from webapp.core.context import build_context  # noqa: E402
 from webapp.core.session import Session  # noqa: E402
 
@@ -77,7 +77,9 @@ class Row:
 
 
 def generator_hash() -> str:
-    return hashlib.sha256(Path(samples.__file__).read_bytes()).hexdigest()[:16]
+    """A hash of the generator's sources: the inputs are made again when it changes."""
+    sources = sorted(Path(samplegen.__file__).parent.glob("*.py"))
+    return hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()[:16]
 
 
 def dataset_path(name: str) -> Path:
@@ -96,9 +98,9 @@ def ensure_data(names: list[str]) -> None:
         if manifest.get(name, {}).get("spec") == spec and path.exists():
             continue
         t = time.perf_counter()
-        header, entries = samples.synthetic_session(**DATASETS[name])
+        header, entries = samplegen.synthetic_session(**DATASETS[name])
         path.unlink(missing_ok=True)  # a new file, not a rewrite of one hard-linked elsewhere
-        samples.write_jsonl(path, header, entries)
+        samplegen.write_jsonl(path, header, entries)
         manifest[name] = {"spec": spec, "bytes": path.stat().st_size, "entries": len(entries)}
         print(f"generated {path.relative_to(PROJECT_DIR)}: {len(entries)} entries, "
               f"{path.stat().st_size / 1e6:.1f} MB in {time.perf_counter() - t:.1f}s", flush=True)

@@ -1,4 +1,4 @@
-"""Issue #13's table: every action against its goal at every size, in one table (`make bench`).
+"""The scale table: every action against its goal at every size, in one table (`make bench`).
 
     PYTHONPATH=$PWD .venv/bin/python bench/scale.py [--runs 3] [--quick] [--big] [--only 10k 100k ...]
 

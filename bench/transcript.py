@@ -1,8 +1,8 @@
-"""Benchmarks of the transcript, search and export (issue #8) against their goals.
+"""Benchmarks of the transcript, search and export against their goals.
 
     .venv/bin/python bench/transcript.py [--runs N]
 
-Uses the inputs of bench/run.py (generated into bench/data/ by `webapp.samples.synthetic_session`).
+Uses the inputs of bench/run.py (generated into bench/data/ by `samplegen.synthetic_session`).
 Times are server times through the real app (Flask's test client, no network), medians of
 several runs, with the session already open (opening a file is bench/run.py's business): the
 first screen of the Transcript tab, a page more, search once the index is built (and the build

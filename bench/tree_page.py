@@ -1,4 +1,4 @@
-"""The tree and the cold page of a big session, part by part (#13.5): what each costs in time and memory.
+"""The tree and the cold page of a big session, part by part: what each costs in time and memory.
 
     PYTHONPATH=$PWD .venv/bin/python bench/tree_page.py [--runs 3] [--file lazy-204MB.jsonl] [--project DIR]
 

@@ -1,6 +1,7 @@
 // session-tree: "Lost in compaction". Marks on the graph the entries whose facts a summary lost
-// (from the panel's #overlay data, like the context view), and asks for the audit of the summary
-// being edited in the compaction preview again as the user types (htmx waits for a pause).
+// (from the panel's #overlay data, like the context view), shows the summarized span when the tab
+// opens, opens a lost fact's entry under the fact, and asks for the audit of the summary being
+// edited in the compaction preview again as the user types (htmx waits for a pause).
 (function () {
   "use strict";
 
@@ -20,6 +21,22 @@
       else if (span.has(g.id)) g.classList.add("audit-span");
       if (g.id === audit.summary) g.classList.add("audit-summary");
     });
+    return audit;
+  }
+
+  // Show a drawn node on the graph without changing the panel (app.js moves the view).
+  function show(domId) {
+    if (domId) document.dispatchEvent(new CustomEvent("graph:show", { detail: { dom: domId } }));
+  }
+
+  // A lost fact's entry opens under the fact: the audit stays, and the entry is marked on the graph.
+  function opened(link) {
+    document.querySelectorAll("#graph g.node.audit-focus").forEach((g) => g.classList.remove("audit-focus"));
+    document.querySelectorAll(".fact.opened").forEach((li) => li.classList.remove("opened"));
+    const g = document.getElementById(link.dataset.dom);
+    if (g) g.classList.add("audit-focus");
+    link.closest(".fact").classList.add("opened");
+    show(link.dataset.dom);
   }
 
   function refresh() {
@@ -29,9 +46,20 @@
 
   document.addEventListener("htmx:afterSwap", (evt) => {
     const id = (evt.detail.target || evt.target).id; // a history restore swaps the body: no target
-    if (id === "graph" || id === "panel") mark();
+    if (id === "graph") mark();
+    if (id === "panel") {
+      const audit = mark();
+      if (audit && document.getElementById("audit-panel")) show(audit.focus);
+    }
     if (id === "compact-summary-slot") refresh();
   });
   document.addEventListener("input", (evt) => { if (evt.target.id === "summary-text") refresh(); });
-  document.addEventListener("DOMContentLoaded", mark);
+  document.addEventListener("click", (evt) => {
+    const link = evt.target.closest("a.audit-open");
+    if (link && !evt.ctrlKey && !evt.metaKey) opened(link);
+  });
+  document.addEventListener("DOMContentLoaded", () => {
+    const audit = mark();
+    if (audit && document.getElementById("audit-panel")) show(audit.focus);
+  });
 })();

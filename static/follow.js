@@ -1,14 +1,16 @@
-// Live follow (#13.6): the session page polls a cheap "version" route; when the file changed, it
-// redraws the graph (new entries, the active-leaf mark) and, when the selection was the active
-// leaf, moves the selection and the panel along to the new one. A file rewritten in place reloads
-// the page, which says so. The "Live" toolbar button turns following off and on.
+// Live follow: the session page holds one server-sent-events stream (webapp/web/follow.py) that
+// says when the file changed; it then redraws the graph (new entries, the active-leaf mark) and,
+// when the selection was the active leaf, moves the selection and the panel along to the new one.
+// A file rewritten in place reloads the page, which says so. The "Live" toolbar button turns
+// following off (the stream is closed) and on (it is opened again and catches up at once).
 (function () {
   "use strict";
-  const POLL_MS = 500;
   let busy = false;
+  let pending = null; // the latest version told, not yet shown
+  let source = null;
 
   const $ = (sel) => document.querySelector(sel);
-  function layout() { return $(".session-layout[data-version-url]"); }
+  function layout() { return $(".session-layout[data-events-url]"); }
   function following() { const t = $("[data-follow]"); return !t || t.getAttribute("aria-pressed") === "true"; }
   function stateValue(name) { const i = $(`#graph-state [name="${name}"]`); return i ? i.value : ""; }
   function rewrites(version) { return String(version).split("-").pop(); }
@@ -40,22 +42,35 @@
     }
   }
 
-  async function poll() {
+  // One change at a time, the latest: changes told while one is shown (or the tab is hidden)
+  // wait, and only the last of them is shown.
+  async function show() {
     const el = layout();
-    if (!el || busy || !following() || document.hidden) return;
+    if (!el || busy || !pending || !following() || document.hidden) return;
+    const v = pending;
+    pending = null;
+    if (v.version === el.dataset.version) return;
+    if (rewrites(v.version) !== rewrites(el.dataset.version)) { location.reload(); return; }
     busy = true;
     try {
-      const r = await fetch(el.dataset.versionUrl, { cache: "no-store", headers: { Accept: "application/json" } });
-      if (!r.ok) return;
-      const v = await r.json();
-      if (v.version === el.dataset.version) return;
-      if (rewrites(v.version) !== rewrites(el.dataset.version)) { location.reload(); return; }
       await update(el, v);
     } catch (e) {
-      // the server is away or busy: the next tick tries again
+      // the server is away or busy: the stream reconnects by itself and tells the version again
     } finally {
       busy = false;
+      if (pending) show();
     }
+  }
+
+  function connect() {
+    const el = layout();
+    if (!el || source || !following()) return;
+    source = new EventSource(el.dataset.eventsUrl);
+    source.addEventListener("version", (evt) => { pending = JSON.parse(evt.data); show(); });
+  }
+
+  function disconnect() {
+    if (source) { source.close(); source = null; }
   }
 
   document.addEventListener("click", (evt) => {
@@ -64,10 +79,9 @@
     const on = button.getAttribute("aria-pressed") !== "true";
     button.setAttribute("aria-pressed", on ? "true" : "false");
     button.title = on ? "Showing what is appended to the file as it is written (click to stop)" : "Not following the file (click to follow it)";
-    if (on) poll();
+    if (on) connect(); else disconnect();
   });
 
-  document.addEventListener("DOMContentLoaded", () => {
-    if (layout()) setInterval(poll, POLL_MS);
-  });
+  document.addEventListener("visibilitychange", show);
+  document.addEventListener("DOMContentLoaded", connect);
 })();

@@ -42,8 +42,22 @@
       }
     } else if (evt.target.id === "summary-text") {
       commitReady();
+      markEdited(evt.target);
     }
   });
+
+  // Once a person changed the drafted text, the editor says so: the file will record `edited`.
+  function markEdited(text) {
+    const editor = text.closest(".summary-editor");
+    const state = editor && editor.querySelector(".draft-state");
+    if (!state) return;
+    const edited = text.value !== text.defaultValue;
+    if (state.dataset.draft === undefined) state.dataset.draft = state.textContent;
+    state.textContent = edited ? state.dataset.edited : state.dataset.draft;
+    state.classList.toggle("edited", edited);
+    const warning = editor.querySelector('[data-when="draft"]');
+    if (warning) warning.hidden = edited;
+  }
 
   // Commit only once there is a summary to commit (the compaction's, or a regenerated summary's,
   // whose row stays hidden until then).

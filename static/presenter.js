@@ -32,8 +32,10 @@
     const pt = svg.createSVGPoint();
     pt.x = b.x + b.width / 2; pt.y = b.y + b.height / 2;
     const c = pt.matrixTransform(m);
-    const box = pane.getBoundingClientRect();
-    const w = Math.max(box.width * 1.2, 300), h = w * box.height / box.width;
+    // As much of the drawing as fits where its smallest text (9 pt) reads at 11 px on screen (a
+    // little more: the svg sits inside the pane's padding).
+    const box = svg.getBoundingClientRect();
+    const w = box.width * 0.8, h = w * box.height / box.width;
     svg.setAttribute("viewBox", [c.x - w / 2, c.y - h / 3, w, h].join(" "));
   });
 })();

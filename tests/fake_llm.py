@@ -3,7 +3,12 @@
 `FakeLLM` runs `http.server.ThreadingHTTPServer` on 127.0.0.1 in a thread. A test picks what it
 answers with `fake.behave(kind, **options)` (`pieces` and
 `delay` make a streamed answer arrive slowly, piece by piece) and reads what it was sent in `fake.requests` (the
-parsed JSON bodies), so it can check the exact messages of a call.
+parsed JSON bodies), so it can check the exact messages of a call. `fake.per_model(name, kind,
+**options)` makes one model name answer its own way (a slow one, a failing one) while the others
+keep the server's behaviour: what asking several models at once is tested with. An `answer`
+option (a function of the request body) makes the reply's text from what was asked; a `script`
+option (a function of the request body returning `{"text": ..., "calls": [(name, arguments)]}`)
+makes the whole reply, tool calls included: what a model working through a replay is.
 
 The server is strict the way OpenAI is: a request whose messages OpenAI would refuse (a tool call
 without its result, a tool result without its call, an empty assistant message) gets OpenAI's
@@ -39,6 +44,7 @@ class FakeLLM:
         self.refused: list[str] = []  # why each request the strict checks refused was refused
         self.port = 0
         self.stopped = threading.Event()  # ends a hang when the test is over
+        self.models: dict[str, tuple[str, dict]] = {}  # model name -> (kind, options) of its own
 
     @property
     def api_base(self) -> str:
@@ -47,40 +53,54 @@ class FakeLLM:
     def behave(self, kind: str, **options) -> None:
         self.kind, self.options = kind, options
 
-    @property
-    def usage(self) -> dict:
-        return self.options.get("usage", {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17})
+    def per_model(self, model: str, kind: str, **options) -> None:
+        self.models[model] = (kind, options)
 
-    def reply_body(self) -> dict:
-        text = self.options.get("text", "Hello from the test model.")
+    def behaviour(self, body: dict) -> tuple[str, dict]:
+        return self.models.get(str(body.get("model")), (self.kind, self.options))
+
+    def usage(self, options: dict | None = None) -> dict:
+        options = self.options if options is None else options
+        return options.get("usage", {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17})
+
+    def reply_body(self, kind: str | None = None, options: dict | None = None) -> dict:
+        kind, options = (self.kind, self.options) if options is None else (kind, options)
+        text = options.get("text", "Hello from the test model.")
         message: dict = {"role": "assistant", "content": text}
         finish = "stop"
-        if self.kind == "tool":
-            message["content"] = self.options.get("text")
-            message["tool_calls"] = [{
-                "id": "call_1", "type": "function",
-                "function": {"name": "read", "arguments": json.dumps({"path": "src/app.py"})},
-            }]
+        if kind == "tool":
+            message["content"] = options.get("text")
+            message["tool_calls"] = [
+                {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])}}
+                for c in _calls(options)]
             finish = "tool_calls"
         return {"id": "chatcmpl-test", "object": "chat.completion", "created": 1700000000,
                 "model": "test-model", "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-                "usage": self.usage}
+                "usage": self.usage(options)}
 
-    def stream_chunks(self) -> list[dict]:
-        pieces = self.options.get("pieces", ["Hello", " from", " the", " stream."])
+    def stream_chunks(self, kind: str | None = None, options: dict | None = None) -> list[dict]:
+        kind, options = (self.kind, self.options) if options is None else (kind, options)
+        pieces = options.get("pieces", ["Hello", " from", " the", " stream."])
         chunks = [_chunk({"role": "assistant", "content": ""})]
-        chunks += [_chunk({"reasoning_content": t}) for t in self.options.get("thinking", ())]
+        chunks += [_chunk({"reasoning_content": t}) for t in options.get("thinking", ())]
         chunks += [_chunk({"content": p}) for p in pieces]
         finish = "stop"
-        if self.kind == "tool":
-            call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "read", "arguments": ""}}
-            chunks.append(_chunk({"tool_calls": [call]}))
-            for part in ('{"path": ', '"src/app.py"}'):
-                chunks.append(_chunk({"tool_calls": [{"index": 0, "function": {"arguments": part}}]}))
+        if kind == "tool":
+            for i, c in enumerate(_calls(options)):
+                call = {"index": i, "id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": ""}}
+                chunks.append(_chunk({"tool_calls": [call]}))
+                text = json.dumps(c["arguments"])
+                for part in (text[: len(text) // 2], text[len(text) // 2:]):
+                    chunks.append(_chunk({"tool_calls": [{"index": i, "function": {"arguments": part}}]}))
             finish = "tool_calls"
         chunks.append(_chunk({}, finish=finish))
-        chunks.append(_chunk({}, usage=self.usage))
+        chunks.append(_chunk({}, usage=self.usage(options)))
         return chunks
+
+
+def _calls(options: dict) -> list[dict]:
+    """The tool calls of a "tool" reply: a script's, else one read of src/app.py."""
+    return options.get("calls") or [{"id": "call_1", "name": "read", "arguments": {"path": "src/app.py"}}]
 
 
 ERRORS = {
@@ -141,9 +161,19 @@ def _handler(fake: FakeLLM):
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
             fake.requests.append(body)
             fake.seen.append((self.path, self.headers.get("Authorization")))
-            if "on_request" in fake.options:
-                fake.options["on_request"](body)
-            kind = fake.kind
+            kind, options = fake.behaviour(body)
+            if "on_request" in options:
+                options["on_request"](body)
+            if "answer" in options:  # a reply made from the request (a judge that reads what it is shown)
+                options = {**options, "text": options["answer"](body)}
+            if "script" in options and kind == "script":  # a whole reply made from the request
+                made = options["script"](body)
+                n = len(fake.requests)
+                calls = [{"id": f"call_{n}_{i}", "name": name, "arguments": args}
+                         for i, (name, args) in enumerate(made.get("calls") or ())]
+                text = made.get("text")
+                options = {**options, "text": text, "pieces": [text] if text else [], "calls": calls}
+                kind = "tool" if calls else "reply"
             refused = strict_problem(body.get("messages"))
             if refused:
                 fake.refused.append(refused)
@@ -163,10 +193,10 @@ def _handler(fake: FakeLLM):
                                                                    "message": "model: test-model"}})
             if kind == "hang":
                 fake.stopped.wait(HANG_SECONDS)
-                return self._json(200, fake.reply_body())
+                return self._json(200, fake.reply_body(kind, options))
             if body.get("stream"):
-                return self._stream(fake.stream_chunks(), broken=kind == "break")
-            return self._json(200, fake.reply_body())
+                return self._stream(fake.stream_chunks(kind, options), broken=kind == "break", delay=options.get("delay"))
+            return self._json(200, fake.reply_body(kind, options))
 
         def _raw(self, status: int, ctype: str, data: bytes, length: int | None = None) -> None:
             self.send_response(status)
@@ -187,7 +217,7 @@ def _handler(fake: FakeLLM):
             self.end_headers()
             self.wfile.write(data)
 
-        def _stream(self, chunks: list[dict], broken: bool) -> None:
+        def _stream(self, chunks: list[dict], broken: bool, delay: float | None = None) -> None:
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Transfer-Encoding", "chunked")
@@ -195,8 +225,8 @@ def _handler(fake: FakeLLM):
             if broken:
                 chunks = chunks[:3]
             for c in chunks:
-                if fake.options.get("delay") and c["choices"] and c["choices"][0]["delta"].get("content"):
-                    fake.stopped.wait(fake.options["delay"])  # a slow model: each piece after a pause
+                if delay and c["choices"] and c["choices"][0]["delta"].get("content"):
+                    fake.stopped.wait(delay)  # a slow model: each piece after a pause
                 self._send_chunk(f"data: {json.dumps(c)}\n\n".encode())
             if broken:  # cut the connection without the terminating chunk: a truncated body
                 self.wfile.flush()

@@ -27,7 +27,7 @@ def test_text_names_the_missing_facts_and_their_entries(tmp_path, capsys):
     path.write_bytes(work_data())
     code, out, _ = run(capsys, "audit", path)
     assert code == 0
-    assert out.splitlines()[0] == "compaction c12 (line 13): 44% of 9 facts carried"
+    assert out.splitlines()[0] == "compaction c12 (line 13): 50% of 9 facts carried"
     assert "  missing urls: https://example.com/spec  <- u1" in out
     assert "  missing instructions: Keep the column order stable.  <- u8" in out
     assert "  instructions   50%  (1/2)" in out

@@ -48,9 +48,9 @@ def test_text_shows_status_figures_and_final_answers(capsys, rich):
     code, out, _ = run(capsys, "compare", file, *tips)
     assert code == 0
     assert out.startswith("3 branches from ")
-    assert re.search(r"^status\s+ended normally\s+ended normally\s+ended normally$", out, re.M)
+    assert re.search(r"^status\s+asks a question\s+answered\s+answered$", out, re.M)  # the regression branch
     assert re.search(r"^cost\s+\$0\.03 / \$0\.03\s+", out, re.M)
-    assert "[2] " + tips[1][-8:] + " final answer (ended normally):" in out
+    assert "[2] " + tips[1][-8:] + " final answer (answered):" in out
 
 
 def test_html_writes_the_self_contained_export(capsys, rich, tmp_path):

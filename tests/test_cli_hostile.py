@@ -1,4 +1,4 @@
-"""The CLI under hostile input (#14.15–17, 19): control characters never reach the terminal, bytes
+"""The CLI under hostile input: control characters never reach the terminal, bytes
 that are not UTF-8 never give a traceback, numbers are checked, and EVERY command (enumerated
 from the parser, so a new one is covered on its own) exits 0, 1 or 2 with at most one line on stderr."""
 
@@ -14,6 +14,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from tests.cli_process import CLI_PROCESS
 from tests.conftest import Builder
 from webapp.cli import build_parser
 
@@ -24,11 +25,15 @@ RAW_CONTROLS = (b"\x1b", b"\x07", b"\r", b"\xc2\x9b")
 NOT_UTF8 = os.fsdecode(b"/x/\xff\xfe")
 
 
-def shell(*argv, stdin: bytes = b"", cwd=None) -> subprocess.CompletedProcess:
+def shell(*argv, stdin: bytes = b"", cwd=None, forked: bool = False) -> subprocess.CompletedProcess:
+    """The installed command run on `argv`; `forked`: the same, as a child of a process that has
+    imported it already (tests/cli_process.py), for the hundreds of runs below."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("SESSION_TREE_")}
     env["PYTHONPATH"] = str(REPO)
     argv = [os.fsencode(a) if isinstance(a, str) else a for a in map(lambda a: a if isinstance(a, bytes) else str(a), argv)]
-    return subprocess.run([CLI, *argv], input=stdin, capture_output=True, env=env, timeout=120, cwd=cwd)
+    if forked:
+        return CLI_PROCESS.run(argv, stdin=stdin, env=env, cwd=cwd, timeout=300)
+    return subprocess.run([CLI, *argv], input=stdin, capture_output=True, env=env, timeout=300, cwd=cwd)
 
 
 def hostile_session(path: Path) -> Path:
@@ -145,7 +150,8 @@ def test_every_command_with_hostile_arguments_exits_cleanly(tmp_path, name):
             file = hostile_session(tmp_path / f"s{len(runs)}.jsonl")
             argv = [name, *variants(sp, file, root, value, all_options, name in LONG_RUNNING)]
             stdin = b'{"type":"message","message":{"role":"user","content":"\\u001b]0;x\\u0007"}}\n\xff\n'
-            r = shell(*argv, stdin=stdin, cwd=cwd)
+            # One run of each command is a fresh process (what its imports print counts too).
+            r = shell(*argv, stdin=stdin, cwd=cwd, forked=not (value == EVIL and all_options))
             runs.append(argv)
             where = f"{argv!r}: {r.stderr[-600:]!r}"
             assert r.returncode in (0, 1, 2), where

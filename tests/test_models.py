@@ -1,12 +1,12 @@
-"""Model metadata from litellm's table (webapp/models.py): only each model's context window is
-kept of it, and it answers as the table does (a table written here stands for litellm's)."""
+"""Model metadata from litellm's table (webapp/model/table.py): only each model's context window
+and input price are kept of it, and it answers as the table does (a table written here stands for litellm's)."""
 
 from __future__ import annotations
 
 import orjson
 import pytest
 
-from webapp import models
+from webapp.model import table as models
 
 TABLE = {
     "sample_spec": {"max_input_tokens": 1, "max_tokens": 1},
@@ -47,9 +47,15 @@ def test_rows_that_are_not_models_and_unknown_models_answer_none(table):
     assert info("x", "unknown") is None and info("x", "") is None
 
 
-def test_only_the_windows_are_kept_of_the_table(table):
-    assert models._windows() == {"anthropic/claude-x": 200_000, "claude-x": 100_000, "gpt-y": 64_000,
-                                 "no-window": None}
+def test_only_the_windows_and_input_prices_are_kept_of_the_table(table):
+    assert models._windows() == {"anthropic/claude-x": (200_000, 3e-06), "claude-x": (100_000, None),
+                                 "gpt-y": (64_000, None), "no-window": (None, None)}
+
+
+def test_an_estimated_cost_is_tokens_times_the_input_price_or_unknown(table):
+    assert models.estimated_cost("anthropic/claude-x", 1000) == pytest.approx(0.003)
+    assert models.estimated_cost("openai/claude-x", 1000) is None  # a row without a price
+    assert models.estimated_cost("ollama/local-thing", 1000) is None  # not in the table
 
 
 def test_the_window_to_compact_against_comes_from_the_override_the_environment_or_the_table(table, monkeypatch):

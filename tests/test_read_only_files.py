@@ -16,6 +16,7 @@ from webapp.core.context import build_context
 from webapp.core.continuation import continue_in_new_session, is_uuid
 from webapp.core.errors import ReadOnlySession
 from webapp.core.session import Session
+from webapp.core.tree import WARNING_KINDS
 
 V1_LINES = [
     {"type": "session", "id": "v1-session", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/home/ana/old"},
@@ -116,12 +117,15 @@ def test_fork_new_file_continues_in_a_new_v3_file_with_the_same_context(read_onl
     copy = Session.open(new)
     assert copy.log.format == "pi-v3" and copy.read_only_reason is None
     assert copy.tree.header["parentSession"] == str(read_only_file.resolve())
-    assert copy.tree.all_problems() == []
+    # No damage; a warning the source has on its path (a result read far from its call) comes along.
+    assert [p.kind for p in copy.tree.all_problems() if p.kind not in WARNING_KINDS] == []
+    warned = {p.kind for p in source.tree.all_problems() if p.kind in WARNING_KINDS}
+    assert {p.kind for p in copy.tree.all_problems()} <= warned
     assert _context(new, copy.tree.conversation_leaf(copy.tree.active_leaf)) == _context(read_only_file, leaf)
     assert all(is_uuid(e.id) for e in copy.tree.entries)
     # and the copy takes writes
     copy.append_message({"role": "user", "content": "more"})
-    assert Session.open(new).tree.all_problems() == []
+    assert [p.kind for p in Session.open(new).tree.all_problems() if p.kind not in WARNING_KINDS] == []
 
 
 def test_the_copy_keeps_uuid_ids_renumbers_others_and_follows_every_reference(tmp_path):
@@ -148,6 +152,9 @@ def test_the_copy_keeps_uuid_ids_renumbers_others_and_follows_every_reference(tm
     assert [line["parentId"] for line in lines[1:]] == [None, *ids[:-1]]
     copy = Session.open(new)
     assert copy.tree.labels == {ids[2]: "second"}
-    assert copy.tree.all_problems() == []
+    # No damage; a warning the source has on its path (a result read far from its call) comes along.
+    assert [p.kind for p in copy.tree.all_problems() if p.kind not in WARNING_KINDS] == []
+    warned = {p.kind for p in source.tree.all_problems() if p.kind in WARNING_KINDS}
+    assert {p.kind for p in copy.tree.all_problems()} <= warned
     assert _context(new, copy.tree.conversation_leaf(copy.tree.active_leaf)) == _context(path, "a3")
     assert path.read_bytes() == b.data()

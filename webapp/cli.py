@@ -9,32 +9,29 @@ terminal) and file names that are not UTF-8; JSON output shows such names with `
 from __future__ import annotations
 
 import argparse
+import functools
 import io
 import os
 import re
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
 
-from .core.catalog import USUAL_PLACES, summarize_session, usual_places
-from .core.compaction import (
-    DEFAULT_KEEP_RECENT_TOKENS,
-    DEFAULT_RESERVE_TOKENS,
-    plan_compaction,
-    write_compaction,
-)
-from .core.context import build_context, settings_on
+from .cli_input import MAX_STDIN_BYTES, one_line, read_capped, read_summary_file
+from .cli_output import print_json
 from .core.errors import SessionError
-from .core.session import Session, create_session
-from .core.storage import discover
-from .core.formats import READ_ONLY_FORMATS
-from .core.tree import WARNING_KINDS
-from .core.tokens import context_tokens, token_text
-from .model_errors import ModelError
+from .core.outline import read_outline
+from .model.errors import ModelError
 
-# The modules of the commands that write with a model (llm, summarize, models) and of a few
-# others are imported by those commands: `show` and the other reads do not load them.
+if TYPE_CHECKING:
+    from .core.session import Session
+
+# Each command imports the modules it uses, and the parser of `show` is built without the other
+# commands' modules (`build_parser`): `show --json` is timed as a whole process against a bare
+# parse of the file (bench/show_json.py), and the session, context, compaction and model modules
+# would double what it spends before reading.
 
 
 # C0 controls but newline and tab, DEL, C1 controls, and lone surrogates (the bytes of a name
@@ -72,17 +69,9 @@ def _path_text(path) -> str:
     return os.fsencode(str(path)).decode("utf-8", "backslashreplace")
 
 
-def _print_json(obj) -> None:
-    data = orjson.dumps(obj, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
-    out = getattr(sys.stdout, "buffer", None)
-    if out is None:  # (a text stream only: a test's)
-        sys.stdout.write(data.decode())
-        return
-    sys.stdout.flush()  # the bytes go after what was printed before
-    out.write(data)
-
-
 def _open(args) -> Session:
+    from .core.session import Session
+
     return Session.open(args.file)
 
 
@@ -98,9 +87,11 @@ def _leaf(session: Session, leaf: str | None) -> str | None:
 def _agent_folders(args) -> tuple[Path, list[str]]:
     """The folder to list and the sessions folders under it: ROOT as it is, or (no ROOT, or
     --pi/--claude/--codex) the agents' usual folders under the home folder that exist."""
+    from .core.catalog import USUAL_PLACES, agent_places, usual_places
+
     chosen = [s for s in USUAL_PLACES if getattr(args, s.replace("-", "_"), False)]
     if args.root is not None and not chosen:
-        return args.root, []
+        return args.root, agent_places(args.root)  # a folder holding the agents' folders: as the home is
     home = Path.home()
     places = usual_places(home, chosen or tuple(USUAL_PLACES))
     if not places:
@@ -110,6 +101,9 @@ def _agent_folders(args) -> tuple[Path, list[str]]:
 
 
 def cmd_ls(args) -> int:
+    from .core.catalog import summarize_session
+    from .core.storage import discover
+
     rows = []
     root, within = _agent_folders(args)
     for path in discover(root, within):
@@ -118,9 +112,10 @@ def cmd_ls(args) -> int:
         except (OSError, SessionError) as exc:
             rows.append({"path": _path_text(path), "error": escape_controls(str(exc))})
     if args.json:
-        _print_json(rows)
+        print_json(rows)
         return 0
     for r in rows:
+        r = {k: one_line(v) if isinstance(v, str) else v for k, v in r.items()}
         if "error" in r:
             print(f"{r['path']}\n    error: {r['error']}")
             continue
@@ -134,48 +129,23 @@ def cmd_ls(args) -> int:
 
 
 def cmd_show(args) -> int:
-    session = _open(args)
-    tree = session.tree
-    info = {
-        "path": _path_text(args.file),
-        "header": tree.header,
-        "version": session.log.version,
-        "format": tree.format,
-        "name": tree.name,
-        "counts": tree.counts_by_type(),
-        "roots": tree.roots,
-        "orphans": tree.orphans,
-        "leaves": tree.leaves(),
-        "activeLeaf": tree.active_leaf,
-        "labels": tree.labels,
-        "problems": [p.as_dict() for p in tree.all_problems()],
-    }
     if args.json:
-        info["entries"] = rows = [
-            {"id": e.id, "type": e.type, "parentId": e.parent_id, "line": e.line} for e in tree.entries
-        ]
-        made_roots = tree.parent.made_roots  # (their own parentId names no entry, or closes a loop)
-        if made_roots:  # (few, and most files have none: not looked up for every entry)
-            for row in rows:
-                if row["id"] in made_roots:
-                    row["parentId"] = None
-        if tree.format in READ_ONLY_FORMATS:  # a sub-agent's entry names its own file
-            for row, e in zip(rows, tree.entries):
-                if e.file:
-                    row["file"] = e.file
-        info["badLines"] = [{"line": b.line, "reason": b.reason} for b in tree.bad_lines]
-        _print_json(info)
+        print_json({"path": _path_text(args.file), **read_outline(args.file)})
         return 0
+    from .core.session import Session
+
+    session = Session.open_outline(args.file)  # (it reads no token estimates)
+    tree = session.tree
     header = tree.header or {}
     version = f"format {tree.format}" if tree.format != "unknown" else "no session header"
     print(f"session   {header.get('id', '-')}  ({version})")
     print(f"name      {tree.name or '-'}")
     print(f"cwd       {header.get('cwd', '-')}")
     print(f"created   {header.get('timestamp', '-')}")
-    print("entries   " + (", ".join(f"{k} {v}" for k, v in sorted(info["counts"].items())) or "none"))
+    print("entries   " + (", ".join(f"{k} {v}" for k, v in sorted(tree.counts_by_type().items())) or "none"))
     print(f"roots     {', '.join(tree.roots) or '-'}")
     print(f"orphans   {', '.join(tree.orphans) or '-'}")
-    print(f"leaves    {', '.join(info['leaves']) or '-'}")
+    print(f"leaves    {', '.join(tree.leaves()) or '-'}")
     print(f"active    {tree.active_leaf or '(empty conversation)'}")
     for target, label in tree.labels.items():
         print(f"label     {target}: {label}")
@@ -193,6 +163,9 @@ def cmd_tree(args) -> int:
 
 
 def cmd_context(args) -> int:
+    from .core.context import build_context
+    from .core.tokens import context_tokens, token_text
+
     session = _open(args)
     leaf = _leaf(session, args.leaf)
     ctx = build_context(session.tree, leaf)
@@ -200,7 +173,7 @@ def cmd_context(args) -> int:
     if args.request:
         return _print_request(args, leaf, ctx)
     if args.json:
-        _print_json(
+        print_json(
             {
                 "sessionId": session.log.session_id,
                 "leafId": leaf,
@@ -238,7 +211,7 @@ def _print_request(args, leaf: str | None, ctx) -> int:
     from .core.request import build_request
     request = build_request(ctx)
     if args.json:
-        _print_json({"leafId": leaf, "model": ctx.settings.model, "messages": request.messages,
+        print_json({"leafId": leaf, "model": ctx.settings.model, "messages": request.messages,
                      "changes": [c.as_dict() for c in request.changes]})
         return 0
     print(f"leaf {leaf}  model {ctx.settings.model_name or '-'}  {len(request.messages)} messages "
@@ -258,6 +231,8 @@ def _print_request(args, leaf: str | None, ctx) -> int:
 
 def cmd_validate(args) -> int:
     """Every problem with its line; warnings (WARNING_KINDS) are listed but do not fail it."""
+    from .core.tree import WARNING_KINDS
+
     problems = _open(args).tree.all_problems()
     for p in problems:
         level = "warning: " if p.kind in WARNING_KINDS else ""
@@ -272,13 +247,15 @@ def cmd_validate(args) -> int:
 
 
 def cmd_new(args) -> int:
+    from .core.session import create_session
+
     print(create_session(args.root, args.cwd))
     return 0
 
 
 def cmd_fork(args) -> int:
-    from .llm import ModelConfig
-    from .summarize import fork_with_summary
+    from .model.llm import ModelConfig
+    from .model.summarize import fork_with_summary
     session = _open(args)
     target = _leaf(session, args.from_id)
     if args.new_file:
@@ -290,7 +267,7 @@ def cmd_fork(args) -> int:
     else:
         result = session.fork(target, args.position)
     if args.json:
-        _print_json({"leafId": result.leaf_id, "entryId": result.entry["id"], "editText": result.edit_text})
+        print_json({"leafId": result.leaf_id, "entryId": result.entry["id"], "editText": result.edit_text})
     else:
         print(result.leaf_id if result.leaf_id is not None else "(empty conversation)")
     return 0
@@ -304,7 +281,7 @@ def _fork_new_file(args, session: Session, target: str | None) -> int:
     leaf = target if args.position == "at" or target is None else session.tree.parent[target]
     path = continue_in_new_session(session, leaf)
     if args.json:
-        _print_json({"path": str(path), "leafId": leaf})
+        print_json({"path": str(path), "leafId": leaf})
     else:
         print(path)
     return 0
@@ -322,7 +299,7 @@ def cmd_label(args) -> int:
 def cmd_append(args) -> int:
     """One JSON object on stdin, or several as JSON Lines: all are validated, then written in one
     append (each continuing from the one before), or none is."""
-    data = sys.stdin.buffer.read()
+    data = read_capped(sys.stdin.buffer, MAX_STDIN_BYTES, "stdin")
     try:
         objs = [orjson.loads(data)] if data.strip() else []
     except orjson.JSONDecodeError:
@@ -332,6 +309,8 @@ def cmd_append(args) -> int:
             raise SessionError(f"stdin is not a JSON object or JSON Lines: {exc}") from None
     if not objs:
         raise SessionError("nothing on stdin: give one entry as a JSON object")
+    from .core.session import Session
+
     session = Session.open_for_append(args.file)  # reads the end of the file, not all of it
     for entry in session.append_entries(objs):
         sys.stdout.write(entry["id"] + "\n")
@@ -339,9 +318,12 @@ def cmd_append(args) -> int:
 
 
 def cmd_compact(args) -> int:
-    from .llm import ModelConfig
-    from .models import context_window
-    from .summarize import summarize_compaction, written_details
+    from .core.compaction import plan_compaction
+    from .core.context import settings_on
+    from .core.summary_writes import write_compaction
+    from .model.llm import ModelConfig
+    from .model.table import context_window
+    from .model.summarize import summarize_compaction, written_details
     session = _open(args)
     leaf = _leaf(session, args.leaf)
     settings = settings_on(session.tree, session.tree.path(leaf))
@@ -349,16 +331,13 @@ def cmd_compact(args) -> int:
     plan = plan_compaction(session.tree, leaf, args.keep_recent_tokens, args.reserve_tokens, window)
     if args.plan:
         if args.json:
-            _print_json(plan.as_dict())
+            print_json(plan.as_dict())
         else:
             _print_plan(plan.as_dict())
         return 0
     session.check_writable()  # before a summary is paid for
     if args.summary_file:
-        try:
-            summary = Path(args.summary_file).read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:  # a ValueError: main() would let it out as a traceback
-            raise SessionError(f"{args.summary_file}: not UTF-8 text (byte {exc.start})") from None
+        summary = read_summary_file(args.summary_file)
         details = {**written_details(summary, None, None), "source": "file"}  # a person wrote it
     else:
         config = ModelConfig.from_env(args.model, args.api_base)
@@ -408,7 +387,7 @@ def _streaming():
 
 def cmd_continue(args) -> int:
     """Stream the reply's text to stdout as it arrives; tool calls are listed, not run."""
-    from .llm import ModelConfig, continue_branch
+    from .model.llm import ModelConfig, continue_branch
     if args.retry == (args.message is not None):
         raise SessionError("give either --message TEXT, or --retry to ask again for the message waiting")
     config = ModelConfig.from_env(args.model, args.api_base)
@@ -430,8 +409,8 @@ def cmd_continue(args) -> int:
 
 def cmd_regenerate(args) -> int:
     """A new reply beside a message, or a new summary beside a compaction or branch summary."""
-    from .llm import ModelConfig, regenerate_reply
-    from .summarize import regenerate_summary
+    from .model.llm import ModelConfig, regenerate_reply
+    from .model.summarize import regenerate_summary
     config = ModelConfig.from_env(args.model, args.api_base)
     session = _open(args)
     session.check_writable()  # before a model is paid for
@@ -450,6 +429,7 @@ def cmd_regenerate(args) -> int:
 
 
 def cmd_serve(args) -> int:
+    from .core.catalog import usual_places
     from .web.app import serve  # Flask only when serving
 
     root, within = args.root, ()
@@ -460,162 +440,6 @@ def cmd_serve(args) -> int:
                  within=tuple(within), read_only=args.read_only)
 
 
-# -- compare (branches side by side) ---------------------------------------------------------------
-
-
-def cmd_compare(args) -> int:
-    from .core.compare import FIGURE_ROWS, compare, comparison_data
-
-    tree = _open(args).tree
-    ids = list(dict.fromkeys(tree.find(ref).id for ref in args.ids))
-    if len(ids) < 2:
-        raise SessionError("compare: name at least two different entries")
-    base = ids.index(tree.find(args.baseline).id) if args.baseline else 0
-    if args.html:
-        return _compare_html(args, ids)
-    cmp = compare(tree, ids, baseline=base, alignment=args.align)
-    if args.json:
-        _print_json(comparison_data(cmp))
-        return 0
-    from .core.entries import short_id
-    from .web.compare import figure_text
-
-    where = f"from {short_id(cmp.ancestor)} ({len(cmp.shared)} shared entries)" if cmp.ancestor else "sharing no entry"
-    first = "none" if cmp.divergence is None else f"row {cmp.divergence + 1} ({cmp.divergence_kind})"
-    print(f"{len(ids)} branches {where}; {len(cmp.rows)} aligned rows; first divergence: {first}")
-    print("figures: after the divergence / whole path")
-    table = [["", *[f"{i + 1} {short_id(b.tip)}" for i, b in enumerate(cmp.branches)]],
-             ["status", *[b.outcome.status_text for b in cmp.branches]]]
-    for row in FIGURE_ROWS:
-        cells = []
-        for b in cmp.branches:
-            mine = figure_text(row.kind, row.mine(b))
-            whole = row.whole and figure_text(row.whole_kind or row.kind, row.whole(b))
-            cells.append(f"{mine} / {whole}" if whole and row.kind != "names" else mine)
-        table.append([row.title.lower(), *cells])
-    widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
-    for r in table:
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
-    for i, b in enumerate(cmp.branches):
-        text = " ".join((b.outcome.answer_text or "(no answer)").split())
-        print(f"\n[{i + 1}] {short_id(b.tip)} final answer ({b.outcome.status_text}):\n  {text[:400]}{'…' if len(text) > 400 else ''}")
-    return 0
-
-
-def _compare_html(args, ids: list[str]) -> int:
-    """The web app's self-contained export, rendered without a server."""
-    from urllib.parse import urlencode
-
-    from .web.app import create_app
-    from .web.compare import export_html
-
-    path = args.file.resolve()
-    app = create_app(path.parent)
-    query = urlencode({"ids": ",".join(ids), "align": args.align, **({"base": ids[0]} if not args.baseline else
-                                                                     {"base": _open(args).tree.find(args.baseline).id})})
-    with app.test_request_context(f"/s/{path.name}/compare/export?{query}"):
-        html, _ = export_html(path.name, ids)
-    Path(args.html).write_text(html, encoding="utf-8")
-    print(f"wrote {args.html} ({len(html.encode()) / 1024:.0f} KB)")
-    return 0
-
-
-def _compare_command(command) -> None:
-    sp = command("compare", cmd_compare, "compare branches: outcomes, figures after the divergence, aligned turns")
-    sp.add_argument("ids", metavar="ID", nargs="+", help="the tips of the branches (two or more)")
-    sp.add_argument("--align", choices=("content", "number"), default="content",
-                    help="line turns up by their prompts (default) or by their number")
-    sp.add_argument("--baseline", metavar="ID", help="the branch word diffs are made against (default: the first)")
-    out = sp.add_mutually_exclusive_group()
-    out.add_argument("--json", action="store_true")
-    out.add_argument("--html", metavar="OUT", help="write the comparison as one self-contained HTML file")
-
-
-# -- export: the session as one HTML file ---------------------------------------------------------
-
-
-def cmd_export(args) -> int:
-    from .web.export import export_session  # Flask (its templates) only when exporting
-
-    html = export_session(args.file, args.leaf)
-    out = args.output or Path(args.file.stem + ".html")  # never beside the session: its folder may be another agent's
-    out.write_text(html, encoding="utf-8")
-    print(f"session-tree: wrote {out} ({len(html.encode()):,} bytes)")
-    return 0
-
-
-def _export_command(command) -> None:
-    sp = command("export", cmd_export, "write the session as one self-contained HTML file (every branch, or --leaf's)")
-    sp.add_argument("-o", "--output", metavar="OUT.html", type=Path, help="default: the session file's name with .html, in the current folder")
-    sp.add_argument("--leaf", metavar="ID", help="only the path from the root to this entry")
-
-
-# -- audit: what each summary lost ----------------------------------------------------------------
-
-
-def cmd_audit(args) -> int:
-    """The facts each compaction's span held and whether its summary carries them."""
-    from .llm import ModelConfig
-    from .core.audit import CATEGORIES, audit_entry, judge, summaries_on_path
-
-    tree = _open(args).tree
-    if args.compaction:
-        entries = [tree.find(args.compaction)]
-        if entries[0].type not in ("compaction", "branch_summary"):
-            raise SessionError(f"{entries[0].id} is a {entries[0].type}, not a compaction or a branch summary")
-    else:
-        entries = [e for e in summaries_on_path(tree, tree.active_leaf) if e.type == "compaction"]
-    audits = [audit_entry(tree, e.id) for e in entries]
-    if args.model:
-        from .llm import complete
-
-        config = ModelConfig.from_env(args.model, args.api_base)
-        for audit in audits:
-            judge(audit, lambda prompt: complete(config, [{"role": "user", "content": prompt}]).text, config.model)
-    if args.json:
-        _print_json([a.as_dict() for a in audits])
-    else:
-        if not audits:
-            print("no compaction on the active path")
-        for audit in audits:
-            _print_audit(tree, audit, CATEGORIES)
-    scores = [s for a in audits for s in (a.score(), *a.scores().values()) if s is not None]
-    return 1 if args.fail_under is not None and any(s < args.fail_under for s in scores) else 0
-
-
-def _print_audit(tree, audit, categories) -> None:
-    entry = tree.by_id[audit.summary_id]
-    kind = audit.kind.replace("_", " ")
-    carried = f"{_pct(audit.score())} of {len(audit.facts)} facts carried" if audit.facts else "no facts to carry"
-    print(f"{kind} {audit.summary_id} (line {entry.line}): {carried}")
-    if audit.problem:
-        print(f"  {audit.problem}")
-    for c in categories:
-        facts = audit.of(c)
-        if facts:
-            print(f"  {c:<13} {_pct(audit.score(c)):>4}  ({len(audit.covered(c))}/{len(facts)})")
-    for c in categories:
-        for f in audit.missing(c):
-            extra = f" [{', '.join(f.details)}]" if f.details else ""
-            print(f"  missing {c}: {f.text}{extra}  <- {', '.join(f.sources[:5])}{' …' if len(f.sources) > 5 else ''}")
-            if f.judge is not None:
-                print(f"      model's opinion ({audit.judged_by}): {f.judge} — {f.judge_reason}")
-    print()
-
-
-def _pct(score: int | None) -> str:
-    return "–" if score is None else f"{score}%"
-
-
-def _audit_command(command) -> None:
-    sp = command("audit", cmd_audit, "what each compaction of the active path (or --compaction ID) lost: "
-                 "the facts of what it summarized that its summary does not carry")
-    sp.add_argument("--compaction", metavar="ID", help="this compaction or branch summary only")
-    sp.add_argument("--json", action="store_true")
-    sp.add_argument("--fail-under", type=float, metavar="PERCENT",
-                    help="exit 1 when any score (a category's or the overall one) is lower")
-    sp.add_argument("--model", metavar="M", help="ask this litellm model, per missing fact, whether the summary implies it")
-    sp.add_argument("--api-base", metavar="URL", help="an OpenAI-compatible server (default: $SESSION_TREE_API_BASE)")
 
 
 # -- parser ----------------------------------------------------------------------------------------
@@ -655,7 +479,15 @@ def _whole_number(low: int, high: int | None = None):
     return parse
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _show_command(command) -> None:
+    command("show", cmd_show, "header, counts, roots, leaves, labels and problems").add_argument(
+        "--json", action="store_true"
+    )
+
+
+def build_parser(running: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command; with `running` = "show" (the command about to run), of that
+    one alone, without importing the other commands' modules (see the imports above)."""
     p = _Parser(prog="session-tree", description="Explore LLM agent sessions stored as trees.")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
 
@@ -666,6 +498,20 @@ def build_parser() -> argparse.ArgumentParser:
         sp.set_defaults(func=func)
         return sp
 
+    if running == "show":
+        _show_command(command)
+        return p
+    from .commands_ask import add_ask_commands
+    from .commands_audit import add_audit_command
+    from .commands_compare import add_compare_commands
+    from .commands_context import add_diff_option
+    from .commands_corpus import add_corpus_commands
+    from .commands_export import export_command
+    from .commands_judge import add_judge_commands
+    from .commands_replay import add_replay_commands
+    from .commands_verdict import add_verdict_commands
+    from .core.compaction import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
+
     sp = command("ls", cmd_ls, "list the sessions under a sessions root (else the agents' usual folders)",
                  file=False)
     sp.add_argument("root", metavar="ROOT", type=Path, nargs="?")
@@ -675,9 +521,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="Claude Code's sessions: ~/.claude/projects")
     sp.add_argument("--codex", action="store_true", help="Codex's sessions: ~/.codex/sessions")
 
-    command("show", cmd_show, "header, counts, roots, leaves, labels and problems").add_argument(
-        "--json", action="store_true"
-    )
+    _show_command(command)
     command("tree", cmd_tree, "the tree as text")
 
     sp = command("context", cmd_context, "what the model sees at the active leaf or at --leaf")
@@ -685,6 +529,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--json", action="store_true")
     sp.add_argument("--request", action="store_true",
                     help="the request as it would be sent (SPEC 5b), with what was added or skipped and why")
+    add_diff_option(sp)
 
     sp = command("fork", cmd_fork, "move the active leaf to an entry (at) or its parent (before)")
     sp.add_argument("--from", dest="from_id", metavar="ID", required=True)
@@ -738,9 +583,13 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--verbose", action="store_true", help="on a failure, print the request and the raw response")
 
     command("validate", cmd_validate, "list every problem; exit 1 if there is any")
-    _compare_command(command)
-    _audit_command(command)
-    _export_command(command)
+    add_compare_commands(command)
+    add_verdict_commands(command)
+    add_ask_commands(command)
+    add_judge_commands(command)
+    add_replay_commands(command)
+    add_audit_command(command)
+    export_command(command)
 
     sp = command("serve", cmd_serve, "start the web app", file=False)
     sp.add_argument("root", metavar="ROOT", nargs="?", type=Path)
@@ -753,11 +602,18 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--api-base", help="an OpenAI-compatible server for that model (else $SESSION_TREE_API_BASE)")
     sp.add_argument("--read-only", action="store_true",
                     help="write nothing: hide every write control and refuse every writing route (403)")
+    add_corpus_commands(sub, _whole_number)
     return p
 
 
+# Built once per process: seventy commands take argparse a tenth of a second to set up, paid
+# again by every in-process call (the test suite makes thousands). Parsing leaves it unchanged.
+_parser = functools.lru_cache(maxsize=2)(build_parser)
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = _parser("show" if argv[:1] == ["show"] else None).parse_args(argv)
     if not getattr(args, "json", False):  # human output: escaped (JSON escapes on its own)
         sys.stdout = _SafeText(sys.stdout)
     try:

@@ -13,6 +13,10 @@ from werkzeug.serving import make_server
 from webapp.web.app import create_app
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
+# What a test waits for must appear, however long a loaded 2-core machine takes to draw the
+# 3,000-entry sample: Playwright's 5 s default fails such a wait for the machine's sake. A wait
+# for something that must not happen is a `wait_for_timeout` of its own, unchanged by this.
+expect.set_options(timeout=30_000)
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -63,7 +67,7 @@ def live_server(sessions_root):
 def browser():
     # The app imports litellm on its first model call (seconds, more on a loaded machine): import it
     # once here, so that a test's wait for a reply measures the app, not the import.
-    from webapp.llm import _litellm
+    from webapp.model.llm import _litellm
 
     _litellm()
     with sync_playwright() as p:
@@ -76,6 +80,7 @@ def browser():
 def page(browser):
     context = browser.new_context(viewport={"width": 1400, "height": 900}, accept_downloads=True)
     pg = context.new_page()
+    pg.set_default_navigation_timeout(90_000)  # (a page load, like a wait above: the machine's load is not the subject)
     pg.errors = []
     pg.on("pageerror", lambda exc: pg.errors.append(str(exc)))
     pg.on("dialog", lambda d: (pg.errors.append(f"dialog: {d.message}"), d.dismiss()))

@@ -59,7 +59,13 @@ def test_the_tab_marks_the_entries_holding_lost_facts_and_links_to_them(server, 
     expect(page.locator("#graph svg.audit-mode")).to_have_count(1)
     expect(page.locator("#graph g.node.audit-missing")).not_to_have_count(0)
     expect(page.locator("#graph g.node.audit-summary")).to_have_count(1)
-    lost.locator("a.entry-link").first.click()  # goes to the entry that holds the instruction
+    lost.locator("a.audit-open").first.click()  # opens the entry that holds the instruction, under it
+    expect(lost.locator(".audit-entry")).to_have_attribute("data-entry", "u3")
+    expect(lost.locator(".audit-entry")).to_contain_text("Always run")
+    expect(panel).to_be_visible()  # the audit stays, and so do its marks
+    expect(page.locator("#graph svg.audit-mode")).to_have_count(1)
+    expect(page.locator("#graph g.node.audit-focus")).to_have_count(1)
+    lost.locator(".audit-entry a.entry-link").click()  # from there, on to the Node tab
     expect(page.locator("#node-panel")).to_have_attribute("data-entry", "u3")
     expect(page.locator("#graph g.node.selected")).to_have_count(1)
     expect(page.locator("#graph svg.audit-mode")).to_have_count(0)  # the marks go with the tab

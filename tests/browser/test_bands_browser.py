@@ -13,6 +13,7 @@ from playwright.sync_api import expect
 
 from tests.browser.conftest import overlapping_marks
 from webapp.core.entries import COMPACTION, short_id
+from webapp.core.messages import entry_messages
 from webapp.core.reader import first_kept_id
 from webapp.core.session import Session
 
@@ -59,15 +60,18 @@ def tree_of(live_server, name):
 
 def expected_labels(tree, leaf) -> list[tuple[str, str]]:
     """(summarized, kept) label starts per compaction on the path to `leaf`, counted here from
-    the path: a compaction summarizes from the previous one's kept entry to its own."""
+    the path: a compaction summarizes from the previous one's kept entry to its own; the entries
+    counted are those whose messages leave the context (an earlier compaction's summary is one,
+    a settings entry none)."""
     path = tree.path(leaf)
     at = {e.id: i for i, e in enumerate(path)}
     out, start = [], 0
     for i, e in enumerate(path):
         if e.type == COMPACTION:
             k = at[first_kept_id(e)]
-            summarized = sum(1 for x in path[start:k] if x.type != COMPACTION)
-            out.append((f"summarized by compaction {short_id(e.id)} · {summarized} entries", f"kept · {sum(1 for x in path[k:i] if x.type != COMPACTION)} entries"))
+            summarized = sum(1 for x in path[start:k] if x.type == COMPACTION or entry_messages(x))
+            kept = sum(1 for x in path[k:i] if x.type != COMPACTION and entry_messages(x))
+            out.append((f"summarized by compaction {short_id(e.id)} · {summarized} entries", f"kept · {kept} entries"))
             start = k
     return out
 
@@ -82,7 +86,7 @@ def assert_reads(page, found: list[dict]) -> None:
 @pytest.mark.parametrize("direction", ["TB", "LR"])
 def test_two_compactions_on_the_path_get_two_bands_that_cover_nothing(live_server, page, console, direction):
     page.set_viewport_size({"width": 1280, "height": 720})
-    page.goto(live_server.url + live_server.rel(RICH) + f"?tab=context&dir={direction}")
+    page.goto(live_server.url + live_server.rel(RICH) + f"?collapse=auto&tab=context&dir={direction}")  # by turns
     expect(page.locator("#graph g.band")).to_have_count(2)
     found = bands(page, direction == "LR")
     assert_reads(page, found)
@@ -92,6 +96,7 @@ def test_two_compactions_on_the_path_get_two_bands_that_cover_nothing(live_serve
         assert any(t.startswith(summarized) for t in b["labels"]), (summarized, b["labels"])
         assert kept in b["labels"]
     assert page.locator("#graph .band-cut line").count() == 2
+    page.locator(".legend-box summary").click()  # the legend opens on demand
     for chip in ("summarized span", "kept span", "cut"):
         expect(page.locator(".legend .lg.band", has_text=chip)).to_be_visible()
 
@@ -101,7 +106,7 @@ def test_bands_on_a_folded_path_count_the_entries_its_turns_hold(live_server, pa
     folder.mkdir()
     shutil.copy(PI_TWO, folder / PI_TWO.name)
     page.set_viewport_size({"width": 1280, "height": 720})
-    page.goto(live_server.url + live_server.rel("pi-mono_before") + "?tab=context")
+    page.goto(live_server.url + live_server.rel("pi-mono_before") + "?collapse=auto&tab=context")  # by turns
     expect(page.locator("#graph g.band")).to_have_count(2)
     folded = page.evaluate("() => JSON.parse(document.getElementById('overlay').textContent).context.bands"
                            ".flatMap((b) => b.summarized).filter((id) => id.startsWith('seg-')).length")
@@ -115,7 +120,7 @@ def test_bands_on_a_folded_path_count_the_entries_its_turns_hold(live_server, pa
 
 def test_a_selection_change_redraws_the_bands_for_its_path_without_a_new_drawing(live_server, page, console):
     page.set_viewport_size({"width": 1280, "height": 720})
-    page.goto(live_server.url + live_server.rel(RICH) + f"?tab=context&node={ONE_COMPACTION_LEAF}")
+    page.goto(live_server.url + live_server.rel(RICH) + f"?collapse=auto&tab=context&node={ONE_COMPACTION_LEAF}")  # by turns
     expect(page.locator("#graph g.band")).to_have_count(1)
     assert_reads(page, bands(page))
     page.evaluate("() => { document.querySelector('#graph svg').dataset.probe = 'same drawing'; }")
@@ -135,7 +140,7 @@ def test_a_selection_change_redraws_the_bands_for_its_path_without_a_new_drawing
 
 def test_the_compaction_preview_draws_the_band_it_would_make(live_server, page, console):
     page.set_viewport_size({"width": 1280, "height": 720})
-    page.goto(live_server.url + live_server.rel(RICH) + "?tab=compact&keep_recent_tokens=200")
+    page.goto(live_server.url + live_server.rel(RICH) + "?collapse=auto&tab=compact&keep_recent_tokens=200")  # by turns
     band = page.locator('#graph g.band[data-band="preview"]')
     expect(band).to_have_count(1)
     expect(band.locator("text").first).to_have_text(re.compile(r"^would be summarized"))
@@ -150,7 +155,7 @@ def test_the_compaction_preview_draws_the_band_it_would_make(live_server, page, 
 def test_the_three_compactions_of_the_large_sample_give_three_bands_that_cover_nothing(live_server, page, console):
     large = "019c6579-1ae3-78f7-9da1-494c73cf256d"
     page.set_viewport_size({"width": 1280, "height": 720})
-    page.goto(live_server.url + live_server.rel(large) + "?tab=context")
+    page.goto(live_server.url + live_server.rel(large) + "?collapse=auto&tab=context")  # by turns
     expect(page.locator("#graph g.band")).to_have_count(3)
     found = bands(page)
     assert_reads(page, found)

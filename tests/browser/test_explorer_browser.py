@@ -37,6 +37,9 @@ def test_click_a_node_reads_its_content_and_reload_keeps_it(live_server, page, b
     page.goto(live_server.url + "/")
     page.click("text=Fix rounding in invoice totals")
     expect(page.locator("#graph svg")).to_be_visible()
+    page.click("text=By turns")  # from the skeleton to every turn: a drawing bigger than the pane
+    expect(page).to_have_url(re.compile("collapse=auto"))
+    expect(page.locator("#minimap")).to_be_visible()
     bring_into_view(node(page, GOOD_APPROACH))  # the labelled node is far from the active leaf
     node(page, GOOD_APPROACH).locator("a").click()
     panel = page.locator("#node-panel")
@@ -51,7 +54,7 @@ def test_click_a_node_reads_its_content_and_reload_keeps_it(live_server, page, b
 
 
 def test_keyboard_moves_to_the_parent_and_back(live_server, page):
-    page.goto(live_server.url + live_server.rel(RICH) + f"?node={GOOD_APPROACH}")
+    page.goto(live_server.url + live_server.rel(RICH) + f"?node={GOOD_APPROACH}&collapse=auto")
     tree = Session.open(live_server.root / live_server.rel(RICH)[3:]).tree
     parent = tree.parent[GOOD_APPROACH]
     page.locator("#graph").focus()
@@ -68,7 +71,7 @@ def test_keyboard_moves_to_the_parent_and_back(live_server, page):
 
 
 def test_a_folded_segment_expands_in_place(live_server, page, bring_into_view):
-    page.goto(live_server.url + live_server.rel(LARGE))
+    page.goto(live_server.url + live_server.rel(LARGE) + "?collapse=auto")
     segments = page.locator("#graph g.node.segment")
     count = segments.count()
     assert count > 3
@@ -87,7 +90,7 @@ def test_context_inspector_marks_what_a_compaction_replaced(live_server, page):
     panel = page.locator("#context-panel")
     expect(panel).to_be_visible()
     expect(panel.locator(".cm").first).to_contain_text("compacted into the following summary")
-    expect(panel.locator(".compaction-note")).to_contain_text("no longer seen by the model")
+    expect(panel.locator(".compaction-note")).to_contain_text("entries it replaced")
     replaced = page.locator("#graph g.node.ctx-replaced")
     expect(replaced.first).to_be_visible()
     assert replaced.count() >= 5

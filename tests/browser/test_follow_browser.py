@@ -1,4 +1,4 @@
-"""Live follow (#13.6): the session page shows what another process appends, without a reload."""
+"""Live follow: the session page shows what another process appends, without a reload."""
 
 from __future__ import annotations
 

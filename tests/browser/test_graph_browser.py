@@ -124,7 +124,7 @@ def test_b_says_so_when_the_session_never_branches(live_server, page, console):
 
 def test_selecting_a_node_or_a_branch_highlights_its_path_from_the_root(live_server, page, console):
     tree = tree_of(live_server, RICH)
-    page.goto(live_server.url + live_server.rel(RICH) + f"?node={GOOD_APPROACH}")
+    page.goto(live_server.url + live_server.rel(RICH) + f"?collapse=auto&node={GOOD_APPROACH}")  # by turns
     path = [e.id for e in tree.path(GOOD_APPROACH)]
     marked = page.locator("#graph g.sel-path")
     expect(marked).to_have_count(len(path))
@@ -140,7 +140,7 @@ def test_selecting_a_node_or_a_branch_highlights_its_path_from_the_root(live_ser
 
 
 def test_an_unfolded_turn_stays_unfolded_after_a_reload(live_server, page, console, bring_into_view):
-    page.goto(live_server.url + live_server.rel(LARGE))
+    page.goto(live_server.url + live_server.rel(LARGE) + "?collapse=auto")  # by turns
     work = page.locator("#graph g.node.turn-work")
     count = work.count()
     assert count > 3
@@ -158,7 +158,7 @@ def test_an_unfolded_turn_stays_unfolded_after_a_reload(live_server, page, conso
 
 def test_a_minimap_shows_a_big_drawing_whole_and_moves_the_view(live_server, page, console, bring_into_view):
     page.set_viewport_size({"width": 1280, "height": 720})
-    page.goto(live_server.url + live_server.rel(LARGE))
+    page.goto(live_server.url + live_server.rel(LARGE) + "?collapse=auto")  # by turns: bigger than the pane
     minimap = page.locator("#minimap")
     expect(minimap).to_be_visible()
     # A copy of the drawing's shapes, without their ids (the drawing's own stay unique).
@@ -173,7 +173,7 @@ def test_a_minimap_shows_a_big_drawing_whole_and_moves_the_view(live_server, pag
     root.locator("a").first.click()
     expect(root).to_have_class(re.compile(r"\bselected\b"))
     expect(mark).not_to_have_attribute("y", where)
-    page.goto(live_server.url + live_server.rel(LARGE))
+    page.goto(live_server.url + live_server.rel(LARGE) + "?collapse=auto")
     expect(minimap).to_be_visible()
     before = page.locator("#graph svg").get_attribute("viewBox")
     frame = page.locator("#minimap .mm-view")

@@ -1,4 +1,4 @@
-"""A followed turn grows in its drawing without `dot` (#13.2): another process appends one more
+"""A followed turn grows in its drawing without `dot`: another process appends one more
 step, the page shows it as the active leaf, and every text stays inside its node's box."""
 
 from __future__ import annotations

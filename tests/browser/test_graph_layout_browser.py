@@ -55,7 +55,7 @@ def apart(a, b):
 @pytest.mark.parametrize("rankdir", ["", "TB", "LR"])
 def test_fit_never_zooms_out_below_legible_text_on_the_rich_sample(live_server, small_page, rankdir):
     page = small_page
-    open_graph(page, live_server.url + live_server.rel(RICH) + (f"?dir={rankdir}" if rankdir else ""))
+    open_graph(page, live_server.url + live_server.rel(RICH) + "?collapse=auto" + (f"&dir={rankdir}" if rankdir else ""))  # by turns
     assert_legible(page)  # the first view
     for _ in range(6):
         page.locator('[data-action="zoom-out"]').click()
@@ -84,7 +84,7 @@ def test_fit_shows_a_small_drawing_whole_and_legible(live_server, small_page):
 @pytest.mark.parametrize("size", [(1280, 720), (1000, 620)])
 def test_the_first_view_shows_the_active_leaf_whole_and_not_under_the_minimap(live_server, page, rankdir, size):
     page.set_viewport_size({"width": size[0], "height": size[1]})
-    open_graph(page, live_server.url + live_server.rel(RICH) + f"?dir={rankdir}")
+    open_graph(page, live_server.url + live_server.rel(RICH) + f"?collapse=auto&dir={rankdir}")  # by turns
     boxes = page.evaluate(BOXES)
     assert boxes["minimap"] is not None
     assert inside(boxes["leaf"], boxes["pane"])
@@ -96,7 +96,7 @@ def test_the_first_view_shows_the_active_leaf_whole_and_not_under_the_minimap(li
 
 def test_the_direction_toggle_redraws_and_stays_in_the_url(live_server, small_page):
     page = small_page
-    open_graph(page, live_server.url + live_server.rel(RICH))
+    open_graph(page, live_server.url + live_server.rel(RICH) + "?collapse=auto")  # by turns
     toggle = page.locator("[data-direction]")
     expect(toggle).to_have_text("↓ top-down")  # a long thin tree: chosen top-down
     assert page.evaluate(ASPECT) < 1
@@ -138,7 +138,7 @@ def test_the_active_leaf_in_the_corner_of_a_big_drawing_is_moved_out_from_under_
     folder.mkdir()
     b.write(folder / "corner.jsonl")
     page = small_page
-    open_graph(page, live_server.url + "/s/--home-ana-corner--/corner.jsonl?dir=TB")
+    open_graph(page, live_server.url + "/s/--home-ana-corner--/corner.jsonl?collapse=auto&dir=TB")  # by turns
     expect(page.locator("#graph g.active-leaf")).to_contain_text("try number 7")
     boxes = page.evaluate(BOXES)
     assert boxes["minimap"] is not None

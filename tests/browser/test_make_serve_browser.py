@@ -1,5 +1,5 @@
 """`make serve` serves a fresh copy of sample_sessions/: a fork made in the browser lands in the
-copy and leaves the tracked sample files byte-identical (#8.6)."""
+copy and leaves the tracked sample files byte-identical."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 from tests.browser.conftest import LiveServer
 from tests.conftest import PI_FIXTURES
 from webapp.core.session import Session
-from webapp.llm import ModelConfig, model_identity
+from webapp.model.llm import ModelConfig, model_identity
 
 RICH = "019cadd3-8025-7970-85d9-5954058b4714"
 

@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.conftest import LiveServer
-from webapp.llm import ModelConfig, model_identity
+from webapp.model.llm import ModelConfig, model_identity
 from webapp.web.graph import dom_id
 
 RICH = "019cadd3-8025-7970-85d9-5954058b4714"

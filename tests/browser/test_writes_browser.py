@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 
 from tests.browser.conftest import LiveServer
 from webapp.core.session import Session
-from webapp.llm import ModelConfig, model_identity
+from webapp.model.llm import ModelConfig, model_identity
 
 RICH = "019cadd3-8025-7970-85d9-5954058b4714"
 GOOD_APPROACH = "019cadd5-4547-793f-ae6d-00b2e72993a4"  # an assistant message inside the tree
@@ -82,9 +82,12 @@ def test_edit_and_resend_makes_a_sibling(server, llm_server, page):
 
 
 def test_compact_with_an_edited_summary(server, llm_server, page):
-    page.goto(server.url + server.rel(RICH))
-    compactions_before = page.locator("#graph g.node.t-compaction").count()
+    page.goto(server.url + server.rel(RICH) + "?collapse=auto")  # by turns: the entries a cut falls between are drawn
     page.click("#context-meter")
+    expect(page.locator("#compact-panel")).to_be_visible()
+    expect(page).to_have_url(re.compile(r"collapse=auto.*tab=compact|tab=compact.*collapse=auto"))
+    expect(page.locator("#graph g.node.cp-cut")).to_have_id(re.compile(r"^e-"), timeout=15000)  # its fold opened
+    compactions_before = page.locator("#graph g.node.t-compaction").count()
     panel = page.locator("#compact-panel")
     expect(panel).to_be_visible()
     panel.locator("#keep-number").fill("300")

@@ -1,4 +1,4 @@
-"""`session-tree append` reads the end of the file, not all of it (#13.3), and appends after the
+"""`session-tree append` reads the end of the file, not all of it, and appends after the
 same entry a full read would; it reads everything when the end cannot tell."""
 
 from __future__ import annotations

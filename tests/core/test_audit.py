@@ -85,7 +85,7 @@ def test_scores_per_category_and_overall():
     audit = audit_entry(work_session().tree, "c12")
     assert audit.scores() == {"files": 100, "commands": 100, "errors": 0, "identifiers": 100,
                               "urls": 0, "versions": 0, "instructions": 50}
-    assert audit.score() == 44  # 4 of 9
+    assert audit.score() == 50  # 4 of 9 facts, one of them a test run, which weighs 2: 5 of 10
     full = audit_entry(work_session(SUMMARY + " Keep column order stable; spec at https://example.com/spec "
                                     "(pandas 2.1.4). FAILED test_export with AssertionError. Could not find "
                                     "the exact text to edit.").tree, "c12")
@@ -200,7 +200,7 @@ def test_judge_opinion_is_a_separate_column():
     assert opinions["https://example.com/spec"] == "implied"
     assert opinions["2.1.4"] == "not implied"
     assert opinions["src/report.py"] is None  # covered facts are not asked about
-    assert audit.score() == 44 and audit.judged_by == "test-model"
+    assert audit.score() == 50 and audit.judged_by == "test-model"
     assert audit.as_dict()["facts"]["urls"][0]["modelOpinion"] == {"verdict": "implied", "reason": "It says the spec is elsewhere."}
 
 

@@ -8,14 +8,14 @@ from webapp.core.compaction import (
     plan_branch_summary,
     plan_compaction,
     with_file_lists,
-    write_branch_summary,
-    write_compaction,
 )
 from webapp.core.context import build_context
 from webapp.core.errors import InvalidWrite
 from webapp.core.reader import parse_bytes
 from webapp.core.session import Session
-from webapp.core.tokens import IMAGE_TOKENS, context_tokens, estimate_message_tokens, usage_tokens
+from webapp.core.messages import IMAGE_TOKENS, estimate_message_tokens
+from webapp.core.summary_writes import write_branch_summary, write_compaction
+from webapp.core.tokens import context_tokens, usage_tokens
 from webapp.core.tree import SessionTree
 
 T100 = "x" * 400  # 100 estimated tokens

@@ -7,7 +7,8 @@ import orjson
 import pytest
 
 from tests.conftest import Builder
-from webapp.core.compaction import plan_compaction, write_compaction
+from webapp.core.compaction import plan_compaction
+from webapp.core.summary_writes import write_compaction
 from webapp.core.align import align_sequences
 from webapp.core.compare import (
     FIGURE_ROWS,
@@ -391,11 +392,11 @@ def _stopped(text, stop, calls=(), error=None):
 
 
 @pytest.mark.parametrize("last, status", [
-    (lambda: _stopped("All done", "stop"), "ended"),
+    (lambda: _stopped("All done", "stop"), "answered"),
     (lambda: _stopped("", "error", error="overloaded"), "error"),
     (lambda: _stopped("Half", "aborted"), "aborted"),
-    (lambda: _stopped("Let me look", "toolUse", [("c9", "read", "x.py")]), "open"),
-    (lambda: user("Are you there?"), "open"),
+    (lambda: _stopped("Let me look", "toolUse", [("c9", "read", "x.py")]), "waiting_tool"),
+    (lambda: user("Are you there?"), "waiting"),
 ])
 def test_outcome_status_of_a_branch(last, status):
     t = Tree()
@@ -403,8 +404,8 @@ def test_outcome_status_of_a_branch(last, status):
     tip = t.add(last(), first)
     out = outcome(t.tree.path(tip))
     assert out.status == status
-    expected_answer = "All done" if status == "ended" else "Half" if status == "aborted" else \
-        "Let me look" if out.detail == "tool calls without results" else "An earlier answer"
+    expected_answer = "All done" if status == "answered" else "Half" if status == "aborted" else \
+        "Let me look" if status == "waiting_tool" else "An earlier answer"
     assert out.answer_text == expected_answer
     if status == "error":
         assert out.detail == "overloaded"
@@ -414,8 +415,8 @@ def test_the_outcome_of_each_compared_branch(fork3):
     t, answer, a, b, c = fork3
     waiting = t.add(user("Still there?"), c)
     cmp = compare(t.tree, [b, waiting, a])
-    assert [br.outcome.status for br in cmp.branches] == ["ended", "open", "open"]
-    assert cmp.branches[2].outcome.detail == "tool calls without results"
+    assert [br.outcome.status for br in cmp.branches] == ["answered", "waiting", "waiting_tool"]
+    assert cmp.branches[2].outcome.detail == "write called, no result recorded"
     assert cmp.branches[0].outcome.answer_text == "Done"
     assert cmp.branches[1].outcome.answer_text == "y"  # its last answer, before the unanswered prompt
     assert cmp.answer_diffs[1] == [("delete", "Done"), ("insert", "y")]

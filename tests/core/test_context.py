@@ -3,7 +3,8 @@
 import json
 
 from tests.conftest import Builder
-from webapp.core.context import BRANCH_PREFIX, COMPACTION_PREFIX, build_context
+from webapp.core.context import build_context
+from webapp.core.messages import BRANCH_PREFIX, COMPACTION_PREFIX
 from webapp.core.reader import parse_bytes
 from webapp.core.tree import SessionTree
 

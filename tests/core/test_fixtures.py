@@ -20,7 +20,7 @@ def line_count(data: bytes) -> int:
 def test_the_fixtures_are_there():
     names = {p.name for p in PI_FIXTURES}
     assert {"pi-mono_before-compaction.jsonl", "pi-mono_large-session.jsonl", "agent-sessions_pi_small.jsonl"} <= names
-    assert len(OTHER_FIXTURES) == 4
+    assert len(OTHER_FIXTURES) == 6
 
 
 @pytest.mark.parametrize("path", PI_FIXTURES, ids=lambda p: p.name)

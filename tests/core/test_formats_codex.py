@@ -88,8 +88,9 @@ def test_reasoning_goes_on_the_next_assistant_message_and_calls_made_together_ar
     assert content[1] == {"type": "toolCall", "id": "c1", "name": "shell", "arguments": {"command": ["ls"]}}
     assert content[2]["name"] == "apply_patch" and content[2]["arguments"]["input"].startswith("*** Begin Patch")
     r1, r2 = tree.entry("L6"), tree.entry("L7")
-    assert r1.message == {"role": "toolResult", "toolCallId": "c1", "toolName": "shell",
-                          "content": [{"type": "text", "text": "a.py\n"}], "isError": False}
+    assert r1.message == {"role": "toolResult", "toolCallId": "c1", "toolName": "shell",  # as the model got it
+                          "content": [{"type": "text", "text": '{"output":"a.py\\n","metadata":{"exit_code":0}}'}],
+                          "isError": False}
     assert r2.message["toolName"] == "apply_patch" and r2.message["content"][0]["text"] == "Done"
     ctx = build_context(tree, tree.active_leaf)
     assert [m["role"] for m in ctx.messages] == ["user", "assistant", "tool", "tool", "assistant"]
@@ -127,9 +128,9 @@ def test_compacted_is_a_compaction_whose_context_is_exactly_the_replacement_hist
     assert ctx.problems == [] and tree.problems == []
 
 
-def test_a_second_session_meta_starts_a_new_segment():
+def test_a_second_session_meta_continues_the_rollout():
     tree = rollout(META, user("a"), ("session_meta", {"id": "sess-2"}), user("b"))
-    assert tree.roots == ["L2", "L3"]
+    assert tree.roots == ["L2"] and tree.parent["L3"] == "L2"
     assert tree.entry("L3").get("customType") == "codex/session_meta"
     assert tree.parent["L4"] == "L3"
 
@@ -140,11 +141,11 @@ def test_ghost_snapshots_and_other_items_are_custom_entries():
     assert build_context(tree, tree.active_leaf).messages == []
 
 
-def test_the_fixture_reads_as_linear_segments_with_messages_tool_calls_results_and_compactions():
+def test_the_fixture_reads_as_one_line_with_messages_tool_calls_results_and_compactions():
     s = Session.open(ROLLOUT)
     tree = s.tree
     assert tree.format == "codex" and tree.branch_points() == []
-    assert len(tree.roots) == 7  # one per session_meta
+    assert len(tree.roots) == 1 and len(tree.leaves()) == 1  # its 7 session_meta lines are no branches
     assert all(len(tree.children.get(e.id, [])) <= 1 for e in tree.entries)
     roles = [e.role for e in tree.entries if e.type == "message"]
     assert {"user", "assistant", "toolResult"} <= set(roles)

@@ -1,7 +1,6 @@
-"""Field types normalised at the edge (issue #14, items 3-6): each hostile line of the issue,
-after a normal entry `a1`, is read with its wrong-typed field made "invalid" (or its too-deep
-arguments cut) and reported with its line; the tree, the context, compare and the CLI then work
-on sound types only."""
+"""Field types normalised at the edge: each hostile line below, after a normal entry `a1`, is
+read with its wrong-typed field made "invalid" (or its too-deep arguments cut) and reported with
+its line; the tree, the context, compare and the CLI then work on sound types only."""
 
 import subprocess
 import sys

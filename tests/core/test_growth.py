@@ -1,4 +1,4 @@
-"""Incremental growth (#13.3): a tree grown by appends equals the tree of a fresh open, whatever
+"""Incremental growth: a tree grown by appends equals the tree of a fresh open, whatever
 the appended lines are (orphans that find their parent later, loops, labels of entries yet to
 come, duplicates, bad and torn lines, appends cut mid-line)."""
 

@@ -1,4 +1,4 @@
-"""Lazy entries (#13.5): a pi v3 entry keeps the facts the tree needs and reads its body again from
+"""Lazy entries: a pi v3 entry keeps the facts the tree needs and reads its body again from
 its line when asked; that body is the one an eager read makes, and a file that changed under it
 gives the old body or a clear error, never another line's."""
 
@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import OTHER_FIXTURES, PI_FIXTURES, header
 from tests.test_hostile_files import FILES as HOSTILE_FILES
-from webapp import samples
+import samplegen
 from webapp.core import bodies as bodies_module
 from webapp.core.bodies import BodyChanged, Bodies
 from webapp.core.entries import parse_time, tool_calls
@@ -21,7 +21,8 @@ from webapp.core.formats.pi import KEPT_TYPES
 from webapp.core.leaf_figures import leaf_figures
 from webapp.core.reader import parse_bytes
 from webapp.core.session import Session
-from webapp.core.tokens import entry_cost, estimate_entry_tokens
+from webapp.core.messages import estimate_entry_tokens
+from webapp.core.tokens import entry_cost
 from webapp.core.tree import SessionTree
 
 SAMPLES = sorted((Path(__file__).resolve().parents[2] / "sample_sessions").glob("*/*.jsonl"))
@@ -89,9 +90,9 @@ def test_a_lazy_body_is_the_eager_parse_for_every_entry_of_the_real_files(path):
 
 
 def test_a_synthetic_session_is_lazy_but_for_the_kept_types(tmp_path):
-    header_line, items = samples.synthetic_session(n_entries=3_000, seed=4)
+    header_line, items = samplegen.synthetic_session(n_entries=3_000, seed=4)
     path = tmp_path / "s.jsonl"
-    samples.write_jsonl(path, header_line, items)
+    samplegen.write_jsonl(path, header_line, items)
     session = Session.open(path)
     lazy = check_against_eager(session, path.read_bytes())
     assert lazy == sum(1 for e in items if e["type"] not in KEPT_TYPES) > 2_500
@@ -176,9 +177,9 @@ def test_a_replaced_file_is_not_read_for_the_bodies_of_the_old_one(tmp_path):
 
 
 def test_bodies_held_in_memory_after_opening_are_bounded_by_the_cache(tmp_path, monkeypatch):
-    header_line, items = samples.synthetic_session(n_entries=4_000, seed=9)
+    header_line, items = samplegen.synthetic_session(n_entries=4_000, seed=9)
     path = tmp_path / "s.jsonl"
-    samples.write_jsonl(path, header_line, items)
+    samplegen.write_jsonl(path, header_line, items)
     monkeypatch.setattr(bodies_module, "CACHE_ENTRIES", 100)
     session = Session.open(path)
     tree = session.tree
@@ -323,7 +324,7 @@ def test_the_parent_map_names_every_entry_and_a_root_made_in_an_old_tree_stays_i
 
 
 def test_a_lazy_entry_keeps_its_figures_in_columns_and_its_facts_without_a_tuple_of_its_own(tmp_path):
-    """The representation that makes a big file cost ~330 bytes per entry (#13.5): what it keeps
+    """The representation that makes a big file cost ~330 bytes per entry: what it keeps
     answers as the body does, an estimate made later is kept once, and a lazy entry given a
     `source` holds its body again with the same facts."""
     calls = {"role": "assistant", "content": [{"type": "toolCall", "id": "c1", "name": "ls", "arguments": {}}],

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FIXTURES
-from webapp import samples
+import samplegen
 from webapp.core.compare import figures, outcome
 from webapp.core.context import build_context
 from webapp.core.leaf_figures import leaf_figures, sort_leaves
@@ -45,9 +45,9 @@ def test_one_walk_gives_every_leaf_the_figures_of_its_path(file):
 
 @pytest.mark.parametrize("seed", [3, 7])
 def test_generated_sessions_with_compactions_and_many_branches(tmp_path, seed):
-    header, entries = samples.synthetic_session(4_000, seed=seed, branches=12, compactions=3)
+    header, entries = samplegen.synthetic_session(4_000, seed=seed, branches=12, compactions=3)
     file = tmp_path / "s.jsonl"
-    samples.write_jsonl(file, header, entries)
+    samplegen.write_jsonl(file, header, entries)
     tree = Session.open(file).tree
     rows = leaf_figures(tree)
     assert len(rows) == len(tree.leaves()) >= 12

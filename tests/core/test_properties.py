@@ -18,13 +18,12 @@ from webapp.core.compaction import (
     plan_branch_summary,
     plan_compaction,
     with_file_lists,
-    write_branch_summary,
-    write_compaction,
 )
 from webapp.core.context import build_context
 from webapp.core.reader import SessionLog, first_kept_id, parse_bytes
 from webapp.core.session import Session
 from webapp.core.storage import JsonlStorage, MemoryStorage
+from webapp.core.summary_writes import write_branch_summary, write_compaction
 from webapp.core.tree import SessionTree
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])

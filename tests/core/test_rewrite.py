@@ -1,4 +1,4 @@
-"""A file rewritten in place is noticed and read again (#14.13); appends are never mistaken for one."""
+"""A file rewritten in place is noticed and read again; appends are never mistaken for one."""
 
 from __future__ import annotations
 

@@ -49,3 +49,10 @@ def test_a_usage_the_client_estimated_does_not_count_as_reported():
     tree = SessionTree(parse_bytes(b2.data()))
     count = context_tokens(build_context(tree, tree.active_leaf))
     assert count.reported == 0 and count.context == count.estimated < 100
+
+
+def test_figures_read_as_people_write_them():
+    from webapp.core.tokens import format_tokens
+    assert [format_tokens(n) for n in (843, 1000, 18_240, 999_949, 999_950, 1_000_000, 1_250_000,
+                                       2_000_000_000)] == \
+        ["843", "1.0k", "18.2k", "999.9k", "1.0M", "1.0M", "1.2M", "2.0B"]

@@ -223,7 +223,7 @@ def test_a_lone_child_is_kept_as_its_id_and_read_as_a_list_of_one():
     b.user("one", id="x", parent="o")
     b.user("two", id="y", parent="o")
     tree = tree_of(b)
-    assert tree.children.kids == {"r": "o", "o": ["x", "y"]}  # (no list of one per entry: #13.5)
+    assert tree.children.kids == {"r": "o", "o": ["x", "y"]}  # (no list of one per entry: a list would cost ~90 bytes each)
     assert tree.children["r"] == ["o"] and tree.children.get("r") == ["o"] and tree.children.get("x") is None
     assert dict(tree.children) == {"r": ["o"], "o": ["x", "y"]} and "x" not in tree.children
     assert tree.conversation_children("r") == ["o"] and tree.leaves() == ["x", "y"]

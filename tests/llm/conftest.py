@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import Builder
 from webapp.cli import main
-from webapp.llm import ModelConfig
+from webapp.model.llm import ModelConfig
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 

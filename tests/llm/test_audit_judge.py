@@ -21,7 +21,7 @@ def test_the_model_is_asked_per_missing_fact_and_its_opinion_kept_apart(tmp_path
     assert sum("Fact (urls): https://example.com/spec" in p for p in prompts) == 1
     assert all(f["modelOpinion"] == {"verdict": "implied", "reason": "The summary says the tests failed."}
                for f in missing)
-    assert audit["judgedBy"] == MODEL and audit["score"] == 44  # the opinion never changes the score
+    assert audit["judgedBy"] == MODEL and audit["score"] == 50  # the opinion never changes the score (routine commands weigh a quarter)
 
 
 def test_text_output_labels_the_opinion_as_the_models(tmp_path, capsys, llm_server, model_env):

@@ -202,6 +202,6 @@ def test_continue_error_as_a_shell_sees_it(tmp_path, llm_server, model_env):
     """The installed command: one stderr line, no traceback, nothing else printed by litellm."""
     path = rich_session(tmp_path / "s.jsonl")
     llm_server.behave("429")
-    p = subprocess.run([CLI, "continue", path, "--message", "Hi", *model_env], capture_output=True, timeout=60)
+    p = subprocess.run([CLI, "continue", path, "--message", "Hi", *model_env], capture_output=True, timeout=300)
     assert p.returncode == 2 and p.stdout == b""
     assert "rate-limiting" in one_line(p.stderr.decode())

@@ -12,7 +12,7 @@ from tests.conftest import PI_FIXTURES
 from webapp.core.compaction import plan_branch_summary, plan_compaction
 from webapp.core.entries import content_text
 from webapp.core.session import Session
-from webapp.summarize import (
+from webapp.model.summarize import (
     branch_prompt,
     extractive_branch_summary,
     extractive_compaction_summary,

@@ -7,7 +7,7 @@ import pytest
 from tests.conftest import lines_of
 from tests.llm.conftest import rich_session, run
 from webapp.core.session import Session
-from webapp.llm import ModelError, complete
+from webapp.model.llm import ModelError, complete
 
 
 @pytest.mark.parametrize("behaviour, options, words", [

@@ -6,7 +6,7 @@ from tests.conftest import lines_of
 from tests.llm.conftest import MODEL, TIMEOUT, rich_session
 from webapp.core.context import build_context
 from webapp.core.session import Session
-from webapp.llm import ModelConfig, ModelError, complete, continue_branch
+from webapp.model.llm import ModelConfig, ModelError, complete, continue_branch
 
 HELLO = [{"role": "user", "content": "hi"}]
 

@@ -18,7 +18,7 @@ from webapp.core.reader import parse_bytes
 from webapp.core.request import ADD_RESULT, NO_RESULT, SKIP_ABORTED, SKIP_EMPTY, SKIP_ERROR, SKIP_ORPHAN, build_request
 from webapp.core.session import Session
 from webapp.core.tree import SessionTree
-from webapp.llm import continue_branch
+from webapp.model.llm import continue_branch
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
 SAMPLE_FILES = sorted(SAMPLES.rglob("*.jsonl"))

@@ -4,13 +4,14 @@ import pytest
 
 from tests.conftest import Builder, lines_of
 from tests.llm.conftest import rich_session
-from webapp.core.compaction import plan_branch_summary, plan_compaction, write_compaction
+from webapp.core.compaction import plan_branch_summary, plan_compaction
+from webapp.core.summary_writes import write_compaction
 from webapp.core.errors import InvalidWrite
 from webapp.core.reader import parse_bytes
 from webapp.core.session import Session
 from webapp.core.tree import SessionTree
-from webapp.llm import ModelConfig, ModelError
-from webapp.summarize import (
+from webapp.model.llm import ModelConfig, ModelError
+from webapp.model.summarize import (
     extractive_branch_summary,
     extractive_compaction_summary,
     fork_with_summary,

@@ -12,7 +12,7 @@ import pytest
 
 from tests.llm.conftest import MODEL, TIMEOUT
 from webapp.core.session import Session
-from webapp.llm import ModelConfig
+from webapp.model.llm import ModelConfig
 from webapp.web.app import create_app
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"

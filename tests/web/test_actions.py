@@ -198,7 +198,7 @@ def test_reply_without_a_model_says_how_to_configure_one(client, app, root):
 
 
 def test_asking_for_a_reply_is_offered_only_with_a_model(root):
-    from webapp.llm import ModelConfig
+    from webapp.model.llm import ModelConfig
 
     s = Session.open(root / RICH)
     user = s.append({"type": "message", "message": {"role": "user", "content": "unanswered question"}})

@@ -11,9 +11,10 @@ import pytest
 
 from tests.conftest import FIXTURES, Builder
 from tests.core.test_audit import work_data
-from webapp.core.audit import CATEGORIES, audit_entry
+from webapp.core.audit import audit_entry
 from webapp.core.session import Session
 from webapp.web.app import create_app
+from webapp.web.audit import audit_rows
 from webapp.web.graph import dom_id
 
 WORK = "--home-ana-proj--/work.jsonl"
@@ -49,15 +50,16 @@ def facts(html: str, kind: str) -> set[str]:
 
 def test_the_tab_lists_lost_and_carried_facts_and_marks_their_entries(client):
     html = client.get(f"/s/{WORK}?tab=audit&node=c12").get_data(as_text=True)
-    assert "Lost in compaction" in html and 'class="audit-pct band-poor">44%</strong> of the 9 facts' in html
+    assert "Lost in compaction" in html and 'class="audit-pct band-fair">50%</strong> of the 9 facts' in html
     assert facts(html, "missing") == {"FAILED tests/test_report.py::test_export - AssertionError",
                                       "Could not find the exact text in src/report.py", "https://example.com/spec",
                                       "2.1.4", "Keep the column order stable."}
     assert facts(html, "covered") == {"src/report.py", "pytest -q tests/test_report.py", "export_csv",
                                       "Do not touch the database schema."}
-    # Each lost fact links to the entry that holds it, selecting it on the graph.
+    # Each lost fact links to the entry that holds it: it opens under the fact, marked on the graph.
     item = html.split('data-fact="Keep the column order stable."')[1].split("</li>")[0]
-    assert 'data-select="u8"' in item and f'data-dom="{dom_id("u8")}"' in item
+    assert 'hx-get="/s/--home-ana-proj--/work.jsonl/-/audit/entry?id=u8"' in item.replace("&amp;", "&")
+    assert f'data-dom="{dom_id("u8")}"' in item and 'class="fact-entry"' in item
     marks = overlay(html)["audit"]
     assert marks["missing"] == sorted(dom_id(i) for i in ("t5", "t7", "u1", "u8"))
     assert marks["summary"] == dom_id("c12") and dom_id("a9") in marks["span"]
@@ -67,7 +69,7 @@ def test_the_tab_lists_lost_and_carried_facts_and_marks_their_entries(client):
 def test_a_summary_node_panel_shows_its_score(client):
     html = client.get(f"/s/{WORK}?node=c12").get_data(as_text=True)
     line = html.split('<dd class="audit-score-line">')[1].split("</dd>")[0]
-    assert "44%</strong> of 9 facts" in line and "/-/panel/audit?node=c12" in line
+    assert "50%</strong> of 9 facts" in line and "/-/panel/audit?node=c12" in line
     assert "audit-score-line" not in client.get(f"/s/{WORK}?node=u1").get_data(as_text=True)
     assert overlay(html)["audit"] is None
 
@@ -86,8 +88,10 @@ def test_the_real_pi_session_links_each_lost_fact_to_an_entry_of_the_span(client
         audit = audit_entry(tree, comp)
         items = html.split('<li class="fact missing"')[1:]
         assert len(items) == len(audit.missing())
-        for item, fact in zip(items, [f for c in CATEGORIES for f in audit.missing(c)]):
-            linked = re.findall(r'data-select="([^"]+)"', item.split("</li>")[0])
+        shown = [f for row in audit_rows(audit) for f in ([f for g in row.groups for f in g.facts] or row.missing)]
+        assert sorted(map(id, shown)) == sorted(map(id, audit.missing()))  # lost commands by kind
+        for item, fact in zip(items, shown):
+            linked = re.findall(r'/-/audit/entry\?id=([^"&]+)"', item.split("</li>")[0])
             assert linked == fact.sources[:3] and set(linked) <= set(audit.span)
         assert overlay(html)["audit"]["missing"]  # drawn nodes (or the folded runs holding them) marked
 
@@ -152,3 +156,12 @@ def test_the_compare_page_has_a_row_of_facts_lost_by_compactions(tmp_path):
     assert "Facts lost by compactions" in row
     cells = re.findall(r'<td data-figure="lost_facts">(.*?)</td>', row, re.S)
     assert [re.sub(r"<[^>]+>", " ", c).split() for c in cells] == [["1", "1"], ["0", "0"]]
+
+
+def test_a_lost_facts_entry_opens_as_a_fragment_and_as_a_link(client):
+    r = client.get(f"/s/{WORK}/-/audit/entry?id=u8", headers={"HX-Request": "true"})
+    assert r.status_code == 200 and 'class="audit-entry" data-entry="u8"' in r.get_data(as_text=True)
+    assert "Keep the column order stable." in unescape(r.get_data(as_text=True))
+    plain = client.get(f"/s/{WORK}/-/audit/entry?id=u8")
+    assert plain.status_code == 302 and "node=u8" in plain.headers["Location"]
+    assert client.get(f"/s/{WORK}/-/audit/entry?id=nope", headers={"HX-Request": "true"}).status_code == 404

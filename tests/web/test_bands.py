@@ -42,12 +42,12 @@ def test_each_compaction_on_the_path_gets_its_summarized_and_kept_span_and_its_c
     assert first["kept"] == [d(e["u3"]), d(e["a4"])]
     assert first["cut"] == d(e["u3"]) and first["key"] == d(e["c5"])
     # The second one summarizes what the context held before its cut: the first one's kept part
-    # and the first summary (not counted as an entry), up to u6.
+    # and the first summary (an entry whose message leaves, as the Lost tab counts it), up to u6.
     assert second["summarized"] == [d(e["u3"]), d(e["a4"]), d(e["c5"])]
     assert second["kept"] == [d(e["u6"]), d(e["a7"])]
     assert second["cut"] == d(e["u6"])
     assert first["summaryLabels"][0].startswith("summarized by compaction") and "· 2 entries ·" in first["summaryLabels"][0]
-    assert "· 2 entries ·" in second["summaryLabels"][0]
+    assert "· 3 entries ·" in second["summaryLabels"][0]
     assert first["keptLabels"][0] == "kept · 2 entries"
     assert second.get("latest") and not first.get("latest")
 

@@ -1,4 +1,4 @@
-"""Byte budgets (#14.7): a 20 MB message and 10 MB of garbage lines never make a big response;
+"""Byte budgets: a 20 MB message and 10 MB of garbage lines never make a big response;
 what is cut is reachable through "N more" links that page through the rest."""
 
 from __future__ import annotations

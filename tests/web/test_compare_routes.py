@@ -173,7 +173,7 @@ def test_the_outcome_row_comes_first_with_each_final_answer_and_its_status(demo)
     first_row = body.split("</tr>")[0]
     assert 'class="cmp-outcome"' in first_row
     assert "Changed one line." in first_row and "Rewrote the module." in first_row
-    assert first_row.count('data-status="open"') == 2  # both end on tool calls without results
+    assert first_row.count('data-status="waiting_tool"') == 2  # both end on tool calls without results
     # the answer differs from the baseline's: a word diff behind a toggle, the answer itself shown
     assert re.search(r'<details class="diff-toggle"><summary>word diff against branch 1</summary>', first_row)
 
@@ -233,10 +233,10 @@ def test_the_branches_tab_links_to_every_leaf_and_shows_figures_from_the_walk(de
 
 
 def test_many_branches_the_tab_lists_the_latest_and_every_leaf_lists_them_all(tmp_path):
-    from webapp import samples
+    import samplegen
 
-    header, entries = samples.synthetic_session(12_000, seed=5, branches=305, tool_result_sizes=(40, 80))
-    samples.write_jsonl(tmp_path / "many.jsonl", header, entries)
+    header, entries = samplegen.synthetic_session(12_000, seed=5, branches=305, tool_result_sizes=(40, 80))
+    samplegen.write_jsonl(tmp_path / "many.jsonl", header, entries)
     client = create_app(tmp_path).test_client()
     leaves = Session.open(tmp_path / "many.jsonl").tree.leaves()
     assert len(leaves) > 300

@@ -15,11 +15,11 @@ import pytest
 from werkzeug.serving import make_server
 
 from tests.conftest import Builder
-from webapp.web import graph
+from webapp.web.graph import dot as graph
 from webapp.web.app import create_app
 
 PROJECT = "--home-ana-proj--"
-PATIENCE = 10.0  # seconds a poll below waits at most for what must happen (no speed is measured)
+PATIENCE = 60.0  # seconds a poll below waits at most for what must happen (no speed is measured)
 
 
 @pytest.fixture

@@ -72,3 +72,16 @@ def test_the_export_command(app_and_ids, tmp_path, capsys, monkeypatch):  # noqa
     assert main(["export", str(session), "--leaf", ids["side"][-2:] + "zz"]) == 2
     assert "error" in capsys.readouterr().err
     assert session.read_bytes() == before  # never written to
+
+
+def test_an_export_whose_drawing_times_out_is_the_page_without_it(app_and_ids, monkeypatch):  # noqa: F811
+    from webapp.web import export
+    from webapp.web.graph import DotTimeout
+
+    def slow(*args, **kwargs):
+        raise DotTimeout("dot took longer than 8 s")
+
+    monkeypatch.setattr(export, "render_svg", slow)
+    app, ids = app_and_ids
+    r = app.test_client().get("/s/--proj--/s.jsonl/export")
+    assert r.status_code == 200 and "The tree drawing took too long (dot took longer than 8 s)" in r.text

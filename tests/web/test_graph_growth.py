@@ -1,4 +1,4 @@
-"""The drawn tree grows with its file (#13.3): after appends, the chains, the per-chain figures
+"""The drawn tree grows with its file: after appends, the chains, the per-chain figures
 and every layout made from the grown drawn tree equal those of a fresh open of the same file,
 whatever was appended (a tip that grows, a new branch, a chain cut at a new branch point, a
 label set or cleared, a `leaf` marker and entries hung below it, a compaction, a new root)."""
@@ -19,6 +19,7 @@ from webapp.core.reader import parse_bytes
 from webapp.core.session import Session
 from webapp.core.tree import SessionTree
 from webapp.web import graph
+from webapp.web.graph import drawn
 from webapp.web.app import create_app
 from webapp.web.views import _tree_order, session_counts
 
@@ -101,9 +102,9 @@ def check_tree_order(tree: SessionTree) -> None:
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops=st.lists(OP, min_size=1, max_size=50), cuts=st.lists(st.integers(0, 50), max_size=6),
-       every=st.sampled_from([2, 3, graph.PLACE_EVERY]))
+       every=st.sampled_from([2, 3, drawn.PLACE_EVERY]))
 def test_a_drawn_tree_grown_by_appends_equals_a_fresh_one(tmp_path_factory, ops, cuts, every):
-    with patch.object(graph, "PLACE_EVERY", every):  # (places kept often: chains here are short)
+    with patch.object(drawn, "PLACE_EVERY", every):  # (places kept often: chains here are short)
         check_growth(tmp_path_factory, ops, cuts)
 
 
@@ -120,7 +121,7 @@ def check_growth(tmp_path_factory, ops, cuts) -> None:
         done = step
         tree = session.tree
         fresh = SessionTree(parse_bytes(path.read_bytes()))
-        assert drawn_state(graph.drawn_tree(tree), tree) == drawn_state(graph._drawn_anew(fresh), fresh)
+        assert drawn_state(graph.drawn_tree(tree), tree) == drawn_state(drawn._drawn_anew(fresh), fresh)
         assert session_counts(tree) == {"branches": len(fresh.leaves()), "compactions": len(fresh.compactions())}
         check_tree_order(tree)
         for collapse, cap in (("on", 1000), ("on", 9), ("off", 1000), ("off", 7)):
@@ -142,7 +143,7 @@ def test_an_append_grows_the_drawn_tree_instead_of_making_it_again(tmp_path, mon
     def made_anew(tree):
         raise AssertionError("the drawn tree was made again instead of grown")
 
-    monkeypatch.setattr(graph, "_drawn_anew", made_anew)
+    monkeypatch.setattr(drawn, "_drawn_anew", made_anew)
     after = graph.drawn_tree(session.tree)
     assert after is not before and after.units is before.units  # counted folds carried over
     assert all(after.place(x) is not None for chain in before.chains.values() for x in chain)  # still drawn

@@ -1,4 +1,4 @@
-"""Lazy entries through the app (#13.5): a session file rewritten in place, replaced or deleted
+"""Lazy entries through the app: a session file rewritten in place, replaced or deleted
 while the server holds it gives the new content or a clear page, never a 500 or another line."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Any file name, loops, over-long names and unreadable files (#14.10, #14.11, #14.12 read side):
+"""Any file name, loops, over-long names and unreadable files, on the read side:
 a clear page with the reason, never a 500."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Reads never wait on a writer's lock (#14.14): while a web write waits for the file lock another
+"""Reads never wait on a writer's lock: while a web write waits for the file lock another
 process holds, every GET of that session still answers."""
 
 from __future__ import annotations

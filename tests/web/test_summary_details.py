@@ -11,7 +11,7 @@ import orjson
 import pytest
 
 from webapp.core.session import Session
-from webapp.llm import ModelConfig
+from webapp.model.llm import ModelConfig
 from webapp.web.app import create_app
 from webapp.core.leaf_figures import leaf_figures
 

@@ -92,3 +92,19 @@ def test_the_index_filter_searches_the_content_of_every_session(app_and_ids):
     client = app.test_client()
     assert "1 session matching" in client.get("/?q=platypus").text  # only in a tool result
     assert "0 sessions matching" in client.get("/?q=wombat").text
+
+
+def test_a_pi_bash_execution_reads_as_the_users_command(tmp_path):
+    import shutil
+
+    from tests.conftest import FIXTURES
+
+    root = tmp_path / "sessions"
+    (root / "--pi--").mkdir(parents=True)
+    shutil.copyfile(FIXTURES / "pi" / "pi-mono_before-compaction.jsonl", root / "--pi--" / "s.jsonl")
+    client = create_app(root).test_client()
+    page = client.get("/s/--pi--/s.jsonl/-/panel/transcript?node=L1002", headers={"HX-Request": "true"}).text
+    item = page[page.index('data-entry="L1002"'):]
+    assert re.search(r'class="t-select kind k-bashExecution"[^>]*>bash \(user\)</a>', item)
+    context = client.get("/s/--pi--/s.jsonl/-/panel/context?node=L1002", headers={"HX-Request": "true"}).text
+    assert "What the model sees at" in context and ">bash (user) L1002</a>" in context

@@ -23,6 +23,7 @@ from .compaction import (
     with_file_lists,
 )
 from .entries import BRANCH_SUMMARY, COMPACTION, CUSTOM_MESSAGE, MESSAGE, Entry, as_key, content_blocks, tool_calls
+from .command_weight import command_weight
 from .formats.tools import tool_action
 from .reader import first_kept_id
 from .tree import SessionTree
@@ -44,10 +45,12 @@ _FILE_EXT = (
     r"py|pyi|js|jsx|mjs|cjs|ts|tsx|json|jsonl|md|txt|toml|yaml|yml|ini|cfg|html|css|scss|sh|rs|go|"
     r"java|kt|c|h|cc|cpp|hpp|rb|php|sql|csv|lock|xml|svg|png|vue|svelte|swift|cs|env"
 )
+# A path starts only where no path character comes before it: were `@` or `+` allowed there, a
+# run of them would be scanned again from each of its characters (quadratic on a crafted message).
 _PATH = re.compile(
-    r"(?<![\w/.~-])(?:~?/|\./|\.\./)?(?:[\w.@+-]+/)+[\w.@+-]+\.(?:" + _FILE_EXT + r")(?![\w/])"
-    r"|(?<![\w/.~-])(?:~|\.{1,2})?/(?:[\w.@+-]+/)+[\w.@+-]+/?(?![\w/])"
-    r"|(?<![\w/.~-])[\w@+-][\w.@+-]*\.(?:" + _FILE_EXT + r")(?![\w/.])"
+    r"(?<![\w/.~@+-])(?:~?/|\./|\.\./)?(?:[\w.@+-]+/)+[\w.@+-]+\.(?:" + _FILE_EXT + r")(?![\w/])"
+    r"|(?<![\w/.~@+-])(?:~|\.{1,2})?/(?:[\w.@+-]+/)+[\w.@+-]+/?(?![\w/])"
+    r"|(?<![\w/.~@+-])[\w@+-][\w.@+-]*\.(?:" + _FILE_EXT + r")(?![\w/.])"
 )
 _EXIT = re.compile(r"(?:Command exited with code|exit code:?|exited with)\s*(-?\d+)", re.I)
 _ERROR_LINE = re.compile(r"\b[A-Z]\w*Error:|^\s*FAILED\b|^E\s{2,}\S|\berror TS\d+:|^\s*error(?:\[\w+\])?:")
@@ -331,6 +334,11 @@ def _summary_facts(out: _Collector, e: Entry) -> None:
                     out.add("files", path, e.id, detail)
 
 
+def fact_weight(fact: Fact) -> float:
+    """What a fact weighs in a score: a command by its kind (command_weight), anything else 1."""
+    return command_weight(fact.text, fact.details) if fact.category == "commands" else 1.0
+
+
 @dataclass
 class Audit:
     """The facts of a summary's span, each marked covered or missing."""
@@ -353,11 +361,13 @@ class Audit:
         return [f for f in self.facts if f.covered and (category is None or f.category == category)]
 
     def score(self, category: str | None = None) -> int | None:
-        """Percent of the facts the summary carries (None: there was nothing to carry)."""
+        """Percent of the facts the summary carries, each fact weighed (`fact_weight`: a routine
+        command little, one the work depended on much); None: there was nothing to carry."""
         facts = self.facts if category is None else self.of(category)
         if not facts:
             return None if category is not None else (None if self.problem else 100)
-        return math.floor(100 * sum(f.covered for f in facts) / len(facts))
+        weights = [fact_weight(f) for f in facts]
+        return math.floor(100 * sum(w for f, w in zip(facts, weights) if f.covered) / sum(weights))
 
     def scores(self) -> dict[str, int | None]:
         return {c: self.score(c) for c in CATEGORIES}

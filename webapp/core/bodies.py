@@ -1,4 +1,5 @@
-"""Entry bodies read again from the file when asked (issue #13.5: memory below the file size).
+"""Entry bodies read again from the file when asked, so a session held open costs less memory
+than its file's size.
 
 A pi v3 entry keeps what the tree needs (`Entry` attributes, and its figures in the columns of
 its `Bodies`: typed arrays indexed by line, one number per line instead of objects per entry) and
@@ -16,12 +17,13 @@ Each `Bodies` keeps at most one file handle, and only the most recently used one
 
 from __future__ import annotations
 
+import mmap
 import os
 import threading
 import weakref
 from array import array
 from collections import OrderedDict
-from itertools import repeat
+from contextvars import ContextVar
 
 import orjson
 
@@ -30,7 +32,27 @@ from .errors import SessionError
 
 CACHE_ENTRIES = 2048  # bodies kept per session file...
 CACHE_BYTES = 16 * 1024 * 1024  # ...and at most this many bytes of their lines (the newest stays)
+BIG_BODY = CACHE_BYTES // 4  # a body this big is pushed out of the cache by the next few read
+
+# The big bodies read in one view (one request), kept until it ends: a view reads an entry's
+# body several times (panel, raw JSON, figures), and a line of 50 MB parsed again for each took
+# seconds. None outside a view.
+_view_bodies: ContextVar[dict | None] = ContextVar("view_bodies", default=None)
+
+
+def start_view() -> None:
+    """Keep the big bodies read from now until `end_view` (a request's start)."""
+    _view_bodies.set({})
+
+
+def end_view(*_args) -> None:
+    """Let go of the big bodies the view read."""
+    _view_bodies.set(None)
 OPEN_HANDLES = 32  # file handles kept open across all session files
+
+
+_NO_INSTANTS, _NO_ESTIMATES = array("d", [NO_INSTANT]), array("q", [-1])  # one line's defaults
+_NO_USAGES, _NO_COSTS = array("i", [-1]), array("d", [0.0])
 
 
 class BodyChanged(SessionError):
@@ -62,10 +84,10 @@ class Bodies:
     def add_lines(self, count: int) -> None:
         """Give the next `count` lines the defaults of every column (a lazy entry made from one
         of them sets its own)."""
-        self.instants.extend(repeat(NO_INSTANT, count))
-        self.estimates.extend(repeat(-1, count))
-        self.usages.extend(repeat(-1, count))
-        self.costs.extend(repeat(0.0, count))
+        self.instants.extend(_NO_INSTANTS * count)  # (a repeated array: made in C, not item by item)
+        self.estimates.extend(_NO_ESTIMATES * count)
+        self.usages.extend(_NO_USAGES * count)
+        self.costs.extend(_NO_COSTS * count)
 
     def __len__(self) -> int:
         """How many bodies the cache holds."""
@@ -78,13 +100,45 @@ class Bodies:
             if hit is not None:
                 self._cache.move_to_end(key)
                 return hit[0]
+            view = _view_bodies.get()
+            if view is not None and (self, key) in view:
+                return view[self, key]
             raw, size = self._read(entry)
+            if view is not None and size >= BIG_BODY:
+                view[self, key] = raw
             self._cache[key] = (raw, size)
             self._bytes += size
             while len(self._cache) > 1 and (len(self._cache) > self.cache_entries or self._bytes > self.cache_bytes):
                 _, (_, size) = self._cache.popitem(last=False)
                 self._bytes -= size
         return raw
+
+    def json_lines(self, entries: list) -> list[bytes]:
+        """The bytes of each entry's line without its newline (entries of this reading), for a
+        caller that passes the JSON on whole: no parse, no dump. Each is checked to end where
+        its line ended and to name its entry's id (cheaper than `_read`'s parse); one that fails
+        is read by `body`, which says why. A file is mapped once rather than read line by line."""
+        spans = [(self.starts[e.line - 1], self.starts[e.line]) for e in entries]
+        with self._lock:
+            if self.path is None:
+                chunks = [d[:-1] if d.endswith(b"\n") else b"" for d in (self.storage.read_at(a, b - a) for a, b in spans)]
+            else:
+                if self._fd is None:
+                    self._open()
+                _touch(self)
+                if os.fstat(self._fd).st_size == 0:  # (cut to nothing: every check below fails)
+                    chunks = [b""] * len(spans)
+                else:
+                    with mmap.mmap(self._fd, 0, access=mmap.ACCESS_READ) as view:
+                        size = len(view)
+                        chunks = [view[a:b - 1] if b <= size and view[b - 1] == 10 else b"" for a, b in spans]  # (10: the newline)
+        out = []
+        for e, (a, b), data in zip(entries, spans, chunks):
+            if len(data) == b - a - 1 and orjson.dumps(e.id) in data:
+                out.append(data[:-1] if data.endswith(b"\r") else data)
+            else:
+                out.append(orjson.dumps(self.body(e)))
+        return out
 
     def _read(self, entry) -> tuple[dict, int]:
         """The body on `entry`'s line and its size, checked to be that line (called with the lock held)."""

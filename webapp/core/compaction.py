@@ -1,31 +1,29 @@
-"""Compaction and branch summaries (SPEC §4, §6): what to summarize, where to cut, and the writes.
+"""Compaction and branch summaries planned (SPEC §4, §6): what to summarize, where to cut, and
+whether a cut point can be honoured.
 
 Producing the summary text is not done here: a caller (a model, the extractive summarizer, a
-person) supplies it. This module decides what that text must cover and refuses to write an entry
-whose cut point the tree cannot honour.
+person) supplies it. This module decides what that text must cover; `check_first_kept` refuses a
+cut point the tree cannot honour (the session runs it under its lock before it writes one).
+Writing a plan is `summary_writes`', above the session.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-from .context import Context, build_context, entry_messages, summary_message_of
+from .context import Context, build_context
 from .entries import BRANCH_SUMMARY, COMPACTION, CUSTOM_MESSAGE, MESSAGE, Entry, tool_calls
 from .errors import InvalidWrite
 from .formats.tools import EDIT, READ, WRITE, tool_action
-from .tokens import TokenCount, context_tokens, estimate_message_tokens, format_tokens
+from .messages import entry_messages, estimate_message_tokens, summary_message_of
+from .tokens import TokenCount, context_tokens, format_tokens
 from .tree import SessionTree
-
-if TYPE_CHECKING:  # the session imports this module for the first-kept check of its writes
-    from .session import Session
 
 DEFAULT_RESERVE_TOKENS = 16384
 DEFAULT_KEEP_RECENT_TOKENS = 20000
 
 _CUT_ROLES = frozenset({"user", "assistant", "bashExecution", "custom"})
-_FILE_LISTS = re.compile(r"\n*<(read|modified)-files>\n.*?\n</\1-files>", re.S)
+_LIST_TAGS = ("read-files", "modified-files")
 
 
 def is_cut_point(entry: Entry) -> bool:
@@ -65,9 +63,34 @@ class FileOps:
         return sorted(self.read - self.modified), sorted(self.modified)
 
 
+def strip_file_lists(summary: str) -> str:
+    """The summary without its `<read-files>`/`<modified-files>` lists (and the blank lines
+    before each), found by scanning: a lazy pattern would rescan the rest of the summary from
+    every list left open, quadratic on a crafted one."""
+    out, pos = [], 0
+    open_tags = list(_LIST_TAGS)  # a tag with no closing after some opening has none after a later one
+    while open_tags:
+        starts = [(summary.find(f"<{tag}>\n", pos), tag) for tag in open_tags]
+        found = [(i, tag) for i, tag in starts if i >= 0]
+        if not found:
+            break
+        i, tag = min(found)
+        end = summary.find(f"\n</{tag}>", i + len(tag) + 3)
+        if end < 0:
+            open_tags.remove(tag)
+            continue
+        start = i
+        while start > pos and summary[start - 1] == "\n":
+            start -= 1
+        out.append(summary[pos:start])
+        pos = end + len(tag) + 4
+    out.append(summary[pos:])
+    return "".join(out)
+
+
 def with_file_lists(summary: str, read: list[str], modified: list[str]) -> str:
     """The summary followed by the files it touched, replacing any lists it already ends with."""
-    text = _FILE_LISTS.sub("", summary).rstrip()
+    text = strip_file_lists(summary).rstrip()
     for tag, files in (("read-files", read), ("modified-files", modified)):
         if files:
             text += f"\n\n<{tag}>\n" + "\n".join(files) + f"\n</{tag}>"
@@ -279,34 +302,6 @@ def check_first_kept(tree: SessionTree, parent_id: str | None, first_kept: str |
         raise InvalidWrite(f"firstKeptEntryId {first_kept!r} is a {kind}, not a valid cut point")
 
 
-def write_compaction(
-    session: Session,
-    plan: CompactionPlan,
-    summary: str,
-    details: dict | None = None,
-) -> dict:
-    """Append the compaction the plan describes, with `summary`, after checking it again.
-
-    The check runs under the lock: if the session moved on since the plan was made (another
-    branch became active, the cut point vanished), nothing is written and the error says why.
-    """
-    if not plan.can_compact:
-        raise InvalidWrite(plan.reason)
-    if not summary.strip():
-        raise InvalidWrite("the summary is empty")
-    text = with_file_lists(summary, plan.read_files, plan.modified_files)
-
-    def check(tree: SessionTree, parent_id: str | None) -> None:
-        if plan.at_active_leaf and tree.active_leaf != plan.active_leaf:
-            raise InvalidWrite("the session moved on since the compaction was planned: plan it again")
-
-    return session.append_compaction(
-        text, plan.first_kept_entry_id, plan.tokens_before, plan.tokens_after(text),
-        {"readFiles": plan.read_files, "modifiedFiles": plan.modified_files, **(details or {})},
-        parent=plan.leaf_id, check=check,
-    )
-
-
 @dataclass
 class BranchSummaryPlan:
     old_leaf: str | None
@@ -355,14 +350,3 @@ def plan_branch_summary(tree: SessionTree, old_leaf: str | None, new_leaf: str |
         ops.add_entry(e)
     read, modified = ops.lists()
     return BranchSummaryPlan(old_leaf, new_leaf, ancestor, entries, read, modified, compaction)
-
-
-def write_branch_summary(
-    session: Session, plan: BranchSummaryPlan, summary: str, details: dict | None = None
-) -> dict:
-    """Append the branch summary at the new leaf; it becomes the active leaf."""
-    if plan.old_leaf is None:
-        raise InvalidWrite("there is no branch to summarize: the conversation was empty")
-    text = with_file_lists(summary, plan.read_files, plan.modified_files)
-    details = {"readFiles": plan.read_files, "modifiedFiles": plan.modified_files, **(details or {})}
-    return session.fork_with_summary(plan.new_leaf, "at", text, details, from_id=plan.old_leaf).entry

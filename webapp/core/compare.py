@@ -34,6 +34,7 @@ from .entries import (
     parse_time,
     tool_calls,
 )
+from .outcome import Outcome, assistant_text, final_answer, outcome  # (re-exported: the views import them here)
 from .tokens import context_tokens, entry_cost  # entry_cost: summaries' calls count too
 from .tree import SessionTree
 
@@ -50,20 +51,8 @@ def user_text(entry: Entry) -> str:
     return content_text(entry.message.get("content"))
 
 
-def assistant_text(entry: Entry) -> str:
-    return content_text(entry.message.get("content")) if entry.role == "assistant" else ""
-
-
 def is_tool_error(entry: Entry) -> bool:
     return entry.role == "toolResult" and bool(entry.message.get("isError"))
-
-
-def final_answer(entries: list[Entry]) -> Entry | None:
-    """The last assistant message that says something (not only tool calls)."""
-    for e in reversed(entries):
-        if assistant_text(e).strip():
-            return e
-    return None
 
 
 # -- common ancestor -------------------------------------------------------------------------------
@@ -283,45 +272,6 @@ def figures(tree: SessionTree, tip: str) -> Figures:
     return figures_of(tree, tree.path(tip))
 
 
-# -- outcomes --------------------------------------------------------------------------------------
-
-STATUSES = {"ended": "ended normally", "error": "error", "aborted": "aborted", "open": "still open"}
-
-
-@dataclass
-class Outcome:
-    """How a branch ended: its final answer and a status (a key of STATUSES)."""
-
-    answer: Entry | None
-    status: str
-    detail: str = ""
-
-    @property
-    def status_text(self) -> str:
-        return STATUSES[self.status]
-
-    @property
-    def answer_text(self) -> str | None:
-        return assistant_text(self.answer) if self.answer else None
-
-
-def outcome(path: list[Entry]) -> Outcome:
-    """Ended normally: the last message is an answer that asks for no tool. Error or aborted: the
-    model's last message says so. Still open: the model has not answered the last message (a
-    prompt, a tool result, or tool calls whose results are not there)."""
-    answer = final_answer(path)
-    last = next((e for e in reversed(path) if e.type == MESSAGE), None)
-    if last is None or last.role != "assistant":
-        waiting = f"waiting after a {last.role} message" if last is not None and last.role else "no message yet"
-        return Outcome(answer, "open", waiting)
-    stop = last.message.get("stopReason")
-    if stop in ("error", "aborted"):
-        return Outcome(answer, stop, str(last.message.get("errorMessage") or ""))
-    if tool_calls(last):
-        return Outcome(answer, "open", "tool calls without results")
-    return Outcome(answer, "ended", "" if stop in (None, "stop", "end_turn") else f"stop reason: {stop}")
-
-
 # -- the comparison --------------------------------------------------------------------------------
 
 
@@ -339,6 +289,7 @@ class Branch:
     summary: Entry | None  # an existing branch_summary of this branch
     only_files: list[str] = field(default_factory=list)  # touched on its own part, by no other branch
     unique_labels: list[str] = field(default_factory=list)  # on entries no other compared branch has
+    inherited_labels: list[str] = field(default_factory=list)  # on entries it shares with another branch
     lost_facts: dict[str, int] = field(default_factory=dict)  # compaction id on the path -> facts it lost
 
     @property
@@ -425,6 +376,10 @@ def _mark_what_is_only_theirs(tree: SessionTree, branches: list[Branch]) -> None
         others = set().union(*(o.mine.files for o in branches if o is not b))
         b.only_files = sorted(b.mine.files - others)
         b.unique_labels = [tree.labels[e.id] for e in b.own if on_paths[e.id] == 1 and e.id in tree.labels]
+        b.inherited_labels = [
+            tree.labels[e.id] for e in b.path
+            if e.id in tree.labels and not (e.id in on_paths and on_paths[e.id] == 1)
+        ]
 
 
 def compare(tree: SessionTree, ids: list[str], baseline: int = 0, alignment: str = "content") -> Comparison:
@@ -503,6 +458,7 @@ FIGURE_ROWS: list[FigureRow] = [
     FigureRow("lost_facts", "Facts lost by compactions", "count",
               lambda b: sum(b.lost_facts[c] for c in b.mine.compactions), lambda b: sum(b.lost_facts.values())),
     FigureRow("labels", "Labels on its own part", "names", lambda b: b.unique_labels),
+    FigureRow("inherited_labels", "Labels from the shared part", "names", lambda b: b.inherited_labels),
 ]
 
 

@@ -1,4 +1,5 @@
-"""What the model sees at a leaf (SPEC §5): settings and OpenAI-style chat messages.
+"""What the model sees at a leaf (SPEC §5): the settings on the path and its chat messages, in
+order, from the latest compaction on (what each entry contributes is `messages`').
 
 Every message carries the `entryId` it came from, so a viewer can map it back to its node;
 `Context.llm_messages()` drops that key for the model call itself.
@@ -8,25 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import orjson
-
-from .entries import (
-    ACTIVE_TOOLS_CHANGE,
-    BRANCH_SUMMARY,
-    COMPACTION,
-    CUSTOM_MESSAGE,
-    MESSAGE,
-    MODEL_CHANGE,
-    THINKING_LEVEL_CHANGE,
-    Entry,
-    as_key,
-    content_blocks,
-)
+from .entries import ACTIVE_TOOLS_CHANGE, COMPACTION, MODEL_CHANGE, THINKING_LEVEL_CHANGE, Entry, as_key
+from .messages import compaction_messages, entry_messages
 from .reader import first_kept_id
 from .tree import SessionTree
 
-COMPACTION_PREFIX = "The conversation history before this point was compacted into the following summary:"
-BRANCH_PREFIX = "The following is a summary of a branch that this conversation came back from:"
 
 
 @dataclass
@@ -71,111 +58,6 @@ class Context:
         return {m["entryId"] for m in self.messages}
 
 
-def _text_or_parts(content) -> str | list[dict]:
-    """User content as a plain string, or OpenAI content parts when images are present."""
-    blocks = content_blocks(content)
-    if all(b.get("type") == "text" for b in blocks):
-        return "\n".join(b.get("text", "") for b in blocks)
-    parts: list[dict] = []
-    for b in blocks:
-        if b.get("type") == "text":
-            parts.append({"type": "text", "text": b.get("text", "")})
-        elif b.get("type") == "image":
-            url = f"data:{b.get('mimeType', 'image/png')};base64,{b.get('data', '')}"
-            parts.append({"type": "image_url", "image_url": {"url": url}})
-    return parts
-
-
-def _tool_result_text(content) -> str:
-    blocks = content_blocks(content)
-    texts = [b.get("text", "") if b.get("type") == "text" else f"[{b.get('type')}]" for b in blocks]
-    return "\n".join(texts)
-
-
-def _assistant(msg: dict) -> dict:
-    blocks = content_blocks(msg.get("content"))
-    text = "\n".join(b.get("text", "") for b in blocks if b.get("type") == "text")
-    calls = [
-        {
-            "id": b.get("id", ""),
-            "type": "function",
-            "function": {
-                "name": str(b.get("name", "")),
-                "arguments": orjson.dumps(b.get("arguments", {})).decode(),
-            },
-        }
-        for b in blocks
-        if b.get("type") == "toolCall"
-    ]
-    out: dict = {"role": "assistant", "content": text if text or not calls else None}
-    if calls:
-        out["tool_calls"] = calls
-    return out
-
-
-def _bash(msg: dict) -> str:
-    text = f"Ran `{msg.get('command', '')}`\n```\n{msg.get('output', '')}\n```"
-    if msg.get("cancelled"):
-        text += "\n(command cancelled)"
-    elif msg.get("exitCode") not in (None, 0):
-        text += f"\nCommand exited with code {msg.get('exitCode')}"
-    return text
-
-
-def message_messages(msg: dict) -> list[dict]:
-    """The LLM messages one SPEC §2 message contributes (none for a role the model does not take)."""
-    role = msg.get("role")
-    if role == "user":
-        return [{"role": "user", "content": _text_or_parts(msg.get("content"))}]
-    if role == "assistant":
-        return [_assistant(msg)]
-    if role == "toolResult":
-        return [
-            {
-                "role": "tool",
-                "tool_call_id": msg.get("toolCallId", ""),
-                "content": _tool_result_text(msg.get("content")),
-            }
-        ]
-    if role == "bashExecution":
-        return [] if msg.get("excludeFromContext") else [{"role": "user", "content": _bash(msg)}]
-    if role == "custom":
-        return [{"role": "user", "content": _text_or_parts(msg.get("content"))}]
-    return []
-
-
-def entry_messages(entry: Entry) -> list[dict]:
-    """The LLM messages one path entry contributes (none for meta entries)."""
-    t = entry.type
-    if t == MESSAGE:
-        return message_messages(entry.message)
-    if t == CUSTOM_MESSAGE:
-        return [{"role": "user", "content": _text_or_parts(entry.get("content"))}]
-    if t == BRANCH_SUMMARY:
-        summary = entry.get("summary")
-        if isinstance(summary, str) and summary.strip():
-            return [{"role": "user", "content": f"{BRANCH_PREFIX}\n\n<summary>\n{summary}\n</summary>"}]
-    return []
-
-
-def compaction_messages(compaction: Entry) -> list[dict]:
-    """What stands for the entries a compaction replaced: its summary, or, when the compaction
-    records what the whole context before it became (Codex's replacement history), that."""
-    history = compaction.get("replacementHistory")
-    if isinstance(history, list):
-        return [m for msg in history for m in message_messages(msg)]
-    return [summary_message(compaction)]
-
-
-def summary_message(compaction: Entry) -> dict:
-    return summary_message_of(compaction.get("summary") or "")
-
-
-def summary_message_of(summary: str) -> dict:
-    """The system message a compaction's summary becomes (SPEC §5)."""
-    return {"role": "system", "content": f"{COMPACTION_PREFIX}\n\n<summary>\n{summary}\n</summary>"}
-
-
 def settings_on(tree: SessionTree, path: list[Entry]) -> Settings:
     """The latest model, thinking level and tool set on the whole path (a v1 header seeds them)."""
     h = tree.header or {}
@@ -191,6 +73,18 @@ def settings_on(tree: SessionTree, path: list[Entry]) -> Settings:
         elif e.role == "assistant" and e.message.get("model"):
             s.provider, s.model_id = as_key(e.message.get("provider")), as_key(e.message.get("model"))
     return s
+
+
+def model_on(tree: SessionTree, path: list[Entry]) -> tuple[str | None, str | None]:
+    """The provider and model of `settings_on(tree, path)`, found from the path's end (the latest
+    model change or assistant message names them): a few entries read, not every body of a long path."""
+    for e in reversed(path):
+        if e.type == MODEL_CHANGE:
+            return as_key(e.get("provider")), as_key(e.get("modelId"))
+        if e.role == "assistant" and e.message.get("model"):
+            return as_key(e.message.get("provider")), as_key(e.message.get("model"))
+    h = tree.header or {}
+    return as_key(h.get("provider")), as_key(h.get("modelId"))
 
 
 def _kept_start(tree: SessionTree, path: list[Entry], at: int) -> int | None:

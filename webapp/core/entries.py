@@ -5,53 +5,55 @@ line the dict as read, untouched, so unknown types and fields survive as they ar
 written, where it differs (another format, a pi migration, a field of the wrong type), is kept
 as `source` for the raw view. The typed accessors below read from `raw`, except the few facts
 every entry keeps without it (`Entry.facts`: what the tree and the overview read of every entry).
+
+The type names and content blocks are `entry_types`' (imported here, so `from .entries import
+MESSAGE` names them too); what an entry says to a model, and its token estimate, `messages`'.
 """
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timezone
 from typing import Any
 
 import orjson
 
-SESSION_VERSION = 3
+from .entry_types import (  # noqa: F401 (the vocabulary is part of this module's interface too)
+    ACTIVE_TOOLS_CHANGE,
+    BRANCH_SUMMARY,
+    COMPACTION,
+    CUSTOM,
+    CUSTOM_MESSAGE,
+    LABEL,
+    LEAF,
+    MARKER_TYPES,
+    MESSAGE,
+    META_TYPES,
+    MODEL_CHANGE,
+    REQUIRED_FIELDS,
+    SESSION_INFO,
+    SESSION_VERSION,
+    THINKING_LEVEL_CHANGE,
+    content_blocks,
+    content_text,
+)
+from .messages import estimate_entry_tokens
 
-MESSAGE = "message"
-CUSTOM_MESSAGE = "custom_message"
-MODEL_CHANGE = "model_change"
-THINKING_LEVEL_CHANGE = "thinking_level_change"
-ACTIVE_TOOLS_CHANGE = "active_tools_change"
-SESSION_INFO = "session_info"
-LABEL = "label"
-COMPACTION = "compaction"
-BRANCH_SUMMARY = "branch_summary"
-CUSTOM = "custom"
-LEAF = "leaf"
-
-# Fields each known type needs to mean anything; a missing one is reported, never fixed.
-REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
-    MESSAGE: ("message",),
-    CUSTOM_MESSAGE: ("customType", "content"),
-    MODEL_CHANGE: ("provider", "modelId"),
-    THINKING_LEVEL_CHANGE: ("thinkingLevel",),
-    ACTIVE_TOOLS_CHANGE: ("tools",),
-    SESSION_INFO: (),
-    LABEL: ("targetId",),
-    COMPACTION: ("summary",),  # firstKeptEntryId (or v1's index) is checked by the tree
-    BRANCH_SUMMARY: ("fromId", "summary"),
-    CUSTOM: ("customType",),
-    LEAF: ("targetId",),
-}
 _REQUIRED_KEYS = {t: frozenset(fields) for t, fields in REQUIRED_FIELDS.items()}
 
-# Entries that mark state rather than continue a conversation: a `leaf` moves the active leaf,
-# a `label` tags another entry. A node whose only children are these is still a branch tip.
-MARKER_TYPES = frozenset({LEAF, LABEL})
+# `custom` entries this app appends that mark state like a label does (a verdict on a branch):
+# looked through like markers, so appending one keeps the branch it is appended to a branch.
+MARKER_CUSTOM_TYPES = frozenset({"session-tree.verdict"})
 
-# Types that only steer the session and never reach the model themselves.
-META_TYPES = frozenset(
-    {MODEL_CHANGE, THINKING_LEVEL_CHANGE, ACTIVE_TOOLS_CHANGE, SESSION_INFO, LABEL, CUSTOM, LEAF}
-)
+
+def is_marker(entry: "Entry") -> bool:
+    """A `leaf` or `label` entry, or a custom entry of MARKER_CUSTOM_TYPES (its body is read:
+    custom entries are few, and callers ask only about those whose type is `custom`)."""
+    t = entry.type
+    if t in MARKER_TYPES:
+        return True
+    kind = entry.get("customType") if t == CUSTOM else None
+    return isinstance(kind, str) and kind in MARKER_CUSTOM_TYPES  # (a hostile file's may be a list or an object)
 
 
 def new_id() -> str:
@@ -112,7 +114,7 @@ class Entry:
 
     What the tree, the overview and the branch figures read of every entry is taken from the
     body when the entry is made (`role`, `instant`, `tokens`, `facts`). The body itself may be
-    dropped (issue #13.5): it is then parsed again from its line in the file when something
+    dropped (a big file must not cost memory for its text): it is then parsed again from its line in the file when something
     reads it (`bodies.Bodies`), so that a big file costs memory for its tree, not for its text.
 
     How it is stored is made for memory (a big file has hundreds of thousands of entries):
@@ -177,6 +179,12 @@ class Entry:
         return f"Entry({self.type!r}, id={self.id!r}, parent={self.parent_id!r}, line={self.line})"
 
     @property
+    def line_id(self):
+        """The id written on the entry's line (a lazy entry's is its own: `Bodies` checks so)."""
+        held = self._raw
+        return held.raw.get("id") if type(held) is _Held else self.id
+
+    @property
     def raw(self) -> dict:
         """The entry's dict: held, or parsed again from its line (see `make_lazy`)."""
         held = self._raw
@@ -200,7 +208,8 @@ class Entry:
     @property
     def instant(self) -> float | None:
         """The POSIX time the entry's `timestamp` names (None when it is not ISO-8601): a number
-        instead of a string (#13.5), and what sorting and durations need."""
+        instead of a string (a float costs less memory per entry than its text), and what sorting
+        and durations need."""
         held = self._raw
         if type(held) is _Held:
             return held.instant
@@ -356,12 +365,11 @@ class Entry:
 
     @property
     def tokens(self) -> int:
-        """The estimated tokens of what the entry says to a model (`tokens.estimate_entry_tokens`),
+        """The estimated tokens of what the entry says to a model (`messages.estimate_entry_tokens`),
         taken when it was read where that is quick, else once from its body."""
         held = self._raw
         n = held.tokens if type(held) is _Held else held.estimates[self.line]
         if n is None or n < 0:
-            from .tokens import estimate_entry_tokens  # (tokens needs the context module, built on this one)
             n = estimate_entry_tokens(self)
             if type(held) is _Held:
                 held.tokens = n
@@ -588,38 +596,35 @@ def _cost_of(usage) -> float:
     return float(total) if isinstance(total, (int, float)) else 0.0
 
 
-def content_blocks(content: Any) -> list[dict]:
-    """Message content as a list of blocks, whether it was stored as a string or as blocks.
-
-    A text block's `text` is always a string here, so callers can join texts without checking.
-    """
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    if isinstance(content, list):
-        return [_block(b) for b in content]
-    return []
-
-
-def _block(b: Any) -> dict:
-    if not isinstance(b, dict):
-        return {"type": "text", "text": str(b)}
-    if b.get("type") == "text" and not isinstance(b.get("text", ""), str):
-        return {**b, "text": "" if b["text"] is None else str(b["text"])}
-    return b
-
-
-def content_text(content: Any, sep: str = "\n") -> str:
-    """The plain text of message content (text blocks only)."""
-    return sep.join(
-        b.get("text", "") for b in content_blocks(content) if b.get("type") == "text"
-    )
-
-
 def tool_calls(entry: Entry) -> list[dict]:
     """The toolCall blocks of an assistant message entry."""
     if entry.role != "assistant":
         return []
     return [b for b in content_blocks(entry.message.get("content")) if b.get("type") == "toolCall"]
+
+
+def json_texts(entries: list[Entry]) -> list[bytes]:
+    """Each entry's body as JSON: a lazy entry's line copied from its file as it is (neither
+    parsed nor dumped: `Bodies.json_lines`), a held body dumped."""
+    out: list[bytes | None] = [None] * len(entries)
+    lazy: dict[int, tuple[Any, list[int]]] = {}  # id(bodies) -> (bodies, positions of its entries)
+    for i, e in enumerate(entries):
+        held = e._raw
+        if type(held) is _Held:
+            out[i] = _dumped(held.raw)
+        else:
+            lazy.setdefault(id(held), (held, []))[1].append(i)
+    for bodies, where in lazy.values():
+        for i, text in zip(where, bodies.json_lines([entries[i] for i in where])):
+            out[i] = text
+    return out  # type: ignore[return-value]
+
+
+def _dumped(raw: dict) -> bytes:
+    try:
+        return orjson.dumps(raw)
+    except TypeError:  # (orjson.JSONEncodeError: an integer beyond 64 bits, a lone surrogate)
+        return json.dumps(raw, default=str).encode()  # (ASCII: a lone surrogate is escaped)
 
 
 def entry_text(entry: Entry) -> str:

@@ -1,4 +1,4 @@
-"""Figures of every branch of a session, from one walk down the tree (issue #13.4).
+"""Figures of every branch of a session, from one walk down the tree.
 
 The figures of a path are the figures of its parent path plus its own entry, so one depth-first
 walk gives every leaf its turns, cost, tool calls and errors, wall time, status and context
@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .compare import STATUSES, outcome, user_text
+from .compare import user_text
 from .context import build_context
 from .entries import BRANCH_SUMMARY, COMPACTION, MESSAGE, Entry
+from .outcome import STATUS_ORDER, STATUSES, outcome
 from .tokens import context_tokens
 from .tree import SessionTree
 
-SORT_KEYS = ("cost", "tokens", "errors", "turns", "calls", "depth", "wall")
+SORT_KEYS = ("cost", "tokens", "errors", "turns", "calls", "depth", "wall", "status")
 
 
 @dataclass
@@ -26,6 +27,7 @@ class LeafFigures:
     leaf: Entry
     last_user: str
     label: str | None  # the latest label on the branch's own part (below its last split)
+    inherited_label: str | None  # else the latest label above it, on the part shared with others
     depth: int  # entries from the root
     turns: int
     tokens: int  # the context at the leaf
@@ -33,7 +35,8 @@ class LeafFigures:
     calls: int
     errors: int
     wall_seconds: float | None
-    status: str  # a key of compare.STATUSES
+    status: str  # a key of outcome.STATUSES
+    status_detail: str
     active: bool
 
     @property
@@ -44,10 +47,15 @@ class LeafFigures:
     def status_text(self) -> str:
         return STATUSES[self.status]
 
+    @property
+    def status_rank(self) -> int:
+        """Sorting by status puts what needs a look first: errors, failed checks, questions."""
+        return len(STATUS_ORDER) - STATUS_ORDER[self.status]
+
 
 # The running figures of the path from the root to a node, as one tuple (a walk of 100k entries
 # makes 100k of them): depth, turns, cost, tool calls, tool errors, first and last time, last
-# user message, last message, own label, the usage reported after the latest compaction (the
+# user message, own label, inherited label, the usage reported after the latest compaction (the
 # anchor) and the depth of the message that reported it.
 _ROOT = (0, 0, 0.0, 0, 0, None, None, None, None, None, None, -1)
 
@@ -63,7 +71,7 @@ def leaf_figures(tree: SessionTree) -> list[LeafFigures]:
     stack: list[tuple[str, tuple]] = [(r, _ROOT) for r in reversed(tree.roots)]
     while stack:
         node, state = stack.pop()
-        depth, turns, cost, calls, errors, first, last, last_user, last_msg, label, anchor, upto = state
+        depth, turns, cost, calls, errors, first, last, last_user, label, inherited, anchor, upto = state
         del path[depth:]
         while True:  # down a linear run in place: the state is packed again only where it splits
             e = by_id[node]
@@ -72,7 +80,6 @@ def leaf_figures(tree: SessionTree) -> list[LeafFigures]:
             t, spent, made, used, failed = e.figures  # (the facts kept of each entry: no body is read)
             if e.type == MESSAGE:
                 role = e.role
-                last_msg = e
                 if role == "user":
                     turns += 1
                     last_user = e
@@ -97,12 +104,15 @@ def leaf_figures(tree: SessionTree) -> list[LeafFigures]:
             if node in labels:
                 label = labels[node]
             elif type(kids) is list and len(tree.conversation_children(node)) > 1:
+                inherited = label or inherited
                 label = None  # a split: what is above it is shared with another branch
             if node in leaves:
+                ended = outcome(path)  # (reads the bodies of the last turn only)
                 found[node] = LeafFigures(
                     leaf=e,
                     last_user=user_text(last_user) if last_user else "",
                     label=label,
+                    inherited_label=None if label else inherited,
                     depth=depth,
                     turns=turns,
                     tokens=(anchor + sum(x.tokens for x in path[upto + 1:]) if anchor is not None
@@ -111,13 +121,14 @@ def leaf_figures(tree: SessionTree) -> list[LeafFigures]:
                     calls=calls,
                     errors=errors,
                     wall_seconds=round(last - first, 6) if first is not None else None,
-                    status=outcome([last_msg] if last_msg else []).status,
+                    status=ended.status,
+                    status_detail=ended.detail,
                     active=node == active,
                 )
             if type(kids) is not str:
                 break
             node = kids
-        state = (depth, turns, cost, calls, errors, first, last, last_user, last_msg, label, anchor, upto)
+        state = (depth, turns, cost, calls, errors, first, last, last_user, label, inherited, anchor, upto)
         for child in reversed(kids):
             stack.append((child, state))
     return [found[leaf] for leaf in tree.leaves() if leaf in found]
@@ -127,4 +138,5 @@ def sort_leaves(rows: list[LeafFigures], key: str, descending: bool = True) -> l
     """`rows` by one of SORT_KEYS (stable: ties keep the tree's order)."""
     if key not in SORT_KEYS:
         raise ValueError(f"sort by {key!r}: use one of {', '.join(SORT_KEYS)}")
-    return sorted(rows, key=lambda r: getattr(r, key), reverse=descending)
+    attr = "status_rank" if key == "status" else key
+    return sorted(rows, key=lambda r: getattr(r, attr), reverse=descending)

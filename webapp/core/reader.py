@@ -20,6 +20,7 @@ import orjson
 
 from .entries import COMPACTION, LEAF, Entry
 from .formats import reader_for
+from .formats.pi import PiReader
 from .formats.base import BadLine, Problem, generated_id  # noqa: F401 (part of this module's interface)
 
 BOM = b"\xef\xbb\xbf"
@@ -65,8 +66,11 @@ def gc_paused() -> Iterator[None]:
 class SessionLog:
     """Everything read from one session file so far, in file order."""
 
-    def __init__(self, path=None, bodies=None) -> None:
+    def __init__(self, path=None, bodies=None, outline=False) -> None:
         self.path = path  # the file read, when it is one: a format may read files beside it
+        # Read for an outline (`show`): a pi file's usual lines by a compiled decoder that takes
+        # no token estimates (`formats.pi_outline`); the same entries, tree and problems.
+        self.outline = outline
         # Where entry bodies are read again (`bodies.Bodies`, which also keeps where each line
         # starts): given, a format may drop the body of an entry read from one line as it is
         # (pi v3) while `as_is` says the line being read parsed as it is.
@@ -179,8 +183,15 @@ class SessionLog:
             return
         reader = self._reader
         if reader is None:
-            reader = self._reader = reader_for(obj)(self._weak())
+            reader = self._reader = self._reader_for(obj)
         reader.line(obj, line)
+
+    def _reader_for(self, first: dict):
+        kind = reader_for(first)
+        if self.outline and kind is PiReader and self.bodies is not None:
+            from .formats.pi_outline import OutlineReader  # (msgspec: loaded by the commands that read so)
+            kind = OutlineReader
+        return kind(self._weak())
 
     def _weak(self) -> SessionLog:
         """This log as its format's reader holds it: a weak proxy, so that the log and its reader
@@ -196,7 +207,7 @@ class SessionLog:
                 self.tail_bad = BadLine(line, f"torn last line (no newline at end): {reason}", _decode(raw), torn=True)
             return
         if self._reader is None:
-            self._reader = reader_for(obj)(self._weak())
+            self._reader = self._reader_for(obj)
         self._reader.tail(obj, line)
 
     def _parse(self, raw: bytes, line: int) -> tuple[dict | None, str | None]:

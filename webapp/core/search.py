@@ -30,7 +30,23 @@ SNIPPET_CHARS = 70  # around a match, each side
 
 
 def _strings(value: Any, out: list[str]) -> None:
-    if isinstance(value, str):
+    # Exact type checks first, a string child taken without a call: the corpus index runs this
+    # on every entry of every session, and parsed JSON holds only these three types.
+    t = type(value)
+    if t is dict:
+        for k, v in value.items():
+            if k not in _SKIP_KEYS:
+                if type(v) is str:
+                    out.append(v)
+                elif v is not None:
+                    _strings(v, out)
+    elif t is list:
+        for v in value:
+            if type(v) is str:
+                out.append(v)
+            elif v is not None:
+                _strings(v, out)
+    elif isinstance(value, str):
         out.append(value)
     elif isinstance(value, dict):
         for k, v in value.items():
@@ -133,18 +149,45 @@ class FileIndex:
             self.index, self.offset = TextIndex(), 0  # shrunk or replaced: read it again
         data = storage.read_from(self.offset)
         end = data.rfind(b"\n") + 1
-        for line in data[:end].splitlines():
-            try:
-                obj = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                continue
-            if isinstance(obj, dict):
-                self.index.add(None, searchable_text(obj))
+        for text in _line_texts(data[:end]):
+            self.index.add(None, text)
         self.offset += end
         self.key = key
 
     def matches(self, query: str) -> bool:
         return self.index.find(query, 1)[1] > 0
+
+    @property
+    def size(self) -> int:
+        """Characters of text held."""
+        return self.index._size
+
+
+def file_mentions(storage: Storage, query: str) -> bool:
+    """Whether a session file mentions `query`, read line by line and kept nowhere (a file too
+    big for the index page's cache)."""
+    needle = query.lower().strip()
+    if not needle:
+        return False
+    pending = b""
+    for chunk in storage.read_chunks(0):
+        data = pending + chunk
+        end = data.rfind(b"\n") + 1
+        if any(needle in text.lower() for text in _line_texts(data[:end])):
+            return True
+        pending = data[end:]
+    return False
+
+
+def _line_texts(data: bytes):
+    """The searchable text of each whole line that is a JSON object; damaged lines hold none."""
+    for line in data.splitlines():
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(obj, dict):
+            yield searchable_text(obj)
 
 
 @dataclass(frozen=True)

@@ -23,12 +23,12 @@ import orjson
 from .bodies import Bodies
 from .compaction import check_first_kept
 from .entries import (
-    BRANCH_SUMMARY, COMPACTION, CUSTOM_MESSAGE, LABEL, LEAF, MESSAGE, MODEL_CHANGE, REQUIRED_FIELDS,
+    BRANCH_SUMMARY, COMPACTION, CUSTOM, CUSTOM_MESSAGE, LABEL, LEAF, MESSAGE, MODEL_CHANGE, REQUIRED_FIELDS,
     SESSION_INFO, SESSION_VERSION, THINKING_LEVEL_CHANGE, Entry, content_text, new_id, now_iso,
 )
 from .errors import InvalidWrite, ReadOnlySession, SessionError
 from .reader import SessionLog
-from .storage import JsonlStorage, MemoryStorage, Storage, cwd_folder_name, session_file_name
+from .storage import JsonlStorage, MemoryStorage, Storage, cwd_folder_name, session_file_name, write_new_file
 from .tree import SessionTree
 
 FINGERPRINT_BYTES = 4096  # of the start and of the end of what was read, checked on every change
@@ -61,8 +61,9 @@ class ForkResult:
 
 
 class Session:
-    def __init__(self, storage: Storage):
+    def __init__(self, storage: Storage, outline: bool = False):
         self.storage = storage
+        self.outline = outline  # read for an outline (`SessionLog.outline`)
         self._log = self._new_log()
         self._key: tuple | None = None
         self._tree: SessionTree | None = None
@@ -78,6 +79,12 @@ class Session:
         return cls(JsonlStorage(path))
 
     @classmethod
+    def open_outline(cls, path: str | os.PathLike) -> "Session":
+        """A session read for its outline (`show`): the same tree and problems, read faster, with
+        no token estimates taken (each is made from its entry's body if asked)."""
+        return cls(JsonlStorage(path), outline=True)
+
+    @classmethod
     def in_memory(cls, data: bytes = b"") -> "Session":
         return cls(MemoryStorage(data))
 
@@ -85,7 +92,7 @@ class Session:
     def open_for_append(cls, path: str | os.PathLike) -> "Session":
         """A session that only appends (`session-tree append`): its first read takes the header
         line and the last line, which name the active leaf whenever the last entry is not a
-        `leaf` entry and the file ends whole; it reads everything only otherwise (#13.3: an
+        `leaf` entry and the file ends whole; it reads everything only otherwise (so an
         append costs the same on any size). What it reads after that is read as usual."""
         session = cls(JsonlStorage(path))
         session._tail_first = True
@@ -127,7 +134,7 @@ class Session:
 
     def _new_log(self) -> SessionLog:
         """An empty log of this storage, whose entries may read their bodies again from it."""
-        return SessionLog(getattr(self.storage, "path", None), Bodies(self.storage))
+        return SessionLog(getattr(self.storage, "path", None), Bodies(self.storage), self.outline)
 
     def _rewritten(self) -> bool:
         """True when the bytes read so far are no longer those in the storage (their first and
@@ -207,16 +214,26 @@ class Session:
             if fields["type"] == LEAF and i < len(batch) - 1:
                 raise InvalidWrite(f"entry {i + 1}: a leaf entry moves the active leaf, so it must come last")
         self.check_writable()  # before the lock, which opens the file for writing
+        refs = [r for r in (fields.get("targetId") for fields in batch) if isinstance(r, str)]
         with self.storage.locked(), self._lock:  # (in this order: reads never wait for the file lock)
             log = self.refresh(force=True)  # read again under the lock
+            parent_id = log.active_leaf if parent is ACTIVE else parent
+            gone = self._gone_from_disk(log, [parent_id, *refs])
+            if gone:
+                self._log, self._fingerprint = self._new_log(), None  # rewritten: read it all again
+                self.rewrites += 1
+                log = self.refresh(force=True)
+                parent_id = log.active_leaf if parent is ACTIVE else parent
             self.check_writable()
             if log.header is None and not log.has_entries and not log.all_bad_lines():
                 raise SessionError("the session has no header line; create it with `session-tree new`")
-            parent_id = log.active_leaf if parent is ACTIVE else parent
             if parent_id is not None and parent_id not in log.ids and not (
                 log.tail_entry and log.tail_entry.id == parent_id
             ):
                 raise InvalidWrite(f"no entry with id {parent_id!r} to append after")
+            for ref in gone:
+                if ref in refs and ref not in log.ids and not (log.tail_entry and log.tail_entry.id == ref):
+                    raise InvalidWrite(f"no entry with id {ref!r} in {self.storage.name} any more (it was rewritten)")
             if check is not None:
                 check(self.tree, parent_id)
             entries, lines = [], []
@@ -232,13 +249,40 @@ class Session:
             self.storage.append_lines(lines)
         return entries
 
+    def _gone_from_disk(self, log: SessionLog, ids: list) -> list[str]:
+        """Those of the entries `ids` whose lines no longer hold them. What was read is checked
+        only by its first and last 4 KiB (a fingerprint): a rewrite of the same size in between
+        would let a write refer to an entry that is gone. Checked under the lock, on the few
+        entries a write names, each by reading its own line again."""
+        bodies, gone = log.bodies, []
+        if bodies is None:
+            return gone
+        for entry_id in ids:
+            entry = log.ids.get(entry_id) if isinstance(entry_id, str) else None
+            if entry is None or entry.file is not None or entry.line >= len(bodies.starts):
+                continue  # not read from a whole line of this file: the checks below refuse or allow it
+            offset = bodies.starts[entry.line - 1]
+            size = bodies.starts[entry.line] - offset
+            data = self.storage.read_at(offset, size)
+            try:
+                obj = orjson.loads(data) if data.endswith(b"\n") else None
+            except orjson.JSONDecodeError:
+                obj = None
+            if type(obj) is not dict or obj.get("id") != entry.line_id:
+                gone.append(entry_id)
+        return gone
+
     append = append_entry  # the short name the tests build their sessions with; the app calls the typed methods
 
-    def append_message(self, message: dict, parent=ACTIVE) -> dict:
-        """A conversation message (user, assistant, toolResult, bashExecution, custom)."""
+    def append_message(self, message: dict, parent=ACTIVE, details: dict | None = None) -> dict:
+        """A conversation message (user, assistant, toolResult, bashExecution, custom); `details`
+        is this app's record beside it (a replay's first reply says what it replays, SPEC §5d)."""
         if not isinstance(message, dict) or not isinstance(message.get("role"), str):
             raise InvalidWrite("a message must be a JSON object with a string `role`")
-        return self.append_entry({"type": MESSAGE, "message": message}, parent)
+        fields = {"type": MESSAGE, "message": message}
+        if details is not None:
+            fields["details"] = details
+        return self.append_entry(fields, parent)
 
     def append_custom_message(
         self, custom_type: str, content, display: bool = True, details: dict | None = None, parent=ACTIVE
@@ -248,6 +292,12 @@ class Session:
         if details is not None:
             fields["details"] = details
         return self.append_entry(fields, parent)
+
+    def append_custom(self, custom_type: str, data, parent=ACTIVE) -> dict:
+        """An extension's own state (SPEC §2 `custom`): kept in the tree, never in the context."""
+        if not isinstance(custom_type, str) or not custom_type:
+            raise InvalidWrite("a custom entry needs a customType")
+        return self.append_entry({"type": CUSTOM, "customType": custom_type, "data": data}, parent)
 
     def append_model_change(self, provider: str | None, model_id: str, parent=ACTIVE) -> dict:
         if not model_id:
@@ -484,10 +534,19 @@ def write_new_session(
         data = b"".join(orjson.dumps(line) + b"\n" for line in (header, *entries))
     except TypeError:  # a str that is not UTF-8 (a non-UTF-8 argument keeps its bytes as surrogates)
         raise InvalidWrite("the working directory and parent session must be UTF-8 text") from None
-    folder.mkdir(parents=True, exist_ok=True)
+    made = not folder.exists()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SessionError(f"cannot create the folder {folder}: {exc.strerror or exc}") from None
     path = folder / session_file_name(timestamp, session_id)
-    with open(path, "xb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
+    try:
+        write_new_file(path, data)
+    except SessionError:
+        if made:  # leave nothing behind: an empty per-cwd folder would stay from a failed `new`
+            try:
+                folder.rmdir()
+            except OSError:
+                pass
+        raise
     return path

@@ -12,14 +12,19 @@ import fcntl
 import os
 import re
 import threading
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import quote, unquote_to_bytes
+
+import orjson
 
 from .errors import ReadOnlySession, SessionError, SessionNotFound
 
 READ_CHUNK = 64 * 1024  # a big file is read and parsed a piece at a time, never held whole
+LOCK_ATTEMPTS = 5  # times a writer opens the path again when the file was replaced meanwhile
 
 
 class Storage(ABC):
@@ -126,17 +131,47 @@ class JsonlStorage(Storage):
 
     @contextmanager
     def locked(self) -> Iterator[None]:
+        fd = self._lock_the_path()
         try:
-            fd = os.open(self.path, os.O_RDWR | os.O_APPEND)
-        except PermissionError:
-            raise ReadOnlySession(f"{self.path.name} cannot be written by this user (permission denied)") from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
             self._fd = fd
             yield
         finally:
             self._fd = None
             os.close(fd)  # closing releases the lock
+
+    def _lock_the_path(self) -> int:
+        """A locked handle on the file the path names now. A file replaced by rename while we
+        waited for its lock (`cp F F.new; mv F.new F`) is no longer at the path: what we appended
+        to it would be in no file, so the new one is opened and locked instead."""
+        for _ in range(LOCK_ATTEMPTS):
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_APPEND)
+            except PermissionError:
+                raise ReadOnlySession(f"{self.path.name} cannot be written by this user (permission denied)") from None
+            except FileNotFoundError:
+                raise SessionNotFound(f"{self.path}: no such session file (it was removed)") from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                held = os.fstat(fd)
+                try:
+                    now = os.stat(self.path)
+                except FileNotFoundError:
+                    raise SessionNotFound(f"{self.path}: no such session file (it was removed)") from None
+            except BaseException:
+                os.close(fd)
+                raise
+            if (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino):
+                return fd
+            os.close(fd)
+        raise SessionError(f"{self.path.name} kept being replaced while waiting to write to it; "
+                           "nothing was written, try again")
+
+    def ends_torn(self) -> bool:
+        """Asked of the locked handle itself, the file our line will be appended to."""
+        if self._fd is None:
+            return super().ends_torn()
+        size = os.fstat(self._fd).st_size
+        return size > 0 and os.pread(self._fd, 1, size - 1) != b"\n"
 
     def read_from(self, offset: int) -> bytes:
         with open(self.path, "rb") as f:
@@ -182,7 +217,59 @@ class JsonlStorage(Storage):
         return self.path.stat().st_size
 
 
+# -- new files -----------------------------------------------------------------------------------
+
+
+def write_new_file(path: Path, data: bytes, replace: bool = False) -> None:
+    """Write a whole new file durably: into a temporary name beside it, then renamed into place,
+    so that a full disk or a read-only folder leaves no empty or half file behind (one would be
+    listed as a session). Unless `replace`, an existing file is refused. Raises SessionError
+    saying what failed."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except OSError as exc:
+        raise SessionError(f"cannot create {path}: {exc.strerror or exc}") from None
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if not replace and os.path.lexists(path):
+            raise FileExistsError(path)
+        os.replace(tmp, path)
+    except OSError as exc:
+        why = "it already exists" if isinstance(exc, FileExistsError) else exc.strerror or str(exc)
+        raise SessionError(f"cannot write {path}: {why}; nothing was written") from None
+    finally:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
 # -- file names and folders (SPEC §1) ------------------------------------------------------------
+
+
+def url_name(rel: str) -> str:
+    """A path under the root as URLs and pages carry it: as it is when it is UTF-8 text without
+    `%`, else its bytes percent-encoded. A file name that is not UTF-8 (held by Python with
+    surrogate escapes, which no page or URL can carry) is then listed and opened like any other;
+    every encoded name holds a `%` and no name left as it is does, so `fs_name` can tell them apart."""
+    try:
+        os.fsencode(rel).decode("utf-8")
+    except UnicodeDecodeError:
+        return quote(os.fsencode(rel), safe="/")
+    return quote(rel, safe="/") if "%" in rel else rel
+
+
+def fs_name(name: str) -> str:
+    """The path under the root a `url_name` stands for (as the file system's str)."""
+    return os.fsdecode(unquote_to_bytes(name)) if "%" in name else name
 
 
 def cwd_folder_name(cwd: str) -> str:
@@ -197,12 +284,86 @@ def session_file_name(timestamp: str, session_id: str) -> str:
 
 def sidecar_files(path: Path) -> list[Path]:
     """The files read with a session file: Claude Code's sub-agent transcripts,
-    `<sessionId>/subagents/agent-<id>.jsonl` beside `<sessionId>.jsonl`."""
-    folder = path.with_suffix("") / "subagents"
+    `<sessionId>/subagents/agent-<id>.jsonl` beside `<sessionId>.jsonl` (2.1.x), or, as 2.0.x
+    writes them, `agent-<id>.jsonl` in the same folder, whose lines name the session's id. A
+    symbolic link (of a file, or of the `subagents` folder) that leads out of the session's own
+    folder (2.0.x: out of the session's folder) is not read: it would show a file of the user's
+    that is no sub-agent's in the page."""
+    own = path.with_suffix("")
     try:
-        return sorted(p for p in folder.glob("agent-*.jsonl") if p.is_file())
+        agents, others = _folder_listing(path.parent)
     except OSError:
-        return []
+        agents, others = [], frozenset()
+    folder = own / "subagents"
+    try:
+        nested = [p for p in folder.glob("agent-*.jsonl") if p.is_file() and _stays_in(p, own.resolve(), True)] \
+            if own.name in others and folder.is_dir() else []
+    except (OSError, RuntimeError):  # (RuntimeError: a symlink loop)
+        nested = []
+    if path.name.startswith("agent-"):
+        return sorted(nested)
+    try:
+        inside = path.parent.resolve() if agents else path.parent
+        siblings = [p for p in agents if p.is_file() and _stays_in(p, inside) and _names_session(p, path.stem)]
+    except (OSError, RuntimeError):
+        siblings = []
+    return sorted(nested) + sorted(siblings)
+
+
+# folder -> (its mtime, its agent-*.jsonl files, the names of everything else in it)
+_LISTINGS: dict[str, tuple[int, list[Path], frozenset[str]]] = {}
+
+
+def _folder_listing(folder: Path) -> tuple[list[Path], frozenset[str]]:
+    """The `agent-*.jsonl` files in `folder`, and the names of the rest (a session's own folder
+    of sub-agents among them). Listed once per version of the folder (a file or folder added or
+    removed changes its mtime): every session file of a folder of thousands asks, and listing
+    the folder for each of them made the index's check of what changed quadratic."""
+    key = str(folder)
+    mtime = folder.stat().st_mtime_ns
+    known = _LISTINGS.get(key)
+    if known is not None and known[0] == mtime:
+        return known[1], known[2]
+    with os.scandir(folder) as it:
+        names = [e.name for e in it]
+    agents = [folder / n for n in names if n.startswith("agent-") and n.endswith(".jsonl")]
+    others = frozenset(n for n in names if not n.endswith(".jsonl"))
+    if time.time_ns() - mtime > 2 * 10**9:  # not within a clock tick of a change still under way
+        _LISTINGS[key] = (mtime, agents, others)
+    return agents, others
+
+
+def session_of_sidecar(path: Path) -> Path | None:
+    """The session file a Claude Code 2.0.x sub-agent transcript (`agent-<id>.jsonl`, beside
+    its session, its first line naming the session's id) is read with, when that file is
+    there; None for any other file (a fixture may be named `agent-…` and be a session)."""
+    if not path.name.startswith("agent-"):
+        return None
+    try:
+        with path.open("rb") as f:
+            first = f.readline(1 << 20)
+        session_id = orjson.loads(first).get("sessionId")
+    except (OSError, orjson.JSONDecodeError, AttributeError):
+        return None
+    if not isinstance(session_id, str) or not session_id or "/" in session_id or session_id == path.stem:
+        return None
+    session = path.with_name(session_id + ".jsonl")
+    try:  # (what `sidecar_files` of that session asks of it)
+        read_with = session.is_file() and _stays_in(path, path.parent.resolve())
+    except (OSError, RuntimeError):
+        return None
+    return session if read_with else None
+
+
+def _names_session(agent: Path, session_id: str) -> bool:
+    """Whether a sub-agent file's first line belongs to the session `session_id`."""
+    try:
+        with agent.open("rb") as f:
+            first = f.readline(1 << 20)
+    except OSError:
+        return False
+    marker = b'"sessionId":"' + session_id.encode() + b'"'
+    return marker in first.replace(b'": "', b'":"')
 
 
 def sidecar_stamp(path: Path) -> tuple:
@@ -226,25 +387,59 @@ def discover(root: str | os.PathLike, within: Iterable[str] = ()) -> list[Path]:
     """Every session file under a sessions root: right in it or in its folders, down to pi's
     per-cwd folders, Claude Code's per-project folders and Codex's YYYY/MM/DD folders; only
     under the folders `within` (relative to the root) when given. Hidden folders and Claude
-    Code's `subagents/` folders (transcripts read with their session) are not entered."""
+    Code's `subagents/` folders (transcripts read with their session) are not entered, and a
+    2.0.x sub-agent transcript beside its session (`session_of_sidecar`) is no session of its own."""
+    return [Path(name) for name in discover_names(root, within)]
+
+
+def discover_names(root: str | os.PathLike, within: Iterable[str] = ()) -> list[str]:
+    """`discover`'s files as path names (str), in the same order: what a check of thousands of
+    files for changes asks, without a Path made and compared per file (half its time)."""
     root = Path(root)
     if not root.is_dir():
         raise SessionNotFound(f"{root}: not a folder")
-    found: list[Path] = []
+    found: list[str] = []
+    join = os.path.join
     for top in [root / w for w in within] or [root]:
-        level = [top]
+        try:
+            inside = top.resolve()
+        except (OSError, RuntimeError):
+            continue
+        level = [str(top)]
         for depth in range(DISCOVER_DEPTH + 1):
             below = []
             for folder in level:
-                try:
-                    children = sorted(folder.iterdir())
+                try:  # (scandir: what each child is comes with the listing, not a stat of each)
+                    with os.scandir(folder) as it:
+                        children = sorted(it, key=lambda e: e.name)
                 except OSError:
                     continue
-                for p in children:
-                    if p.name.endswith(".jsonl") and p.is_file():
-                        found.append(p)
-                    elif depth < DISCOVER_DEPTH and not p.name.startswith(".") and p.name != "subagents" \
-                            and p.is_dir() and not p.is_symlink():
-                        below.append(p)
+                for e in children:
+                    name = e.name
+                    try:
+                        if name.endswith(".jsonl") and e.is_file():
+                            p = join(folder, name)
+                            # (the entry knows whether it is a link, and only an `agent-` file may
+                            # be a sub-agent's: a stat and a call fewer per file of thousands)
+                            if (not e.is_symlink() or _stays_in(Path(p), inside)) and (
+                                    not name.startswith("agent-") or session_of_sidecar(Path(p)) is None):
+                                found.append(p)
+                        elif depth < DISCOVER_DEPTH and not name.startswith(".") and name != "subagents" \
+                                and e.is_dir(follow_symlinks=False):
+                            below.append(join(folder, name))
+                    except OSError:
+                        continue
             level = below
-    return sorted(found)
+    return sorted(found, key=lambda name: name.split(os.sep))  # (as Paths sort: part by part)
+
+
+def _stays_in(path: Path, folder: Path, through_folders: bool = False) -> bool:
+    """False for a symbolic link that leads out of the folder being listed (the agents' own
+    folders, or ROOT): a link to any file of the user's is no session of theirs. With
+    `through_folders`, a file in a linked folder below `folder` is checked too."""
+    if not through_folders and not path.is_symlink():
+        return True
+    try:
+        return path.resolve().is_relative_to(folder)
+    except (OSError, RuntimeError):
+        return False

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .entries import MARKER_TYPES, Entry, entry_text, short_id
+from .entries import Entry, entry_text, is_marker, short_id
 from .tree import SessionTree
 
 WIDTH = 72
@@ -23,7 +23,7 @@ def render_text_tree(tree: SessionTree) -> str:
 
     def shown(entry_id: str) -> bool:
         e = tree.by_id[entry_id]  # markers without children say nothing a label tag does not
-        return not (e.type in MARKER_TYPES and not tree.children.get(entry_id))
+        return not (is_marker(e) and not tree.children.get(entry_id))
 
     # Each stack item: (entry id, prefix for its own line, prefix for the lines below it).
     stack = [(r, "", "") for r in reversed([r for r in tree.roots if shown(r)])]

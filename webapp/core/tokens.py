@@ -4,7 +4,7 @@ The one token accounting of the project: every figure people see (graph, inspect
 compaction preview, compare, CLI) comes from `context_tokens` and is written by `token_text`,
 which says which part the provider reported and which part is estimated.
 
-The estimate is the usual 4 characters per token; images count a flat amount. A provider's count
+The estimate of a message is `messages.estimate_message_tokens`'. A provider's count
 also holds what the session does not (the system prompt, the tool definitions): that overhead is
 measured at the first reported usage on the path and added to an estimate made without one, so a
 figure just after a compaction does not read as a quarter of the next reported one.
@@ -12,36 +12,22 @@ figure just after a compaction does not read as a quarter of the next reported o
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-from .context import Context, build_context, entry_messages
-from .entries import Entry
-
-IMAGE_TOKENS = 1200
-
+from .context import Context, build_context, model_on
+from .entries import COMPACTION, Entry
+from .messages import entry_messages, estimate_message_tokens
+from .tree import SessionTree
 
 def format_tokens(n: float) -> str:
-    """A token count as people read it: `843`, `18.2k`."""
-    return f"{n / 1000:.1f}k" if n >= 1000 else str(int(n))
-
-
-def estimate_message_tokens(message: dict) -> int:
-    chars = 0
-    images = 0
-    content = message.get("content")
-    if isinstance(content, str):
-        chars += len(content)
-    elif isinstance(content, list):
-        for part in content:
-            if part.get("type") == "text":
-                chars += len(part.get("text", ""))
-            else:
-                images += 1
-    for call in message.get("tool_calls") or ():
-        fn = call.get("function", {})
-        chars += len(fn.get("name", "")) + len(fn.get("arguments", ""))
-    return math.ceil(chars / 4) + images * IMAGE_TOKENS
+    """A token count as people read it: `843`, `18.2k`, `1.0M` (never `1000.0k`: a figure that
+    rounds to a thousand of one unit is written in the next)."""
+    if n < 1000:
+        return str(int(n))
+    for unit, scale in (("k", 1e3), ("M", 1e6)):
+        if round(n / scale, 1) < 1000:
+            return f"{n / scale:.1f}{unit}"
+    return f"{n / 1e9:.1f}B"
 
 
 def usage_tokens(entry: Entry) -> int | None:
@@ -49,12 +35,6 @@ def usage_tokens(entry: Entry) -> int | None:
     usage the client estimated because the server sent none: `usage.estimated`). Taken from the
     body when the entry was read (`entries.entry_facts`)."""
     return entry.usage_tokens
-
-
-def estimate_entry_tokens(entry: Entry) -> int:
-    """The estimated tokens of the messages one entry contributes to a context (`Entry.tokens`
-    keeps it, taken when the entry was read where that is quick)."""
-    return sum(estimate_message_tokens(m) for m in entry_messages(entry))
 
 
 @dataclass(frozen=True)
@@ -135,15 +115,37 @@ def context_tokens(ctx: Context) -> TokenCount:
 
 
 def _path_overhead(ctx: Context) -> int:
+    return _overhead(ctx.tree, ctx.path)
+
+
+def _overhead(tree: SessionTree, path: list[Entry]) -> int:
     """Reported minus estimated tokens at the FIRST usage on the path: there the context is
     smallest, so the difference is the fixed part (system prompt, tools), not estimation error."""
-    for e in ctx.path:
+    for e in path:
         used = usage_tokens(e)
         if used is not None:
-            earlier = build_context(ctx.tree, e.id)
+            earlier = build_context(tree, e.id)
             at = _anchor(earlier, 0)
             return max(used - _estimate(earlier.messages[: at[0] + 1]), 0) if at else 0
     return 0
+
+
+def leaf_tokens(tree: SessionTree, leaf_id: str | None) -> tuple[TokenCount, tuple[str | None, str | None]]:
+    """`context_tokens(build_context(tree, leaf_id))` and the provider and model in force there,
+    reading only the entries after the path's last usage (and up to its first): what every page's
+    context meter asks, at the cost of a few entries rather than of every body on a long path.
+    Without a usage after the latest compaction the whole context is built."""
+    path = tree.path(leaf_id)
+    for i in range(len(path) - 1, -1, -1):
+        e = path[i]
+        if e.type == COMPACTION:
+            break
+        used = usage_tokens(e)
+        if used is not None and entry_messages(e):
+            estimate = _estimate([m for x in path[i + 1:] for m in entry_messages(x)])
+            return TokenCount(used + estimate, estimate, e.id, _overhead(tree, path)), model_on(tree, path)
+    ctx = build_context(tree, leaf_id)
+    return context_tokens(ctx), (ctx.settings.provider, ctx.settings.model_id)
 
 
 def entry_cost(entry: Entry) -> float:

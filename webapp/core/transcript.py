@@ -23,6 +23,7 @@ from .entries import (
     entry_text,
     tool_calls,
 )
+from .subagents import SubAgentRun, subagent_runs
 from .tree import SessionTree
 
 # What a transcript can show: every conversational entry, the same without tool traffic, only the
@@ -81,6 +82,7 @@ class Item:
     kind: str  # user, assistant, tool, bash, custom, compaction, branch-summary, mark, meta
     at: int  # its index in the path
     results: dict[str, Entry] = field(default_factory=dict)  # toolCallId -> toolResult entry
+    subagents: dict[str, SubAgentRun] = field(default_factory=dict)  # Task call id -> the run it started
 
 
 def kind_of(entry: Entry) -> str:
@@ -175,7 +177,13 @@ def build_transcript(tree: SessionTree, node: str, leaf: str | None = None,
                      options: Options = Options()) -> Transcript:
     """The transcript of the path through `node` (see `path_to_leaf`), filtered by `options`."""
     path = path_to_leaf(tree, node, leaf)
-    return Transcript(path, items_of(path, options, tree.labels), node, options)
+    items = items_of(path, options, tree.labels)
+    runs = subagent_runs(tree)
+    if runs:
+        for item in items:
+            if item.kind == "assistant":
+                item.subagents = {c["id"]: runs[c["id"]] for c in tool_calls(item.entry) if c.get("id") in runs}
+    return Transcript(path, items, node, options)
 
 
 def items_of(entries: list[Entry], options: Options, labels: dict[str, str]) -> list[Item]:
@@ -202,13 +210,15 @@ def items_of(entries: list[Entry], options: Options, labels: dict[str, str]) -> 
 
 
 def other_branches(tree: SessionTree, path: list[Entry], index: int) -> list[str]:
-    """The conversation children of `path[index]` that the path does not go on with."""
+    """The conversation children of `path[index]` that the path does not go on with (a
+    sub-agent's run started there is no branch: `subagents.starts_under` names those)."""
     kids = tree.conversation_children(path[index].id)
     if len(kids) < 2:
         return []
     nxt = path[index + 1].id if index + 1 < len(path) else None
     on = tree.conversation_leaf(nxt) if nxt else None
-    return [k for k in kids if k != nxt and k != on]
+    runs = () if path[index].sidechain else {k for k in kids if tree.by_id[k].sidechain}
+    return [k for k in kids if k != nxt and k != on and k not in runs]
 
 
 def branch_name(tree: SessionTree, leaf: str, width: int = 70) -> str:
@@ -258,14 +268,12 @@ def branch_sections(tree: SessionTree, leaves: list[str]) -> list[Section]:
     owner: dict[str, int] = {}
     sections: list[Section] = []
     for leaf in leaves:
-        path = tree.path(leaf)
-        k = len(path)
-        while k and path[k - 1].id not in owner:
-            k -= 1
-        if k == len(path):
+        own = tree.path(leaf, stop=owner)  # (the walk up ends where an earlier branch's part does)
+        if not own:
             continue  # already shown whole by an earlier branch
-        fork = path[k - 1].id if k else None
-        for e in path[k:]:
+        fork = tree.parent.get(own[0].id)
+        fork = fork if fork in owner else None
+        for e in own:
             owner[e.id] = len(sections)
-        sections.append(Section(leaf, path[k:], owner[fork] if fork else None, fork))
+        sections.append(Section(leaf, own, owner[fork] if fork else None, fork))
     return sections

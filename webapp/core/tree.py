@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import copy
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Container, Iterator, Mapping
 from itertools import filterfalse
 
-from .entries import COMPACTION, LABEL, MARKER_TYPES, SESSION_INFO, Entry
+from .entries import COMPACTION, CUSTOM, LABEL, MARKER_TYPES, SESSION_INFO, Entry, is_marker
 from .errors import AmbiguousEntry, UnknownEntry
 from .formats import READ_ONLY_FORMATS
 from .reader import BadLine, Problem, SessionLog, first_kept_id, gc_paused
@@ -29,7 +29,7 @@ class Parents(Mapping):
 
     That is the entry's own `parent_id`, except for the few entries the tree made roots (an
     orphan, the entry that closed a loop): those exceptions are kept, not a map of every entry
-    (#13.5: memory is paid per entry)."""
+    (memory is paid per entry, and a big file has hundreds of thousands)."""
 
     __slots__ = ("by_id", "made_roots")
 
@@ -59,7 +59,7 @@ class Parents(Mapping):
 class Children(Mapping):
     """Entry id -> the ids of its children in order (by time, then file order), as a list
     (`SessionTree.children`). Most entries have one child: a lone child is kept as its id, not
-    as a list of one (#13.5: a list is ~90 bytes of every entry). `kids` is that dict, for the
+    as a list of one (a list would add ~90 bytes to every entry). `kids` is that dict, for the
     loops that walk every entry (a value is an id or a list of two ids or more)."""
 
     __slots__ = ("kids",)
@@ -89,10 +89,54 @@ class Children(Mapping):
 
 # Entry types `_check_references` reads: markers, and those whose lines name another entry or the
 # session (SPEC §2).
-_NOTED = frozenset({*MARKER_TYPES, SESSION_INFO, COMPACTION})
+NOTED_TYPES = frozenset({*MARKER_TYPES, CUSTOM, SESSION_INFO, COMPACTION})
 
 # Problems the file can live with: a model request is repaired for them (SPEC §5b).
-WARNING_KINDS = frozenset({"first-kept-tool-result", "unanswered-tool-call"})
+WARNING_KINDS = frozenset({"first-kept-tool-result", "unanswered-tool-call", "codex-rebuilt-history"})
+
+
+# What the tree reports, worded once for both builders of it (this one and `outline`'s, which
+# computes the same facts over columns for `show --json`).
+def orphan(parent: str, line: int, entry_id: str) -> Problem:
+    return Problem("orphan", f"parent {parent!r} does not exist; shown as a root", line, entry_id)
+
+
+def cycle(size: int, line: int, entry_id: str) -> Problem:
+    return Problem("cycle", f"parent chain loops through {size} entries; cut here, shown as a root", line, entry_id)
+
+
+def missing_fields(e: Entry) -> Problem:
+    return Problem("missing-field", f"{e.type} entry lacks {', '.join(e.missing_fields)}", e.line, e.id)
+
+
+def dangling_label(target, line: int, entry_id: str) -> Problem:
+    return Problem("dangling-label", f"label targets unknown id {target!r}", line, entry_id)
+
+
+def first_kept_reason(kept: str | None, known: bool, on_path: bool) -> str | None:
+    """Why a pi compaction's `firstKeptEntryId` cannot be honoured (None when it can): `kept`
+    is it, `known` whether it names an entry, `on_path` whether that entry is on the path to the
+    compaction."""
+    if kept is None:
+        return "compaction has no firstKeptEntryId; nothing before it is kept"
+    if not known:
+        return f"firstKeptEntryId {kept!r} names no entry; nothing before the compaction is kept"
+    if not on_path:
+        return f"firstKeptEntryId {kept!r} is not on the path before the compaction; nothing before it is kept"
+    return None
+
+
+def first_kept_tool_result(kept: str, line: int, entry_id: str) -> Problem:
+    return Problem("first-kept-tool-result", f"the first entry kept, {kept!r}, is a tool result without its call: "
+                   "it is left out of model requests", line, entry_id)
+
+
+def unanswered_calls(missing: list[str], calls: tuple, stop, line: int, entry_id: str) -> Problem:
+    then = (f"the turn {'was aborted' if stop == 'aborted' else 'ended with an error'}, so it is not sent"
+            if stop in ("aborted", "error") else "model requests send \"No result provided\" for them")
+    return Problem("unanswered-tool-call",
+                   f"{len(missing)} of {len(calls)} tool calls have no result ({', '.join(missing)}): {then}",
+                   line, entry_id)
 
 
 class SessionTree:
@@ -135,8 +179,8 @@ class SessionTree:
 
     def extended(self, log: SessionLog) -> SessionTree | None:
         """The tree of `log` (the log this tree was built from) now that it read more, made from
-        this one at the cost of the new entries and the sibling lists they join (#13.3: an append
-        to a big file must not rebuild its tree); equal to `SessionTree(log)`. This tree is left
+        this one at the cost of the new entries and the sibling lists they join (so an append
+        to a big file does not rebuild its tree); equal to `SessionTree(log)`. This tree is left
         as it is, for the requests still reading it. None when the new lines change what was
         decided about earlier ones (an entry they referred to, a parent written after its child,
         a torn line read again): build a new tree then."""
@@ -180,7 +224,7 @@ class SessionTree:
         again = set()
         for e in new:
             node: Entry | None = e
-            while node is not None and (node.role == "toolResult" or node.type in MARKER_TYPES):
+            while node is not None and (node.role == "toolResult" or is_marker(node)):
                 parent = self.parent.get(node.id)
                 node = self.by_id[parent] if parent is not None else None
             if node is not None and node is not e and node.id not in ids and node.role == "assistant":
@@ -211,9 +255,7 @@ class SessionTree:
                 self._wanted.add(p)
                 self.orphans.append(e.id)
                 made_roots.add(e.id)
-                self.problems.append(
-                    Problem("orphan", f"parent {p!r} does not exist; shown as a root", e.line, e.id)
-                )
+                self.problems.append(orphan(p, e.line, e.id))
                 roots.append(e.id)
                 before = e
                 continue
@@ -263,14 +305,7 @@ class SessionTree:
                 cut = min(loop, key=lambda k: by_id[k].line)
                 self._made_roots.add(cut)
                 self.cycle_cuts.append(cut)
-                self.problems.append(
-                    Problem(
-                        "cycle",
-                        f"parent chain loops through {len(loop)} entries; cut here, shown as a root",
-                        by_id[cut].line,
-                        cut,
-                    )
-                )
+                self.problems.append(cycle(len(loop), by_id[cut].line, cut))
             for n in walk:
                 state[n] = 2
 
@@ -295,15 +330,12 @@ class SessionTree:
                             continue
                 self._check_tool_results(e)
                 continue
-            missing = e.missing_fields
-            if missing:  # the required fields of its type it lacks
-                self.problems.append(
-                    Problem("missing-field", f"{e.type} entry lacks {', '.join(missing)}", e.line, e.id)
-                )
+            if e.missing_fields:  # the required fields of its type it lacks
+                self.problems.append(missing_fields(e))
             t = e.type
-            if t not in _NOTED:
+            if t not in NOTED_TYPES:
                 continue
-            if t in MARKER_TYPES:  # (where conversation_children looks through them)
+            if t in MARKER_TYPES or (t == CUSTOM and is_marker(e)):  # (conversation_children looks through them)
                 p = self.parent.get(e.id)
                 if p is not None:
                     self._marker_parents.add(p)
@@ -317,9 +349,7 @@ class SessionTree:
                         self.labels.pop(target, None)
                 if target not in by_id:
                     self._wanted.add(target)
-                    self.problems.append(
-                        Problem("dangling-label", f"label targets unknown id {target!r}", e.line, e.id)
-                    )
+                    self.problems.append(dangling_label(target, e.line, e.id))
             elif t == SESSION_INFO:
                 value = e.get("name")
                 self.name = value if isinstance(value, str) and value.strip() else self.name
@@ -331,14 +361,12 @@ class SessionTree:
                 if problem:
                     self.problems.append(Problem("dangling-first-kept", problem, e.line, e.id))
                 elif kept is not None and by_id[kept].role == "toolResult":
-                    self.problems.append(Problem(
-                        "first-kept-tool-result",
-                        f"the first entry kept, {kept!r}, is a tool result without its call: "
-                        "it is left out of model requests", e.line, e.id))
+                    self.problems.append(first_kept_tool_result(kept, e.line, e.id))
 
     def _check_tool_results(self, e: Entry) -> None:
-        """Warn of tool calls with no result among the tool results that follow the call (read from
-        the facts kept of each entry: no body is read unless a warning is made)."""
+        """Warn of tool calls with no result among the tool results that follow the call, past the
+        side lines (`custom` entries, never in the context) between them (read from the facts kept
+        of each entry: no body is read unless a warning is made)."""
         calls = e.tool_call_ids
         if not calls:
             return
@@ -346,31 +374,22 @@ class SessionTree:
         stack = list(self.children.get(e.id, ()))
         while stack:
             child = self.by_id[stack.pop()]
-            if child.role == "toolResult" or child.type in MARKER_TYPES:
+            if child.role == "toolResult" or is_marker(child):
                 answered.add(child.tool_call_id)
+                stack.extend(self.children.get(child.id, ()))
+            elif child.type == CUSTOM:  # a side line (a progress report) between a call and its result
                 stack.extend(self.children.get(child.id, ()))
         missing = [c for c in calls if c not in answered]
         if missing:
-            stop = e.message.get("stopReason")
-            then = (f"the turn {'was aborted' if stop == 'aborted' else 'ended with an error'}, so it is not sent"
-                    if stop in ("aborted", "error") else "model requests send \"No result provided\" for them")
-            self.problems.append(Problem(
-                "unanswered-tool-call",
-                f"{len(missing)} of {len(calls)} tool calls have no result ({', '.join(missing)}): {then}",
-                e.line, e.id))
+            self.problems.append(unanswered_calls(missing, calls, e.message.get("stopReason"), e.line, e.id))
 
     def first_kept_problem(self, compaction: Entry) -> str | None:
         """Why a compaction's `firstKeptEntryId` cannot be honoured, or None when it can."""
         kept = first_kept_id(compaction)
         if kept is None and self.format in READ_ONLY_FORMATS:
             return None  # these agents' compactions keep nothing before them, by design
-        if kept is None:
-            return "compaction has no firstKeptEntryId; nothing before it is kept"
-        if kept not in self.by_id:
-            return f"firstKeptEntryId {kept!r} names no entry; nothing before the compaction is kept"
-        if not self.is_ancestor(kept, compaction.id):
-            return f"firstKeptEntryId {kept!r} is not on the path before the compaction; nothing before it is kept"
-        return None
+        known = kept is not None and kept in self.by_id
+        return first_kept_reason(kept, known, known and self.is_ancestor(kept, compaction.id))
 
     # -- queries -------------------------------------------------------------------------------
 
@@ -392,15 +411,21 @@ class SessionTree:
             raise UnknownEntry(ref)
         return found[0]
 
-    def path(self, leaf_id: str | None) -> list[Entry]:
-        """The entries from the root down to `leaf_id` (empty for None: an empty conversation)."""
+    def path(self, leaf_id: str | None, stop: Container[str] = ()) -> list[Entry]:
+        """The entries from the root down to `leaf_id` (empty for None: an empty conversation);
+        with `stop`, only those below the deepest of its ids on the path (none when `leaf_id`
+        is one of them)."""
         if leaf_id is None:
             return []
         e = self.entry(leaf_id)
+        if e.id in stop:
+            return []
         by_id, made_roots = self.by_id, self._made_roots
         out = [e]
         while e.parent_id is not None and not (made_roots and e.id in made_roots):  # (what self.parent says)
             e = by_id[e.parent_id]
+            if e.id in stop:
+                break
             out.append(e)
         out.reverse()
         return out
@@ -439,7 +464,7 @@ class SessionTree:
         stack = list(reversed(self.children.get(entry_id, ())))
         while stack:
             c = stack.pop()
-            if self.by_id[c].type in MARKER_TYPES:
+            if is_marker(self.by_id[c]):
                 stack.extend(reversed(self.children.get(c, ())))
             else:
                 out.append(c)
@@ -457,19 +482,28 @@ class SessionTree:
             tips = [
                 x
                 for x in ids
-                if (e := by_id[x]).type not in MARKER_TYPES and not e.sidechain and (
+                if not is_marker(e := by_id[x]) and not e.sidechain and (
                     x not in marker_parents or not self.conversation_children(x))
             ]
             shown = self.conversation_leaf(self.active_leaf)
             if shown is not None and shown not in tips:
+                tips = [x for x in tips if not self._side_tip_of(x, shown)]
                 tips.append(shown)
             self._leaves = tips
         return list(self._leaves)
 
+    def _side_tip_of(self, tip: str, leaf: str) -> bool:
+        """Whether `tip` ends a chain of side lines (`custom` entries: hook summaries, turn
+        durations) written after `leaf`: the same branch as the leaf, not one more."""
+        by_id, parent = self.by_id, self.parent
+        while tip is not None and by_id[tip].type == CUSTOM:
+            tip = parent[tip]
+        return tip == leaf
+
     def conversation_leaf(self, entry_id: str | None) -> str | None:
         """The nearest entry at or above `entry_id` that is not a marker: where a `label` entry
         that became the active leaf shows up in a conversation."""
-        while entry_id is not None and self.by_id[entry_id].type in MARKER_TYPES:
+        while entry_id is not None and is_marker(self.by_id[entry_id]):
             entry_id = self.parent[entry_id]
         return entry_id
 
@@ -500,3 +534,9 @@ class SessionTree:
             Problem("bad-line", b.reason, b.line) for b in self.bad_lines
         ]
         return sorted(bad + self.problems, key=lambda p: (p.line or 0, p.kind))
+
+    def problem_counts(self) -> tuple[int, int]:
+        """(damage, warnings): what `validate` fails on, and what it only lists (WARNING_KINDS,
+        ordinary in sound files, such as an aborted turn's call without a result)."""
+        warnings = sum(1 for p in self.problems if p.kind in WARNING_KINDS)
+        return len(self.bad_lines) + len(self.problems) - warnings, warnings

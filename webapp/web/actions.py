@@ -16,14 +16,15 @@ from flask import (
     Blueprint, Response, abort, current_app, redirect, render_template, request, stream_with_context, url_for,
 )
 
-from ..core.compaction import plan_branch_summary, write_branch_summary, write_compaction
+from ..core.compaction import plan_branch_summary
 from ..core.context import build_context
 from ..core.continuation import continue_in_new_session
 from ..core.entries import content_text
 from ..core.errors import InvalidWrite, ReadOnlySession, SessionError
 from ..core.session import THINKING_LEVELS, Session, user_message
-from ..llm import ModelConfig, ModelError, reply_to
-from ..summarize import (
+from ..core.summary_writes import write_branch_summary, write_compaction
+from ..model.llm import ModelConfig, ModelError, reply_to
+from ..model.summarize import (
     DRAFT_LABEL,
     draft_digest,
     regenerate_summary,
@@ -34,7 +35,7 @@ from ..summarize import (
     written_details,
 )
 from .guard import computes_only, creates_file, write_refusal
-from .sessions import store
+from .current import store
 from .views import compaction_plan
 
 bp = Blueprint("actions", __name__)
@@ -115,10 +116,12 @@ def fork_form(rel: str):
     session = store().session(rel)
     tree = session.tree
     node = request.args.get("node", "")
+    if not node:
+        abort(400, description="which entry to fork at: the node parameter is missing")
     position = request.args.get("position", "at")
     if position not in ("at", "before"):
         abort(400, description="position must be 'at' or 'before'")
-    target = tree.entry(node) if node else None
+    target = tree.entry(node)
     new_leaf = node if position == "at" else tree.parent.get(node)
     text = ""
     if position == "before" and target is not None and target.role == "user":

@@ -1,4 +1,5 @@
-"""The Flask application factory and the `serve` entry point.
+"""The Flask application factory, the `serve` entry point, and `export_session` (the app built
+to render one session as a file, without serving).
 
 Safety is decided here, once for every route: the app answers only to the host it serves (a
 DNS-rebinding page on another name gets 400), and a Content-Security-Policy forbids inline
@@ -12,9 +13,12 @@ import webbrowser
 from pathlib import Path
 
 from flask import Flask, abort, render_template, request
+from jinja2 import BytecodeCache
 
+from ..core.catalog import agent_places
 from ..core.errors import ReadOnlySession, SessionError, SessionNotFound, UnknownEntry
-from ..llm import ModelConfig, warm_up
+from ..core.session import Session
+from ..model.llm import ModelConfig, warm_up
 from .client import ClientGone
 from .store import SessionStore
 
@@ -26,6 +30,26 @@ CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
     "img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
+
+
+class CompiledTemplates(BytecodeCache):
+    """Templates compiled once per process, kept in memory for every app built in it (`export`,
+    `compare` and the tests build apps of their own; compiling the templates again for each took
+    longer than most pages do). Jinja drops a compiled template whose source changed."""
+
+    def __init__(self):
+        self.codes: dict[str, tuple[str, object]] = {}
+
+    def load_bytecode(self, bucket) -> None:
+        checksum, code = self.codes.get(bucket.key, (None, None))
+        if checksum == bucket.checksum:
+            bucket.code = code
+
+    def dump_bytecode(self, bucket) -> None:
+        self.codes[bucket.key] = (bucket.checksum, bucket.code)
+
+
+COMPILED_TEMPLATES = CompiledTemplates()
 
 
 def allowed_hosts(host: str, extra: tuple[str, ...] = ()) -> set[str]:
@@ -65,6 +89,7 @@ def create_app(
         template_folder=str(PROJECT_DIR / "templates"),
         static_folder=str(PROJECT_DIR / "static"),
     )
+    app.jinja_options = {**Flask.jinja_options, "bytecode_cache": COMPILED_TEMPLATES}
     root = root or os.environ.get("SESSION_TREE_ROOT") or SAMPLE_SESSIONS
     app.config.update(
         SESSION_TREE_ROOT=str(root),
@@ -74,6 +99,8 @@ def create_app(
     )
     app.config.update(config)
     warm_up(app.config["MODEL_CONFIG"])
+    # A root that holds the agents' own folders (a home folder, a copy of one) is served as the home is.
+    within = within or tuple(agent_places(Path(root)))
     app.extensions["session_store"] = SessionStore(root, within)
 
     @app.before_request
@@ -118,18 +145,28 @@ def create_app(
     def http_error(exc):
         return error_page(exc.code, exc.description)
 
-    from . import actions, audit, compare, csrf, export, filters, guard, present, sessions, transcript
+    from . import (actions, ask, audit, compare, context_pages, corpus, csrf, export, filters, follow, guard,
+                   present, printing, replay, sessions, share, short_ids, transcript, verdicts)
 
     csrf.protect(app)
     guard.protect(app)
     filters.register(app)
+    short_ids.register(app)
     app.register_blueprint(sessions.bp)
     app.register_blueprint(compare.bp)
+    app.register_blueprint(context_pages.bp)
     app.register_blueprint(actions.bp)
     app.register_blueprint(audit.bp)
     app.register_blueprint(transcript.bp)
     app.register_blueprint(export.bp)
+    app.register_blueprint(share.bp)
+    app.register_blueprint(follow.bp)
+    app.register_blueprint(printing.bp)
     app.register_blueprint(present.bp)
+    app.register_blueprint(verdicts.bp)
+    app.register_blueprint(ask.bp)
+    app.register_blueprint(replay.bp)
+    app.register_blueprint(corpus.bp)
     return app
 
 
@@ -139,9 +176,22 @@ def serve(root=None, host: str = "127.0.0.1", port: int = 8000, open_browser: bo
     app = create_app(root, host=host, allow_hosts=allow_hosts, model=model, api_base=api_base, within=within,
                      READ_ONLY=read_only)
     url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}/"
+    from .corpus import open_corpus
+
+    open_corpus(app)  # the index is built in the background from the start
     mode = " read-only" if read_only else ""
     print(f"session-tree: serving {app.config['SESSION_TREE_ROOT']}{mode} on {url}", flush=True)
     if open_browser:
         webbrowser.open(url)
     app.run(host=host, port=port, threaded=True, use_reloader=False)
     return 0
+
+
+def export_session(path: Path, leaf: str | None = None, redaction: str | None = None) -> str:
+    """What `session-tree export` writes: the file's session as HTML, without serving anything;
+    `redaction` is the line a redacted copy's file shows first."""
+    from .export import export_html, session_title
+
+    tree = Session.open(path).tree
+    leaf = tree.find(leaf).id if leaf else None
+    return export_html(create_app(path.parent), tree, session_title(tree, path.name), leaf, redaction)

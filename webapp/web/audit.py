@@ -6,21 +6,31 @@ nodes hold missing facts (the graph overlay), and answers the preview's compute-
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from flask import Blueprint, abort, current_app, render_template, request
+from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
 
 from ..core.audit import CATEGORIES, CATEGORY_TITLES, Audit, Fact, audit_entry, audit_plan, summaries_on_path
+from ..core.command_weight import KIND_TITLES, KINDS, WEIGHTS, command_kind
 from ..core.entries import BRANCH_SUMMARY, COMPACTION, Entry
 from ..core.session import Session
 from ..core.tree import SessionTree
 from .graph import GraphLayout
+from .current import store
 from .guard import computes_only
-from .views import compaction_plan
+from .views import compaction_plan, tool_call_for
 
 bp = Blueprint("audit", __name__)
 
 SUMMARY_TYPES = (COMPACTION, BRANCH_SUMMARY)
+
+
+@dataclass
+class CommandGroup:
+    kind: str
+    title: str
+    weight: float
+    facts: list[Fact]
 
 
 @dataclass
@@ -30,6 +40,14 @@ class CategoryRow:
     score: int | None
     covered: list[Fact]
     missing: list[Fact]
+    groups: list[CommandGroup] = field(default_factory=list)  # lost commands by kind, key ones first
+
+
+def command_groups(missing: list[Fact]) -> list[CommandGroup]:
+    """Lost commands apart by kind: those the work depended on, others, routine ones."""
+    kinds = {id(f): command_kind(f.text, f.details) for f in missing}
+    return [CommandGroup(k, KIND_TITLES[k], WEIGHTS[k], [f for f in missing if kinds[id(f)] == k])
+            for k in KINDS if any(kinds[id(f)] == k for f in missing)]
 
 
 @dataclass
@@ -41,7 +59,8 @@ class AuditView:
 
 def audit_rows(audit: Audit) -> list[CategoryRow]:
     return [
-        CategoryRow(c, CATEGORY_TITLES[c], audit.score(c), audit.covered(c), audit.missing(c))
+        CategoryRow(c, CATEGORY_TITLES[c], audit.score(c), audit.covered(c), audit.missing(c),
+                    command_groups(audit.missing(c)) if c == "commands" else [])
         for c in CATEGORIES
         if audit.of(c)
     ]
@@ -49,7 +68,7 @@ def audit_rows(audit: Audit) -> list[CategoryRow]:
 
 def cached_audit(rel: str, session: Session, entry_id: str) -> Audit:
     """The audit of a summary entry, computed once per version of the file."""
-    views = current_app.extensions["session_store"].views
+    views = store().views
     key = ("audit", rel, session.storage.version_key(), entry_id)
     audit = views.get(key)
     if audit is None:
@@ -65,6 +84,8 @@ def audit_view(audit: Audit, layout: GraphLayout | None) -> AuditView:
             "summary": layout.dom_for(audit.summary_id) if audit.summary_id else None,
             "span": sorted({layout.dom_for(i) for i in audit.span}),
             "missing": sorted({layout.dom_for(i) for i in audit.missing_entry_ids()}),
+            # where the graph goes when the tab opens: the start of what was summarized
+            "focus": layout.dom_for(audit.span[0]) if audit.span else None,
         }
     return AuditView(audit, audit_rows(audit), overlay)
 
@@ -91,7 +112,7 @@ def is_summary(entry: Entry) -> bool:
 @computes_only
 def preview(rel: str):
     """The audit of the summary being edited in the compaction preview. Computes, writes nothing."""
-    session = current_app.extensions["session_store"].session(rel)
+    session = store().session(rel)
     tree = session.tree
     leaf = request.form.get("leaf") or tree.conversation_leaf(tree.active_leaf)
     if leaf is not None and leaf not in tree.by_id:
@@ -105,6 +126,17 @@ def preview(rel: str):
         abort(409, description=plan.reason)
     av = audit_view(audit_plan(plan, request.form.get("summary", "")), None)
     return render_template("partials/_audit_facts.html", rel=rel, av=av, live=True)
+
+
+@bp.get("/s/<path:rel>/-/audit/entry")
+def entry(rel: str):
+    """An entry opened from a lost fact, shown in the Lost tab beside the fact (the audit stays)."""
+    session = current_app.extensions["session_store"].session(rel)
+    found = session.entry(request.args.get("id", ""))
+    if request.headers.get("HX-Request") != "true":
+        return redirect(url_for("sessions.session_page", rel=rel, node=found.id))
+    return render_template("partials/_audit_entry.html", rel=rel, entry=found,
+                           tool_call=tool_call_for(session.tree, found))
 
 
 @bp.app_template_global()

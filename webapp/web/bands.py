@@ -9,6 +9,7 @@ for its members: the counts are entries, the nodes are what is drawn.
 from __future__ import annotations
 
 from ..core.compaction import CompactionPlan
+from ..core.messages import entry_messages
 from ..core.entries import COMPACTION, Entry, short_id
 from ..core.reader import first_kept_id
 from ..core.tokens import format_tokens
@@ -34,9 +35,10 @@ def _band(tree: SessionTree, layout: GraphLayout, key: str, verb: str, summarize
           cut: str | None, cut_label: str) -> dict:
     """One band: what `verb` ("summarized by compaction 1a2b3c4d") replaced, what it kept, the cut.
     Each label comes long to short: the browser prints the longest that fits beside its span.
-    An earlier compaction inside a span is a summary, not an entry: it is not counted."""
-    replaced = [e for e in summarized if e.type != COMPACTION]
-    n, k = len(replaced), sum(1 for e in kept if e.type != COMPACTION)
+    The count is of entries whose messages leave the context (`context_diff.replaced_entries`):
+    an earlier compaction inside a span counts as one (its summary leaves), settings entries not."""
+    replaced = [e for e in summarized if e.type == COMPACTION or entry_messages(e)]
+    n, k = len(replaced), sum(1 for e in kept if e.type != COMPACTION and entry_messages(e))
     tokens = format_tokens(sum(e.tokens for e in replaced))
     head = verb.split(" by ")[0]
     return {

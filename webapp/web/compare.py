@@ -20,13 +20,14 @@ from ..core.compare import ALIGNMENTS, FIGURE_ROWS, Branch, compare, is_user
 from ..core.errors import InvalidWrite, UnknownEntry
 from ..core.leaf_figures import SORT_KEYS, sort_leaves
 from ..core.tokens import format_tokens
+from ..core.verdicts import persons, sort_by_verdict, verdicts
 from ..core.tree import SessionTree
-from ..summarize import summarize_branch
+from ..model.summarize import summarize_branch
 from . import render
 from .filters import cost
 from .guard import computes_only
 from .leaves import cached_leaf_figures
-from .sessions import is_fragment, store
+from .current import is_fragment, store
 from .views import last_user_text, short, tool_call_for
 
 bp = Blueprint("compare", __name__)
@@ -34,6 +35,10 @@ bp = Blueprint("compare", __name__)
 _DIFF_TAGS = {"insert": "ins", "delete": "del"}
 ALL_LEAVES_SHOWN = 500  # rows of "compare every leaf" before a "show all" link
 TOO_FEW = "too-few"
+# Branches one comparison shows: a column each, every turn aligned across them (2,000 leaves
+# asked for made a page of 152 MB); more than this is not read side by side anyway.
+MAX_COMPARED = 12
+VERDICT_SORT = "verdict"  # "compare every leaf" sorts by a person's verdict too
 
 
 def _split(values: list[str]) -> list[str]:
@@ -131,9 +136,11 @@ def figure_text(kind: str, value) -> str:
 
 
 def branch_title(tree: SessionTree, branch: Branch) -> str:
-    """A branch by a label of its own, else by its last instruction."""
-    labels = branch.unique_labels or [tree.labels[e.id] for e in branch.own if e.id in tree.labels]
-    return labels[-1] if labels else short(last_user_text(branch.path), 70) or "(no user message)"
+    """A branch by a label of its own (never one it inherits: the header would say the same of
+    two branches), else by its last instruction."""
+    if branch.unique_labels:
+        return branch.unique_labels[-1]
+    return short(last_user_text(branch.path), 70) or "(no user message)"
 
 
 def _too_few(rel: str, ids: list[str]):
@@ -143,6 +150,8 @@ def _too_few(rel: str, ids: list[str]):
 
 def _context(rel: str, ids: list[str], export: bool = False) -> dict:
     tree = store().session(rel).tree
+    left_out = max(0, len(ids) - MAX_COMPARED)
+    ids = ids[:MAX_COMPARED]
     picks = Picks(rel, ids)
     if export:
         picks.folded = []  # a file has no way to unfold a column: it shows them all
@@ -161,6 +170,8 @@ def _context(rel: str, ids: list[str], export: bool = False) -> dict:
         "figure_rows": FIGURE_ROWS,
         "figure_text": figure_text,
         "export": export,
+        "left_out": left_out,
+        "max_compared": MAX_COMPARED,
         "summaries": {},  # tip -> a summary made on request (see branch_summary)
         "diff_html": diff_html,
         "tool_call": lambda e: tool_call_for(tree, e),
@@ -183,9 +194,13 @@ def all_leaves(rel: str):
     """Every branch of the session with its figures, sortable: a researcher's starting point."""
     session = store().session(rel)
     key = request.args.get("sort", "cost")
-    key = key if key in SORT_KEYS else "cost"
+    key = key if key in SORT_KEYS or key == VERDICT_SORT else "cost"
     descending = request.args.get("order", "desc") != "asc"
-    rows = sort_leaves(cached_leaf_figures(rel, session), key, descending)
+    rows = cached_leaf_figures(rel, session)
+    if key == VERDICT_SORT:
+        rows = sort_by_verdict(rows, persons(verdicts(session)), descending)
+    else:
+        rows = sort_leaves(rows, key, descending)
     shown = len(rows) if request.args.get("all") else min(len(rows), ALL_LEAVES_SHOWN)
     return render_template(
         "compare_all.html", rel=rel, tree=session.tree, rows=rows[:shown], total=len(rows),
@@ -250,15 +265,16 @@ def _inline_css() -> str:
     )
 
 
-def export_html(rel: str, ids: list[str]) -> tuple[str, str]:
+def export_html(rel: str, ids: list[str], redaction: str | None = None) -> tuple[str, str]:
     """The comparison as one HTML file that opens anywhere (styles inline, no script, nothing to
-    fetch, every turn in full, a summary for every branch) and its file name."""
+    fetch, every turn in full, a summary for every branch) and its file name; `redaction` says
+    at its top what was redacted (the session read is the redacted copy then)."""
     ctx = _context(rel, ids, export=True)
     tree, cmp = ctx["tree"], ctx["cmp"]
     ctx["summaries"] = {
         b.tip: branch_summary(tree, cmp.ancestor, b.tip) for b in cmp.branches if b.summary is None
     }
-    html = render_template("compare_export.html", css=_inline_css(), **ctx)
+    html = render_template("compare_export.html", css=_inline_css(), redaction=redaction, **ctx)
     session_id = re.sub(r"[^A-Za-z0-9-]", "", str((tree.header or {}).get("id") or ""))[:13] or "session"
     return html, f"comparison-{session_id}-{len(cmp.branches)}-branches.html"
 

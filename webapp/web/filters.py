@@ -6,9 +6,11 @@ from datetime import timezone
 
 from flask import Flask
 
+from ..core import bodies
 from ..core.catalog import first_user_message
 from ..core.entries import parse_time, short_id
 from ..core.tokens import compaction_text, format_tokens, token_text, usage_text
+from ..core.tree import WARNING_KINDS
 from . import budget, render
 from .views import context_meter, entry_summary, entry_title, session_counts, short
 
@@ -53,6 +55,7 @@ def register(app: Flask) -> None:
     app.add_template_filter(short)
     app.add_template_filter(short_id)
     app.add_template_global(context_meter)
+    app.add_template_global(WARNING_KINDS, "warning_kinds")  # grey, apart from red damage
     app.add_template_global(session_counts)
     app.add_template_global(token_text)  # the one token format (webapp/core/tokens.py)
     app.add_template_global(compaction_text)
@@ -69,6 +72,8 @@ def register(app: Flask) -> None:
                    budget.context_messages_shown, budget.raw_pager):
         app.add_template_global(helper)
     app.before_request(render.start_response)
+    app.before_request(bodies.start_view)
+    app.teardown_request(bodies.end_view)
 
     @app.get("/pygments.css")
     def pygments_css():

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from flask import Flask, abort, current_app, request
 
+from .current import store
+
 READ_ONLY_MODE = "Read-only: this app was started with session-tree serve --read-only, so nothing is written"
 
 
@@ -28,11 +30,18 @@ def creates_file(view):
     return view
 
 
+def keeps_app_data(view):
+    """Mark a write route that writes the session it names when that may be written, and the
+    app's own data folder otherwise (a verdict): only read-only mode refuses it."""
+    view.keeps_app_data = True
+    return view
+
+
 def write_refusal(rel: str | None = None) -> str | None:
     """Why a write (to session `rel`, if given) would be refused, in one line; None if allowed."""
     if serving_read_only():
         return READ_ONLY_MODE
-    return current_app.extensions["session_store"].session(rel).read_only_reason if rel else None
+    return store().session(rel).read_only_reason if rel else None
 
 
 def serving_read_only() -> bool:
@@ -51,7 +60,8 @@ def protect(app: Flask) -> None:
         view = app.view_functions.get(request.endpoint)
         if view is None or getattr(view, "computes_only", False):
             return None
-        rel = None if getattr(view, "creates_file", False) else (request.view_args or {}).get("rel")
+        own = getattr(view, "creates_file", False) or getattr(view, "keeps_app_data", False)
+        rel = None if own else (request.view_args or {}).get("rel")
         reason = write_refusal(rel)
         if reason:
             abort(403, description=reason)

@@ -3,14 +3,13 @@
 
 from __future__ import annotations
 
-from flask import current_app
-
 from ..core.leaf_figures import LeafFigures, leaf_figures
 from ..core.session import Session
+from .current import store
 
 
 def cached_leaf_figures(rel: str, session: Session) -> list[LeafFigures]:
-    views = current_app.extensions["session_store"].views
+    views = store().views
     key = ("leaf-figures", rel, session.storage.version_key())
     rows = views.get(key)
     if rows is None:

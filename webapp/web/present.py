@@ -1,4 +1,5 @@
-"""Presenter mode: a branch shown one turn at a time in large type, beside the graph, for demos.
+"""Presenter mode: a branch shown one turn at a time in large type, beside the skeleton of the
+tree (the run holding the turn opened to its turns, the turn marked), for demos.
 
 Read-only by nature (it has no form). The position is in the URL (`leaf` and `turn`), so a link
 opens at a turn and a reload stays there; presenter.js only maps ←/→/space to the prev/next links.
@@ -9,7 +10,7 @@ from __future__ import annotations
 from flask import Blueprint, abort, redirect, render_template, request, url_for
 
 from ..core.transcript import Options, items_of, path_to_leaf, turns
-from . import sessions
+from . import current, sessions
 from .graph import dom_id
 from .transcript import item_body
 
@@ -18,7 +19,7 @@ bp = Blueprint("present", __name__)
 
 @bp.get("/s/<path:rel>/present")
 def present(rel: str):
-    session = sessions.store().session(rel)
+    session = current.store().session(rel)
     tree = session.tree
     node, leaf = request.args.get("node"), request.args.get("leaf")
     for ref in (node, leaf):
@@ -35,14 +36,15 @@ def present(rel: str):
         turn = max(i for i, s in enumerate(starts) if s <= at) + 1
         return redirect(url_for("present.present", rel=rel, leaf=path[-1].id, turn=turn, **_view(view)))
     text = request.args.get("turn", "1")
-    turn = int(text) if text.isdigit() else 0
+    turn = int(text) if text.isascii() and text.isdigit() and len(text) <= 18 else 0
     if not 1 <= turn <= len(starts):
         abort(404, description=f"turn {text!r}: this branch has turns 1 to {len(starts)}")
     lo = starts[turn - 1]
     hi = starts[turn] if turn < len(starts) else len(path)
     entries = path[lo:hi]
     options = Options()
-    graph = sessions.GraphOptions({})
+    graph = sessions.GraphOptions({"collapse": "skeleton"})  # the shape, read from afar
+    graph.known(tree)
     layout = sessions.layout_showing(rel, session, graph, entries[0].id)  # the turn is drawn, not folded
     svg, note = sessions.drawing_svg(rel, session, graph, layout) if view == "graph" else (None, None)
     return render_template(

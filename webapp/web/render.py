@@ -18,17 +18,17 @@ import nh3
 import orjson
 from markdown_it import MarkdownIt
 from markupsafe import Markup, escape
-from pygments import highlight as _pygmentize
 from pygments.formatters import HtmlFormatter
 from pygments.lexer import Lexer
-from pygments.lexers import TextLexer, get_lexer_by_name, get_lexer_for_filename
+from pygments.lexers import TextLexer
 from pygments.token import STANDARD_TYPES
-from pygments.util import ClassNotFound
 
 from webapp.core import entries as E
 from webapp.core.entries import Entry, content_blocks
 from webapp.core.formats.tools import ToolAction, tool_action
 from webapp.core.tokens import compaction_text
+
+from . import lexers
 
 FOLD_LINES = 20
 SHOWN_CHARS = 100_000  # past this a panel shows the start and says what it left out
@@ -49,30 +49,9 @@ _COMMON_FIELDS = ("type", "id", "parentId", "timestamp")
 # --- highlighting -------------------------------------------------------------------------------
 
 
-def _lexer(language: str | None) -> Lexer:
-    """A lexer by name, else by the name as a file extension; plain text otherwise (guessing
-    from the code costs too much for long outputs)."""
-    if language:
-        try:
-            return get_lexer_by_name(language, stripnl=False)
-        except ClassNotFound:
-            return _lexer_for_path("x." + language)
-    return TextLexer(stripnl=False)
-
-
-def _lexer_for_path(path: Any) -> Lexer:
-    """The lexer a file's name suggests, so written or read files look like their language."""
-    if isinstance(path, str) and path:
-        try:
-            return get_lexer_for_filename(path, stripnl=False)
-        except ClassNotFound:
-            pass
-    return TextLexer(stripnl=False)
-
-
-def _code_lines(code: str, lexer: Lexer) -> list[Markup]:
+def highlight_lines(code: str, lexer: Lexer) -> list[Markup]:
     """Highlighted lines; Pygments closes its spans at each line end, so lines split cleanly."""
-    html = _pygmentize(code, lexer, _FORMATTER)
+    html = lexers.highlight_html(code, lexer, _FORMATTER)
     return [Markup(line) for line in html.splitlines(keepends=True)]
 
 
@@ -91,6 +70,7 @@ RESPONSE_CHARS = 2_000_000  # of entry content in one response
 def start_response() -> None:
     """A new response starts with its whole budget (called before each request)."""
     _response_left.set([RESPONSE_CHARS])
+    lexers.start_response()
 
 
 def _allowance() -> int:
@@ -120,13 +100,13 @@ def _capped(text: str) -> tuple[str, Markup]:
 def highlight(code: str, language: str | None) -> Markup:
     """A highlighted `<pre class="code">` block; Pygments escapes every character of `code`."""
     shown, note = _capped(str(code))
-    return _pre(_EMPTY.join(_code_lines(shown, _lexer(language)))) + note
+    return _pre(_EMPTY.join(highlight_lines(shown, lexers.by_name(language)))) + note
 
 
 def _folded(code: str, lexer: Lexer) -> Markup:
     """Long output shows its first lines; the rest sits in a `<details>`, which needs no JS."""
     shown, note = _capped(code)
-    lines = _code_lines(shown, lexer)
+    lines = highlight_lines(shown, lexer)
     if len(lines) <= FOLD_LINES:
         return _pre(_EMPTY.join(lines)) + note
     head, rest = _EMPTY.join(lines[:FOLD_LINES]), _EMPTY.join(lines[FOLD_LINES:])
@@ -292,7 +272,7 @@ def _edit_call(action: ToolAction) -> Markup:
     """The edit as a unified diff, the way a reviewer reads a change."""
     path, old, new = action.path or "", action.old or "", action.new or ""
     if len(old) + len(new) > SHOWN_CHARS:  # diffing megabytes takes seconds: show both sides
-        lexer = _lexer_for_path(path)
+        lexer = lexers.for_path(path)
         parts = [_path(path), note_html("Too long to diff here. Old text:"), _folded(old, lexer),
                  note_html("New text:"), _folded(new, lexer)]
         return _EMPTY.join(parts)
@@ -307,7 +287,7 @@ def _patch_call(action: ToolAction) -> Markup:
 
 
 def _write_call(action: ToolAction) -> Markup:
-    return _path(action.path) + _folded(action.content or "", _lexer_for_path(action.path))
+    return _path(action.path) + _folded(action.content or "", lexers.for_path(action.path))
 
 
 def _read_call(action: ToolAction) -> Markup:
@@ -395,7 +375,7 @@ def _tool_result(msg: dict, tool_call: dict | None) -> Markup:
     return Markup('<div class="tool-result{}"><div class="tool-name">{}</div>{}{}{}</div>').format(
         " is-error" if msg.get("isError") else "",
         msg.get("toolName") or "?",
-        _folded(text, _lexer_for_path(path)),
+        _folded(text, lexers.for_path(path)),
         images,
         others,
     )
@@ -405,7 +385,7 @@ def _bash_execution(msg: dict) -> Markup:
     """A command the user ran: prompt, folded output, exit code and what was special about it."""
     command = _pre(
         Markup('<span class="{}gp">$ </span>').format(CLASS_PREFIX)
-        + _EMPTY.join(_code_lines(str(msg.get("command", "")), _lexer("bash")))
+        + _EMPTY.join(highlight_lines(str(msg.get("command", "")), lexers.by_name("bash")))
     )
     exit_code = msg.get("exitCode")
     flags = [Markup('<span class="exit-code{}">exit {}</span>').format(

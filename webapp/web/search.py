@@ -4,12 +4,13 @@ file. Indexes live here, one per file, and are brought up to date on each search
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.entries import Entry
 from ..core.errors import SessionError
-from ..core.search import FileIndex, SessionIndex, Snippet, searchable_text, snippet
+from ..core.search import FileIndex, SessionIndex, Snippet, file_mentions, searchable_text, snippet
 from ..core.storage import JsonlStorage
 from ..core.transcript import branch_name, descend
 from ..core.tree import SessionTree
@@ -18,7 +19,11 @@ from .store import LRU
 RESULTS = 50  # hits listed; the count says how many there are in all
 
 _session_indexes = LRU(16)  # path -> SessionIndex (big sessions: keep a few)
-_file_indexes = LRU(1024)  # path -> FileIndex, for the index page
+# The index page's filter keeps each file's text to answer the next filter quickly, up to
+# FILE_TEXT_CHARS in all (the least recently asked are let go of first); a file bigger than a
+# quarter of that is read through for each filter and kept nowhere: 294 MB of files kept 300 MB.
+FILE_TEXT_CHARS = 32 * 1024 * 1024
+_file_indexes: OrderedDict[Path, FileIndex] = OrderedDict()
 _lock = threading.Lock()
 
 
@@ -40,13 +45,27 @@ def session_index(path: Path, tree: SessionTree) -> SessionIndex:
 
 def file_matches(path: Path, query: str) -> bool:
     """Whether the session file mentions `query` anywhere (what the index page filter asks)."""
-    index = _cached(_file_indexes, path, FileIndex)
     with _lock:
         try:
-            index.update(JsonlStorage(path))
+            storage = JsonlStorage(path)
+            if storage.size() > FILE_TEXT_CHARS // 4:
+                _file_indexes.pop(path, None)
+                return file_mentions(storage, query)
+            index = _file_indexes.pop(path, None) or FileIndex()
+            index.update(storage)
         except (OSError, SessionError):  # gone or unreadable since it was listed: no match
             return False
+        _file_indexes[path] = index  # (the most recently asked last)
+        total = sum(i.size for i in _file_indexes.values())
+        while total > FILE_TEXT_CHARS and len(_file_indexes) > 1:
+            total -= _file_indexes.popitem(last=False)[1].size
         return index.matches(query)
+
+
+def file_text_held() -> int:
+    """Characters of file text the index page's filter keeps."""
+    with _lock:
+        return sum(i.size for i in _file_indexes.values())
 
 
 @dataclass

@@ -9,7 +9,6 @@ from __future__ import annotations
 import threading
 from urllib.parse import quote, urlencode
 
-import orjson
 from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
 
 from ..core.catalog import group_sessions
@@ -18,20 +17,22 @@ from ..core.metadata import metadata_rows
 from ..core.request import build_request
 from ..core.session import Session
 from .audit import audit_tab, cached_audit, is_summary
-from . import budget, client, render, search, transcript
+from . import budget, client, corpus, outline, render, search, transcript
 from .graph import (
+    LEVELS,
     MAX_EXPAND,
     RANKDIRS,
     DotTimeout,
     build_layout,
     choose_rankdir,
+    default_level,
     dom_id,
     drawing_specs,
     patch_drawing,
     render_drawing,
 )
+from .current import is_fragment, store
 from .leaves import cached_leaf_figures
-from .store import SessionStore
 from .views import (
     awaits_reply,
     compaction_overlay,
@@ -48,28 +49,29 @@ MORE_KINDS = ("problems", "messages", "raw", "line", "context")  # what /-/more/
 TABS = ("node", "transcript", "search", "context", "branches", "summaries", "problems", "audit", "compact")
 
 
-def store() -> SessionStore:
-    return current_app.extensions["session_store"]
-
-
-def is_fragment() -> bool:
-    """An htmx request for a part of the page (a history restore wants the whole page)."""
-    return request.headers.get("HX-Request") == "true" and not request.headers.get("HX-History-Restore-Request")
-
-
 # -- index -----------------------------------------------------------------------------------------
 
 
 @bp.get("/")
 def index():
     query = request.args.get("q", "").strip()
-    rows = store().list()
-    if query:
-        needle = query.lower()
-        rows = [r for r in rows if needle in _haystack(r) or search.file_matches(store().resolve(r[0]), query)]
-    groups = group_sessions(rows)
+    page = _int_arg("page", 1) or 1
+    indexed = corpus.listing(store(), query, page)
+    if indexed is not None:
+        found, progress = indexed
+        rows, total, pages = found.rows, found.total, found.pages
+        page = found.page
+    else:
+        rows, progress, pages, page = store().list(), None, 1, 1
+        if query:
+            needle = query.lower()
+            rows = [r for r in rows if needle in _haystack(r) or search.file_matches(store().resolve(r[0]), query)]
+        total = len(rows)
     template = "partials/_session_list.html" if is_fragment() else "index.html"
-    return render_template(template, groups=groups, query=query, total=len(rows), root=store().root)
+    return render_template(template, groups=group_sessions(rows), query=query, total=total, root=store().root,
+                           progress=progress, page=page, pages=pages,
+                           search=corpus.hits(store(), query, _int_arg("offset", 0) or 0),
+                           corpus_error=current_app.extensions.get("corpus_error"))
 
 
 def _haystack(row) -> str:
@@ -85,35 +87,46 @@ def _haystack(row) -> str:
 
 class GraphOptions:
     """How the graph is folded and laid out: from the query string, carried along by every graph
-    request. `open` (a "more branches" node's link) adds to `expand`; `known` keeps only entry
-    ids; `dir` is TB or LR, or unset: chosen from the drawing's shape (`rankdir`)."""
+    request. `collapse` unset (`asked` empty) is the session's default level, which `known` finds
+    (the skeleton for a session with branches); `open` (a "more branches" node's or a skeleton
+    run's link) adds to `expand`; `known` keeps only entry ids; `dir` is TB or LR, or unset:
+    chosen from the drawing's shape (`rankdir`)."""
 
     def __init__(self, args):
-        self.collapse = args.get("collapse", "auto")
-        if self.collapse not in ("auto", "on", "off"):
-            self.collapse = "auto"
+        asked = args.get("collapse", "")
+        self.asked = asked if asked in LEVELS else ""
+        self.collapse = self.asked or "auto"
         self.direction = args.get("dir", "")
         if self.direction not in RANKDIRS:
             self.direction = ""
         wanted = ",".join((args.get("expand", ""), args.get("open", ""))).split(",")
         self.expand = frozenset(x for x in wanted if x)
+        self.default = "auto"  # the session's own level, once `known`
 
     def known(self, tree) -> None:
         """Only entry ids of this session reach the layout's cache key, and a bounded number."""
         self.expand = frozenset(sorted(x for x in self.expand if x in tree.by_id)[:MAX_EXPAND])
+        self.default = default_level(tree)  # (the toolbar offers the way back to it)
+        if not self.asked:
+            self.collapse = self.default
 
     def rankdir(self, layout) -> str:
         """The direction the drawing is laid out in: the one asked for, or the one that shows
         the most of this layout at "Fit"."""
         return self.direction or choose_rankdir(layout)
 
-    def query(self) -> str:
-        params = {"collapse": self.collapse} if self.collapse != "auto" else {}
+    def params(self) -> dict[str, str]:
+        """The folding and the direction as URL parameters: what a link to another view of the
+        page carries, so that the drawing stays as it is."""
+        params = {"collapse": self.asked} if self.asked else {}
         if self.direction:
             params["dir"] = self.direction
         if self.expand:
             params["expand"] = ",".join(sorted(self.expand))
-        return urlencode(params)
+        return params
+
+    def query(self) -> str:
+        return urlencode(self.params())
 
 
 def _layout(rel: str, session: Session, options: GraphOptions, pinned: frozenset[str] = frozenset()):
@@ -215,7 +228,7 @@ def drawing_svg(rel: str, session: Session, options: GraphOptions, layout) -> tu
 
 def _view_params() -> dict:
     """The query parameters a session view carries from one URL to the next."""
-    keys = ("node", "collapse", "expand", "dir", "q", *transcript.TRANSCRIPT_PARAMS)
+    keys = ("node", "collapse", "expand", "dir", "view", "q", *transcript.TRANSCRIPT_PARAMS)
     return {k: v for k, v in request.args.items() if k in keys and v}
 
 
@@ -259,7 +272,7 @@ def _tab_context(rel: str, session: Session, tab: str, node: str | None, layout)
         ctx.update(audit_tab(rel, session, node, layout))
     elif tab == "problems":
         problems = tree.all_problems()
-        ctx["problem_count"] = len(problems)
+        ctx["problem_count"], ctx["warning_count"] = tree.problem_counts()
         ctx["problems"] = problems[: budget.PROBLEMS_PAGE]
         ctx["rest"] = len(problems) - len(ctx["problems"])
         ctx["next_url"] = budget.more_url(rel, "problems", budget.PROBLEMS_PAGE) if ctx["rest"] else None
@@ -269,16 +282,40 @@ def _tab_context(rel: str, session: Session, tab: str, node: str | None, layout)
     return ctx
 
 
-def _page_context(rel: str, tab: str, drawing: bool = True):
+def _text_tree_lines(session: Session, options: GraphOptions, layout, view: str, node: str | None) -> list:
+    """The text tree beside or instead of the drawing: the drawing's nodes (`layout`, at the
+    level the toolbar shows: the skeleton, or turns), so a line and a node are the same thing
+    and selecting either marks both; its links keep the page's view."""
+    extra = "&".join(x for x in (options.query(), urlencode({"view": view})) if x)
+
+    def link(entry_id: str) -> str:
+        return f"?node={quote(entry_id, safe='')}&{extra}"
+
+    def open_link(anchors: list[str]) -> str:
+        return f"?node={quote(anchors[0], safe='')}&{urlencode({'open': ','.join(anchors)})}&{extra}"
+
+    lines = outline.text_tree(session.tree, layout, link, open_link)
+    here = layout.dom_for(node) if node else None
+    for line in lines:
+        line.selected = line.dom == here
+    return lines
+
+
+def _page_context(rel: str, tab: str, drawing: bool = True, text: bool = True):
     """What the page or a fragment shows; `drawing=False` for a panel, which needs the layout
-    (to mark drawn nodes) but not the SVG, so a click never waits for `dot`."""
+    (to mark drawn nodes) but not the SVG, so a click never waits for `dot`, and `text=False`
+    without the text tree (a panel leaves it as it is). The text view (`view=text`) draws
+    nothing: its text tree is read from the layout, at the level the drawing would have."""
     session = store().session(rel)
     tree = session.tree
     node = _selected(session, request.args.get("node"))
     options = GraphOptions(request.args)
     options.known(tree)
+    view = outline.view_of(request.args)
     layout = layout_showing(rel, session, options, node)
+    drawing = drawing and view != "text"
     svg, note = drawing_svg(rel, session, options, layout) if drawing else (None, None)
+    lines = _text_tree_lines(session, options, layout, view, node) if view != "graph" and text else None
     return {
         "rel": rel,
         "session": session,
@@ -287,6 +324,8 @@ def _page_context(rel: str, tab: str, drawing: bool = True):
         "layout": layout,
         "svg": svg,
         "graph_note": note,
+        "view": view,
+        "text_lines": lines,
         "rankdir": options.rankdir(layout),
         "selected_dom": layout.dom_for(node) if node else None,
         "path_dom": layout.path_doms(node) if node else [],
@@ -316,28 +355,13 @@ def panel_fragment(rel: str, tab: str):
         abort(404, description=f"no panel {tab!r}")
     if not is_fragment():
         return redirect(url_for("sessions.session_page", rel=rel, tab=tab, **_view_params()))
-    ctx = _page_context(rel, tab, drawing=False)
+    ctx = _page_context(rel, tab, drawing=False, text=False)
     response = current_app.make_response(render_template("partials/_panel.html", **ctx))
     params = _view_params()
-    if params.get("collapse") == "auto":
-        del params["collapse"]
     if tab != "node":
         params["tab"] = tab
     response.headers["HX-Push-Url"] = url_for("sessions.session_page", rel=rel, **params)
     return response
-
-
-@bp.get("/s/<path:rel>/-/version")
-def version(rel: str):
-    """What the page polls to follow a file being written (static/follow.js): a string that
-    changes whenever the file does, and the active leaf. Costs a stat, plus reading what was
-    appended (the tree grows by it, and the redraw that follows needs it anyway)."""
-    session = store().session(rel)
-    tree = session.tree
-    key = "-".join(map(str, (*session.storage.version_key(), session.rewrites)))
-    body = {"version": key, "activeLeaf": tree.conversation_leaf(tree.active_leaf), "entries": len(tree.entries)}
-    return current_app.response_class(orjson.dumps(body), mimetype="application/json",
-                                      headers={"Cache-Control": "no-store"})
 
 
 @bp.get("/s/<path:rel>/-/raw")

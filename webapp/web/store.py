@@ -10,36 +10,17 @@ size + mtime + inode, so a change on disk invalidates them without a restart.
 from __future__ import annotations
 
 import gc
-import os
 import stat
 import threading
 from collections import OrderedDict
 from pathlib import Path, PurePosixPath
-from urllib.parse import quote, unquote_to_bytes
 
 from werkzeug.exceptions import Forbidden
 
 from ..core.catalog import SessionSummary, summarize_session
 from ..core.errors import SessionError, SessionNotFound
 from ..core.session import Session
-from ..core.storage import discover
-
-
-def url_name(rel: str) -> str:
-    """A path under the root as URLs and pages carry it: as it is when it is UTF-8 text without
-    `%`, else its bytes percent-encoded. A file name that is not UTF-8 (held by Python with
-    surrogate escapes, which no page or URL can carry) is then listed and opened like any other;
-    every encoded name holds a `%` and no name left as it is does, so `fs_name` can tell them apart."""
-    try:
-        os.fsencode(rel).decode("utf-8")
-    except UnicodeDecodeError:
-        return quote(os.fsencode(rel), safe="/")
-    return quote(rel, safe="/") if "%" in rel else rel
-
-
-def fs_name(name: str) -> str:
-    """The path under the root a `url_name` stands for (as the file system's str)."""
-    return os.fsdecode(unquote_to_bytes(name)) if "%" in name else name
+from ..core.storage import discover, fs_name, url_name
 
 
 class LRU:
@@ -56,6 +37,12 @@ class LRU:
                 self._data.move_to_end(key)
                 return self._data[key]
         return None
+
+    def drop(self, which) -> None:
+        """Forget the entries whose key `which(key)` is true for."""
+        with self._lock:
+            for key in [k for k in self._data if which(k)]:
+                del self._data[key]
 
     def put(self, key, value) -> None:
         with self._lock:
@@ -86,7 +73,8 @@ class SessionStore:
         self._sessions = LRU(32)  # open sessions hold their parsed file: keep the recent ones
         self._lock = threading.Lock()
         self.summaries = LRU(512)
-        self.views = LRU(64)  # rendered graphs and other costly views
+        self.views = LRU(64)  # rendered graphs and other costly views: (kind, rel, version, ...)
+        self._versions = LRU(1024)  # rel -> the version its views were last made of
         self._read_since_freeze = 0
         self._sizes: dict[Path, int] = {}
 
@@ -107,7 +95,8 @@ class SessionStore:
             raise SessionNotFound(f"no session {name!r}")
         try:
             path = (self.root / rel).resolve()
-            st = path.stat() if path.is_relative_to(self.root) else None
+            inside = [(self.root / w).resolve() for w in self.within] or [self.root]
+            st = path.stat() if any(path.is_relative_to(folder) for folder in inside) else None
         except RuntimeError:  # Path.resolve's word for a symlink loop
             raise SessionNotFound(f"no session {name!r}: a symbolic link that leads to itself") from None
         except OSError as exc:  # a name too long, a loop found by stat, ...
@@ -130,10 +119,21 @@ class SessionStore:
                     session = Session.open(path)
                     self._sessions.put(path, session)
             session.refresh()
+            self._forget_older_views(name, session)
             self._freeze_when_grown(path, session)
         except PermissionError as exc:
             raise Forbidden(f"{name}: the file cannot be read ({exc.strerror or 'permission denied'})") from None
         return session
+
+    def _forget_older_views(self, name: str, session: Session) -> None:
+        """Drop what was cached for older versions of the file: a file followed while it grows
+        would otherwise keep a layout, a drawing and the tree they hold for each of its last
+        64 versions (gigabytes for a big one), none of which is asked for again."""
+        version = session.storage.version_key()
+        old = self._versions.get(name)
+        self._versions.put(name, version)
+        if old is not None and old != version:
+            self.views.drop(lambda key: len(key) > 2 and key[1] == name and key[2] == old)
 
     def _freeze_when_grown(self, path: Path, session: Session) -> None:
         size = session.storage.version_key()[0]
@@ -147,8 +147,8 @@ class SessionStore:
         session.tree  # built now (every route asks for it next), then frozen with the rest
         gc.freeze()
 
-    def list(self) -> list[tuple[str, SessionSummary | None, str | None]]:
-        """(rel path, summary, error) for every session under the root, summaries cached."""
+    def files(self) -> list[Path]:
+        """Every session file served: under the root (and `within`), no symlink leading out."""
         out = []
         for path in discover(self.root, [str(w) for w in self.within]):
             try:
@@ -156,6 +156,13 @@ class SessionStore:
                     continue  # a symlink that leads out of the root
             except (OSError, RuntimeError):
                 continue  # a loop: not a session file (discover leaves them out already)
+            out.append(path)
+        return out
+
+    def list(self) -> list[tuple[str, SessionSummary | None, str | None]]:
+        """(rel path, summary, error) for every session under the root, summaries cached."""
+        out = []
+        for path in self.files():
             rel = self.rel(path)
             try:
                 st = path.stat()

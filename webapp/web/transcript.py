@@ -11,6 +11,7 @@ from flask import Blueprint, abort, redirect, render_template, request, url_for
 from markupsafe import Markup
 
 from ..core.entries import Entry, content_blocks
+from ..core.subagents import starts_under
 from ..core.transcript import (
     FILTER_NAMES,
     FILTERS,
@@ -22,8 +23,9 @@ from ..core.transcript import (
     build_transcript,
     other_branches,
 )
+from ..core.subagents import TASK_TOOLS, SubAgentRun, task_prompt
 from ..core.tree import SessionTree
-from . import render, sessions
+from . import current, render
 from .graph import dom_id
 
 bp = Blueprint("transcript", __name__)
@@ -77,7 +79,10 @@ def assistant_body(item: Item, options: Options, plain: bool = False) -> Markup:
         run = []
         if options.filter == "no-tools":
             continue
-        out.append(render.tool_call_html(block))
+        if block.get("name") in TASK_TOOLS:
+            out.append(_task_call(block, item.subagents.get(block.get("id"))))
+        else:
+            out.append(render.tool_call_html(block))
         result = item.results.get(block.get("id"))
         if result is not None and options.output:
             out.append(_result(result, block, plain))
@@ -88,6 +93,21 @@ def assistant_body(item: Item, options: Options, plain: bool = False) -> Markup:
     if msg.get("errorMessage"):
         out.append(render.note_html(str(msg["errorMessage"]), "error"))
     return Markup("").join(out)
+
+
+def _task_call(block: dict, run: SubAgentRun | None) -> Markup:
+    """A sub-agent call as what it asks (its prompt, wrapped as text, not raw JSON) and a way
+    into the sub-agent's own conversation: the transcript of the path to the run's last entry."""
+    description, kind, prompt = task_prompt(block)
+    head = " · ".join(x for x in (str(block.get("name")), kind, description) if x)
+    if run is not None:
+        link = Markup('<p class="subagent-open"><a class="subagent-link" href="?tab=transcript&amp;node={}" '
+                      'data-select="{}" data-dom="{}" data-tab="transcript">Open the sub-agent\'s conversation '
+                      '({:,} entries)</a></p>').format(run.tip, run.tip, dom_id(run.tip), run.entries)
+    else:
+        link = Markup('<p class="muted">The sub-agent\'s conversation is not in this file.</p>')
+    return Markup('<div class="tool-call task-call"><div class="tool-name">{}</div>{}{}</div>').format(
+        head, render.render_markdown(prompt) if prompt else render.tool_call_html(block), link)
 
 
 def item_body(item: Item, options: Options, plain: bool = False) -> Markup:
@@ -121,6 +141,7 @@ def window_context(tree: SessionTree, t: Transcript, start: int, size: int = WIN
         "start": start,
         "end": start + len(items),
         "branches_at": {i.entry.id: other_branches(tree, t.path, i.at) for i in items},
+        "subagents_at": {i.entry.id: starts_under(tree, i.entry.id) for i in items},
         "item_body": item_body,
         "labels": tree.labels,
         "window": WINDOW,
@@ -138,15 +159,16 @@ def transcript_params(t: Transcript, **extra) -> dict:
 @bp.get("/s/<path:rel>/-/transcript")
 def window(rel: str):
     """More of a transcript: the window starting at `start`, appended when scrolled to."""
-    tree = sessions.store().session(rel).tree
+    tree = current.store().session(rel).tree
     node = request.args.get("node", "")
-    if not sessions.is_fragment():
-        return redirect(url_for("sessions.session_page", rel=rel, tab="transcript", **request.args))
+    if not current.is_fragment():
+        kept = {k: v for k, v in request.args.items() if k not in ("rel", "tab") and not k.startswith("_")}
+        return redirect(url_for("sessions.session_page", rel=rel, tab="transcript", **kept))
     if node not in tree.by_id:
         abort(404, description=f"no entry {node!r} in this session")
     t = build_transcript(tree, node, request.args.get("leaf"), Options.from_args(request.args))
     start, size = request.args.get("start", "0"), request.args.get("size", str(WINDOW))
-    if not (start.isdigit() and size.isdigit()):
+    if not all(n.isascii() and n.isdigit() and len(n) <= 18 for n in (start, size)):
         abort(400, description="start and size must be whole numbers")
     ctx = window_context(tree, t, int(start), min(int(size), WINDOW))
     return render_template("partials/_transcript_window.html", rel=rel, tree=tree, focus_id=None, **ctx)
@@ -155,9 +177,9 @@ def window(rel: str):
 @bp.get("/s/<path:rel>/-/transcript/branches")
 def branch_list(rel: str):
     """The tips of the session, each a link that opens its branch in the transcript."""
-    if not sessions.is_fragment():
+    if not current.is_fragment():
         return redirect(url_for("sessions.session_page", rel=rel, tab="branches"))
-    tree = sessions.store().session(rel).tree
+    tree = current.store().session(rel).tree
     options = Options.from_args(request.args)
     active = tree.conversation_leaf(tree.active_leaf)
     rows = [(leaf, branch_name(tree, leaf), leaf == active) for leaf in tree.leaves()]

@@ -13,6 +13,7 @@ from ..core.compaction import (
     suggested_keep_recent_tokens,
 )
 from ..core.context import Context, build_context, settings_on
+from ..core.context_diff import replaced_entries
 from ..core.entries import (
     BRANCH_SUMMARY,
     COMPACTION,
@@ -28,9 +29,9 @@ from ..core.entries import (
 )
 from ..core.reader import first_kept_id
 from ..core.request import Request, build_request
-from ..core.tokens import TokenCount, context_tokens
+from ..core.tokens import TokenCount, context_tokens, leaf_tokens
 from ..core.tree import SessionTree
-from ..models import context_window
+from ..model.table import context_window
 from .bands import compaction_bands, preview_band
 from .graph import GraphLayout, dom_id, drawn_tree
 
@@ -79,6 +80,7 @@ class ContextView:
     window: int | None
     overlay: dict  # drawn node dom id -> state, for the graph
     request: Request  # what a model call at this node is sent (SPEC §5b)
+    replaced: int = 0  # entries the compaction in force replaced (`replaced_entries`)
 
     @property
     def percent(self) -> int | None:
@@ -87,7 +89,9 @@ class ContextView:
 
 def context_view(tree: SessionTree, node_id: str, layout: GraphLayout) -> ContextView:
     """The context at a node, and how each drawn node relates to it: in it, replaced by a
-    compaction's summary (which one), or off the path. A segment takes its strongest member state."""
+    compaction's summary (which one), or off the path. A fold takes its strongest member state,
+    and one only partly in the context says how much of it is ("28 of 40 in context": of its
+    entries that say something to the model, those not replaced by a summary)."""
     ctx = build_context(tree, node_id)
     tokens = context_tokens(ctx)
     window = context_window(ctx.settings.provider, ctx.settings.model_id)
@@ -95,6 +99,7 @@ def context_view(tree: SessionTree, node_id: str, layout: GraphLayout) -> Contex
     on_path = {e.id for e in ctx.path}
     rank = {"in-context": 3, "replaced": 2, "on-path": 1}
     states: dict[str, dict] = {}
+    counts: dict[str, list[int]] = {}  # a fold's dom id -> [its entries in the context, and replaced]
     for e in ctx.path:
         if e.id in in_ctx:
             state = {"state": "in-context"}
@@ -106,9 +111,15 @@ def context_view(tree: SessionTree, node_id: str, layout: GraphLayout) -> Contex
         drawn = layout.dom_for(e.id)
         if drawn not in states or rank[state["state"]] > rank[states[drawn]["state"]]:
             states[drawn] = state
+        if state["state"] != "on-path" and not drawn.startswith(("e-", "x-")):
+            counts.setdefault(drawn, [0, 0])[state["state"] == "replaced"] += 1
+    for drawn, (held, replaced) in counts.items():
+        if held and replaced:
+            states[drawn] = {**states[drawn], "count": f"{held:,} of {held + replaced:,} in context"}
     overlay = {"nodes": states, "onPath": sorted({layout.dom_for(i) for i in on_path}),
                "bands": compaction_bands(tree, ctx.path, layout)}
-    return ContextView(ctx, tokens, window, overlay, build_request(ctx))
+    replaced = len(replaced_entries(tree, ctx.compaction.id)) if ctx.compaction and tree.parent.get(ctx.compaction.id) else 0
+    return ContextView(ctx, tokens, window, overlay, build_request(ctx), replaced)
 
 
 @dataclass
@@ -202,9 +213,15 @@ def tool_call_for(tree: SessionTree, entry: Entry) -> dict | None:
     return None
 
 
+# Roles whose name in the file reads as code: a pi `bashExecution` is a command the user ran
+# with `!`, shown to the model as a user message.
+ROLE_TITLES = {"bashExecution": "bash (user)"}
+
+
 def entry_title(entry: Entry) -> str:
-    kind = entry.role if entry.type == MESSAGE else str(entry.type).replace("_", " ")
-    return kind or "entry"
+    if entry.type == MESSAGE:
+        return ROLE_TITLES.get(entry.role, entry.role) if isinstance(entry.role, str) and entry.role else "entry"
+    return str(entry.type).replace("_", " ") or "entry"
 
 
 def short(text, n: int = 90) -> str:
@@ -242,7 +259,7 @@ def compaction_overlay(plan: CompactionPlan, layout: GraphLayout) -> dict:
         "kept": sorted({layout.dom_for(i) for i in kept}),
         "cut": layout.dom_for(cut) if cut else None,
         # The fold (its first entry, as the `expand` state names folds) that hides the cut, if any.
-        "cutFold": next((s.first_id for s in layout.segments if cut and s.id == layout.member(cut)), None),
+        "cutFold": next((s.key for s in layout.segments if cut and s.id == layout.member(cut)), None),
         "bands": [b for b in [preview_band(plan, layout)] if b],
     }
 
@@ -278,9 +295,8 @@ def context_meter(tree: SessionTree) -> Meter:
     """How full the context of the active leaf is (once per tree: every page of it shows it)."""
     meter = _meters.get(tree)
     if meter is None:
-        ctx = build_context(tree, tree.active_leaf)
-        count = context_tokens(ctx)
-        window = context_window(ctx.settings.provider, ctx.settings.model_id)
+        count, model = leaf_tokens(tree, tree.active_leaf)
+        window = context_window(*model)
         meter = _meters[tree] = Meter(count.context, window,
                                       bool(window) and count.context > window - DEFAULT_RESERVE_TOKENS, count)
     return meter

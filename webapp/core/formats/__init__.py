@@ -21,7 +21,8 @@ READ_ONLY_FORMATS = frozenset({"claude-code", "codex"})  # the names of the two 
 def reader_for(first: dict) -> type:
     """The reader for a file whose first readable line is `first` (the other agents' readers are
     imported when a file needs them: a command that reads a pi file does not pay for them)."""
-    if first.get("type") == "session":
+    kind = first.get("type")
+    if kind == "session" or not isinstance(kind, (str, type(None))):  # a list or object is no format's
         return PiReader
     from .claude import ClaudeReader, is_claude_line
     from .codex import CodexReader, is_codex_line

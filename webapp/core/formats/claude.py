@@ -10,7 +10,6 @@ whether inline or in the `subagents/` files beside the session (read with it); l
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +87,12 @@ def _usage(usage: Any) -> dict | None:
     return out
 
 
+def _call_id(block: dict) -> bool:
+    """Whether a tool call has an id of its own: calls without one must not all be one call
+    named "" (a sub-agent would then hang under whichever of them came last)."""
+    return isinstance(block.get("id"), str) and block["id"] != ""
+
+
 class _Node:
     """An entry in the making: one or more lines of the file."""
 
@@ -106,8 +111,16 @@ class _Node:
         self.file: str | None = None  # a sub-agent's file, which `line` counts in
 
 
-_COMMAND_NAME = re.compile(r"<command-name>(.*?)</command-name>", re.S)
-_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
+
+def _tag_text(text: str, tag: str) -> str | None:
+    """What the first `<tag>…</tag>` of the text holds, found with two scans: a lazy pattern
+    would rescan the rest of the text from every unclosed opening tag."""
+    opening, closing = f"<{tag}>", f"</{tag}>"
+    start = text.find(opening)
+    if start < 0:
+        return None
+    end = text.find(closing, start + len(opening))
+    return text[start + len(opening):end] if end >= 0 else None
 
 
 class ClaudeReader(ReadOnlyReader):
@@ -157,6 +170,7 @@ class _Build:
         self.metadata: list[tuple[int, dict]] = []
         self.nodes: list[_Node] = []
         self.alias: dict[str, _Node] = {}  # every uuid read -> the node it became part of
+        self.anchor: dict[str, _Node] = {}  # a split line's uuid -> the node its children hang on
         self.tool_names: dict[str, str] = {}
         self.call_owner: dict[str, _Node] = {}  # tool call id -> the assistant node that made it
         self.agent_calls: dict[str, str] = {}  # sub-agent id -> the tool call id its result answers
@@ -232,7 +246,7 @@ class _Build:
         msg = obj.get("message") if isinstance(obj.get("message"), dict) else {}
         blocks = _blocks(msg.get("content"))
         for b in blocks:
-            if b.get("type") == "toolCall" and isinstance(b.get("id"), str):
+            if b.get("type") == "toolCall" and _call_id(b):
                 self.tool_names[b["id"]] = str(b.get("name"))
         msg_id = msg.get("id") if isinstance(msg.get("id"), str) else None
         prev = self._split_of(parent, msg_id)
@@ -243,6 +257,9 @@ class _Build:
             self._own_calls(prev, blocks)
             prev.id = uuid  # the last line's uuid names the message; earlier ones are aliases
             self.alias[uuid] = prev
+            between = self.alias.get(parent)
+            if between is not None and between is not prev:  # what hangs on this line goes on after
+                self.anchor[uuid] = between  # the results already read, not beside them
             if not sidechain:
                 self.last_main = prev
             return
@@ -258,7 +275,7 @@ class _Build:
 
     def _own_calls(self, node: _Node, blocks: list) -> None:
         for b in blocks:
-            if b.get("type") == "toolCall" and isinstance(b.get("id"), str):
+            if b.get("type") == "toolCall" and _call_id(b):
                 self.call_owner[b["id"]] = node
 
     @staticmethod
@@ -275,9 +292,11 @@ class _Build:
             out["errorMessage"] = _text(msg.get("content")) or str(obj.get("error") or "API error")
 
     def _split_of(self, parent, msg_id) -> _Node | None:
-        """The assistant node this line continues: its parent (past side lines) with the same message id."""
+        """The assistant node this line continues: its parent, past side lines and the results
+        of that message's calls (2.1.x writes each parallel `tool_use` of one message as a line
+        of its own between the results and attachments of the others), with the same message id."""
         node = self.alias.get(parent) if isinstance(parent, str) else None
-        while node is not None and node.kind == "custom":
+        while node is not None and node.kind in ("custom", "result"):
             ref = node.parent_ref
             node = self.alias.get(ref) if isinstance(ref, str) else None
         if node is not None and msg_id is not None and node.kind == "assistant" and node.msg_id == msg_id:
@@ -311,7 +330,7 @@ class _Build:
         if "toolUseResult" in obj:
             made[len(results) - 1]["details"] = obj["toolUseResult"]
             agent = obj["toolUseResult"].get("agentId") if isinstance(obj["toolUseResult"], dict) else None
-            if isinstance(agent, str) and isinstance(results[-1].get("tool_use_id"), str):
+            if isinstance(agent, str) and results[-1].get("tool_use_id") and isinstance(results[-1]["tool_use_id"], str):
                 self.agent_calls[agent] = results[-1]["tool_use_id"]
         ref = parent
         for i, m in enumerate(made):  # one entry per result, chained; the line's uuid names the last
@@ -362,11 +381,11 @@ class _Build:
         first = next((n for n in self.nodes if n.kind == "user" and not n.sidechain
                       and not n.raw["message"].get("isMeta")), None)
         text = _text(first.raw["message"].get("content")) if first else ""
-        name = _COMMAND_NAME.search(text)
-        if not name:
+        name = _tag_text(text, "command-name")
+        if name is None:
             return None
-        args = _COMMAND_ARGS.search(text)
-        return " ".join(filter(None, (name.group(1).strip(), args.group(1).strip() if args else "")))
+        args = _tag_text(text, "command-args")
+        return " ".join(filter(None, (name.strip(), args.strip() if args else "")))
 
     # -- the tree ------------------------------------------------------------------------------
 
@@ -374,7 +393,7 @@ class _Build:
         ref = node.parent_ref
         if not isinstance(ref, str) or not ref:
             return None
-        target = self.alias.get(ref)
+        target = self.anchor.get(ref) or self.alias.get(ref)
         if target is None:
             self.problems.append(Problem(
                 "resumed-root", f"parent {ref!r} is not in this file (a resumed session starts so); "
@@ -388,7 +407,8 @@ class _Build:
         prompt is that line's text."""
         for node in self.nodes:
             if node.sidechain and parent[node.id] is None:
-                owner = self.call_owner.get(self.agent_calls.get(node.sources[0].get("agentId"), ""))
+                call = self.agent_calls.get(node.sources[0].get("agentId"))
+                owner = self.call_owner.get(call) if call else None
                 if owner is not None:
                     parent[node.id] = owner.id
         calls: dict[str, list[_Node]] = {}
@@ -431,23 +451,36 @@ class _Build:
 
     def _linearise(self, parent: dict[str, str | None]) -> None:
         """Tool results and attachment/progress lines that hang beside the next line of a tool
-        flow are not forks: chain such childless side lines in file order above the others."""
+        flow are not forks: chain such side lines (a childless one, or a chain of side lines
+        with nothing else below) in file order above the others."""
         children: dict[str, list[_Node]] = {}
         for node in self.nodes:
             p = parent[node.id]
             if p is not None:
                 children.setdefault(p, []).append(node)
-        for kids in children.values():
+
+        def side_tail(node: _Node) -> _Node | None:
+            """The last node of the side chain `node` starts, or None when more than side lines hang below."""
+            while node.kind in ("result", "custom"):
+                kids = children.get(node.id, [])
+                if not kids:
+                    return node
+                if len(kids) > 1 or kids[0].kind != "custom":
+                    return None
+                node = kids[0]
+            return None
+
+        for kids in list(children.values()):
             if len(kids) < 2:
                 continue
-            side = [k for k in kids if k.kind in ("result", "custom") and k.id not in children]
-            rest = [k for k in kids if k not in side]
+            side = [(k, t) for k in kids if (t := side_tail(k)) is not None]
+            rest = [k for k in kids if all(k is not s for s, _ in side)]
             if not side or (not rest and len(side) < 2):
                 continue
-            for a, b in zip(side, side[1:]):
-                parent[b.id] = a.id
+            for (_, tail), (head, _) in zip(side, side[1:]):
+                parent[head.id] = tail.id
             for k in rest:
-                parent[k.id] = side[-1].id
+                parent[k.id] = side[-1][1].id
 
     def result(self) -> Built:
         parent = {node.id: self._parent_of(node) for node in self.nodes}

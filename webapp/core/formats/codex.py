@@ -2,8 +2,9 @@
 
 The mapping is `shared/formats/codex.md`. Lines are `{timestamp, type, payload}` with no ids: a
 rollout is linear, ids come from line numbers and each entry's parent is the previous entry of
-its segment (a second `session_meta` starts a new one). A `compacted` line is a compaction whose
-context after it is exactly its `replacement_history` (as `replacementHistory`).
+the rollout (a later `session_meta`, written on a resume, continues it). A `compacted` line is a
+compaction whose context after it is exactly its `replacement_history` (as `replacementHistory`),
+or, for older rollouts without one, the history Codex rebuilds in its place.
 """
 
 from __future__ import annotations
@@ -21,6 +22,11 @@ SOURCE = "codex"
 _LINE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 _CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
 _OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "local_shell_call_output"})
+# What Codex sends before the conversation and never counts as a user message of it.
+_PREFIX_TAGS = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<permissions")
+# The start of the user message a compaction's summary becomes (an earlier summary is no user message).
+SUMMARY_PREFIX = "Another language model started to solve this problem and produced a summary"
+COMPACT_USER_MESSAGE_MAX_TOKENS = 20_000
 
 
 def is_codex_line(obj: dict) -> bool:
@@ -74,19 +80,38 @@ def _arguments(payload: dict) -> Any:
 
 
 def _output(payload: dict) -> tuple[str, bool]:
-    """A tool's output text, and whether it failed (a non-zero exit code)."""
+    """A tool's output text as the model was sent it, and whether it failed (a non-zero exit
+    code). Older rollouts hold the output in a JSON envelope (`{"output": …, "metadata": …}`):
+    the model got that whole string, so it is kept whole; only the exit code is read from it."""
     out = payload.get("output")
     if isinstance(out, str):
         try:
-            parsed = orjson.loads(out)
+            parsed = orjson.loads(out) if out.startswith("{") else None
         except orjson.JSONDecodeError:
-            return out, False
-        if isinstance(parsed, dict) and isinstance(parsed.get("output"), str):
-            meta = parsed.get("metadata")
-            code = meta.get("exit_code") if isinstance(meta, dict) else None
-            return parsed["output"], isinstance(code, int) and code != 0
-        return out, False
+            parsed = None
+        meta = parsed.get("metadata") if isinstance(parsed, dict) else None
+        code = meta.get("exit_code") if isinstance(meta, dict) else None
+        return out, isinstance(code, int) and not isinstance(code, bool) and code != 0
     return _text_of(out), False
+
+
+def opaque_message(item: dict) -> dict | None:
+    """A `web_search_call` or `compaction` response item as the message that holds its place
+    in the context: Codex sends both back to the model with the history. A chat request has no
+    slot for them, so each stands as a short text saying what it is (the search made; the
+    encrypted summary the server compacted into, which only the server can read)."""
+    t = item.get("type")
+    if t == "web_search_call":
+        action = item.get("action") if isinstance(item.get("action"), dict) else {}
+        what = next((str(action[k]) for k in ("query", "url", "pattern") if action.get(k)), "")
+        kind = str(action.get("type") or "search")
+        return {"role": "assistant", "content": [{"type": "text", "text": f"[web {kind}: {what}]" if what
+                                                  else f"[web {kind}]"}]}
+    if t == "compaction":
+        secret = item.get("encrypted_content")
+        size = f", {len(secret):,} characters" if isinstance(secret, str) else ""
+        return {"role": "user", "content": [{"type": "text", "text": f"[compacted history: encrypted{size}]"}]}
+    return None
 
 
 def history_message(item: Any) -> dict | None:
@@ -106,7 +131,7 @@ def history_message(item: Any) -> dict | None:
         text, failed = _output(item)
         return {"role": "toolResult", "toolCallId": str(item.get("call_id", "")), "toolName": "?",
                 "content": [{"type": "text", "text": text}], "isError": failed}
-    return None
+    return opaque_message(item)
 
 
 class CodexReader(ReadOnlyReader):
@@ -133,6 +158,10 @@ class _Build:
         self.model: tuple[Any, Any] = (None, None)
         self.effort: Any = None
         self.provider: str | None = None
+        # Codex records no token counts on a compaction: the ones around it are the context of
+        # the last request before it and of the first after it (`token_count` events).
+        self.context_size: int | None = None
+        self.compaction: Entry | None = None  # the latest compaction, until a request follows it
 
     def _thinking(self) -> tuple[list[dict], list[dict]]:
         """The reasoning waiting for an assistant message: its blocks and its lines, taken."""
@@ -171,10 +200,16 @@ class _Build:
         elif t == "response_item":
             self._response_item(line, obj, p)
         elif t == "compacted":
-            history = [m for m in map(history_message, p.get("replacement_history") or []) if m]
-            self._add(line, obj, {"type": "compaction", "summary": p.get("message") or "",
-                                  "firstKeptEntryId": None, "replacementHistory": history,
-                                  "details": {k: v for k, v in p.items() if k not in ("message", "replacement_history")}})
+            summary = p.get("message") if isinstance(p.get("message"), str) else ""
+            replacement = p.get("replacement_history")
+            if isinstance(replacement, list):
+                history = [m for m in map(history_message, replacement) if m]
+            else:
+                history = self._rebuilt_history(line, summary)
+            self.compaction = self._add(line, obj, {
+                "type": "compaction", "summary": summary, "firstKeptEntryId": None, "tokensBefore": self.context_size,
+                "replacementHistory": history,
+                "details": {k: v for k, v in p.items() if k not in ("message", "replacement_history")}})
         elif t == "event_msg" and p.get("type") == "token_count":
             self._token_count(p)
             self.metadata.append((line, obj))
@@ -194,7 +229,8 @@ class _Build:
             self.provider = p.get("model_provider") if isinstance(p.get("model_provider"), str) else None
             self.metadata.append((line, obj))
             return
-        self.prev = None  # a new segment: a root of its own
+        # Codex writes another one when it resumes or forks into the same rollout: the rollout
+        # goes on (one history), it does not branch.
         self._add(line, obj, {"type": "custom", "customType": f"{SOURCE}/session_meta", "data": p})
 
     def _turn_context(self, line: int, obj: dict, p: dict) -> None:
@@ -248,8 +284,76 @@ class _Build:
                 "role": "toolResult", "toolCallId": call_id if isinstance(call_id, str) else INVALID,
                 "toolName": self.tool_names.get(call_id, "?") if isinstance(call_id, str) else "?",
                 "content": [{"type": "text", "text": text}], "isError": failed}})
+        elif t in ("web_search_call", "compaction"):
+            msg = opaque_message(p)
+            if msg["role"] == "assistant":
+                msg.update(self._model_fields("assistant"))
+                self._add(line, obj, {"type": "message", "message": msg})
+            else:  # not something the user wrote: hidden like developer text
+                self._add(line, obj, {"type": "custom_message", "customType": f"{SOURCE}/{t}",
+                                      "content": msg["content"], "display": False})
         else:
             self._add(line, obj, {"type": "custom", "customType": f"{SOURCE}/{t}", "data": p})
+
+    def _history(self) -> list[dict]:
+        """The messages of the current segment's context so far, as Codex holds its history:
+        the latest compaction's replacement, then every message after it."""
+        by_id = {e.id: e for e in self.entries}
+        chain: list[Entry] = []
+        at = by_id.get(self.prev) if self.prev else None
+        while at is not None:
+            chain.append(at)
+            if at.type == "compaction":
+                break
+            at = by_id.get(at.parent_id) if at.parent_id else None
+        out: list[dict] = []
+        for e in reversed(chain):
+            if e.type == "compaction":
+                out.extend(e.raw.get("replacementHistory") or [])
+            elif e.type == "message":
+                out.append(e.raw["message"])
+            elif e.type == "custom_message" and e.raw.get("customType") in (f"{SOURCE}/developer", f"{SOURCE}/system"):
+                out.append({"role": "developer", "content": e.raw.get("content")})
+        return out
+
+    def _rebuilt_history(self, line: int, summary: str) -> list[dict]:
+        """What Codex puts in place of the history when a `compacted` line has no
+        `replacement_history` (older rollouts): the initial context (developer instructions,
+        user instructions, environment), the user messages (the latest ones, up to 20,000
+        tokens of four bytes each), then the summary as a user message. The initial context is
+        the one this rollout recorded; where it recorded none the rebuilt history lacks it,
+        and a warning says so."""
+        initial: list[dict] = []
+        users: list[str] = []
+        for msg in self._history():
+            text = _text_of(msg.get("content")) if isinstance(msg.get("content"), (list, str)) else ""
+            if msg.get("role") == "developer" or (msg.get("role") == "user" and text.lstrip().startswith(_PREFIX_TAGS)):
+                initial.append({"role": "user", "content": msg.get("content") or []})
+            elif msg.get("role") == "user" and not text.startswith(SUMMARY_PREFIX):
+                users.append(text)
+        if not initial:
+            self.problems.append(Problem(
+                "codex-rebuilt-history", "this compaction has no replacement_history and the rollout records no "
+                "initial context before it: the context after it is rebuilt from the user messages and the summary "
+                "only, without the instructions Codex adds", line, generated_id(line)))
+        kept: list[str] = []
+        budget = COMPACT_USER_MESSAGE_MAX_TOKENS * 4
+        for text in reversed(users):
+            if budget <= 0:
+                break
+            size = len(text.encode())
+            if size > budget:
+                raw = text.encode()
+                half = budget // 2
+                cut = (size - budget + 3) // 4
+                text = (raw[:half].decode(errors="ignore") + f"…{cut} tokens truncated…"
+                        + raw[size - half:].decode(errors="ignore"))
+                size = budget
+            kept.append(text)
+            budget -= size
+        history = [*initial, *({"role": "user", "content": [{"type": "text", "text": t}]} for t in reversed(kept))]
+        history.append({"role": "user", "content": [{"type": "text", "text": summary or "(no summary available)"}]})
+        return history
 
     def _model_fields(self, role: str) -> dict:
         if role != "assistant" or not isinstance(self.model[1], str):
@@ -259,7 +363,15 @@ class _Build:
     def _token_count(self, p: dict) -> None:
         info = p.get("info")
         last = info.get("last_token_usage") if isinstance(info, dict) else None
-        if self.last_assistant is None or not isinstance(last, dict):
+        if not isinstance(last, dict):
+            return
+        total, sent = last.get("total_tokens"), last.get("input_tokens")
+        if isinstance(total, int) and not isinstance(total, bool):
+            self.context_size = total
+        if self.compaction is not None and isinstance(sent, int) and not isinstance(sent, bool):
+            self.compaction.raw["tokensAfter"] = sent
+            self.compaction = None
+        if self.last_assistant is None:
             return
         def n(key: str) -> int:
             v = last.get(key)

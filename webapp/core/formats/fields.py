@@ -1,7 +1,8 @@
-"""Field types checked once, at the edge (issue #14): a role, a tool call id, a block type or a
-tool call's arguments of the wrong type or shape would break a view, the context or an export
-downstream. Here such a field becomes `INVALID` (or is cut) in a copy of the message, and the line
-is reported; the line as written stays the entry's `source` for the raw view.
+"""Field types checked once, at the edge, so that no view has to check them again: a role, a
+tool call id, a block type or a tool call's arguments of the wrong type or shape would break a
+view, the context or an export downstream. Here such a field becomes `INVALID` (or is cut) in a
+copy of the message, and the line is reported; the line as written stays the entry's `source`
+for the raw view.
 
 The checks are written for speed: a well-formed message (nearly all of them) costs a few type
 tests and one pass over its blocks, and is returned as it is, not copied.

@@ -1,0 +1,50 @@
+"""A judge asked from the comparison as a person does: open "Judge…", name the judge model, press
+Judge, and read its verdicts in the branch headers beside the person's own."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.conftest import LiveServer
+from tests.llm.test_judge import BY, JUDGE, fair
+from webapp.core.session import Session
+from webapp.core.verdicts import give_verdict
+from webapp.model.llm import ModelConfig, model_identity
+
+RICH = "019cadd3-8025-7970-85d9-5954058b4714"
+
+
+@pytest.fixture(autouse=True)
+def data_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+
+
+@pytest.fixture
+def server(sessions_root, llm_server):
+    llm_server.per_model("judge-model", "reply", answer=fair)
+    config = ModelConfig("openai/test-model", api_base=llm_server.api_base, api_key="dummy", timeout=20)
+    model_identity(config)  # imports litellm now: a cold import takes seconds on a busy machine
+    live = LiveServer(sessions_root, {"MODEL_CONFIG": config})
+    yield live
+    live.stop()
+
+
+def test_the_judge_button_shows_its_verdict_beside_a_persons(server, llm_server, page):
+    rel = server.rel(RICH)
+    file = next(server.root.rglob(f"*{RICH}.jsonl"))
+    tips = Session.open(file).tree.leaves()
+    regression, currency = tips[0], tips[2]  # the branch that stops to ask, and the one that finished
+    give_verdict(Session.open(file), regression, "winner", "I liked that it asked")
+    page.goto(f"{server.url}{rel}/compare?ids={regression},{currency}")
+    page.get_by_text("Judge…").click()
+    page.get_by_label("Judge model").fill(JUDGE)
+    page.get_by_role("button", name="Judge", exact=True).click()
+    heads = page.locator(".cmp-branch-head")
+    judged = heads.nth(1).locator(f".verdict[data-by='{BY}']")
+    expect(judged).to_contain_text("better", timeout=20000)
+    expect(judged).to_contain_text(f"({BY})")
+    expect(heads.nth(0).locator(f".verdict[data-by='{BY}']")).to_contain_text("worse")
+    expect(heads.nth(0).locator(".verdict[data-by='person']")).to_have_text("winner")  # beside, not replaced
+    expect(heads.nth(0).locator(".verdict-note")).to_have_text("I liked that it asked")
+    assert len(llm_server.requests) == 2 and llm_server.refused == []

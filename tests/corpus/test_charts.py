@@ -1,0 +1,15 @@
+"""The server's SVG bar charts: a row's text fits the chart and the whole of it is the row's title."""
+
+from __future__ import annotations
+
+import re
+
+from webapp.corpus.charts import VALUE_CHARS, Bar, bar_chart
+
+
+def test_a_long_value_is_cut_to_the_chart_and_kept_whole_in_its_title():
+    text = "1 checks failed · 1 asks a question · 12 answered"
+    svg = str(bar_chart([Bar("claude-sonnet-4-5", 14, text, "/corpus/x"), Bar("gpt-5", 1, "1 answered")], "Outcomes"))
+    shown = re.findall(r'<text class="chart-value"[^>]*>([^<]*)</text>', svg)
+    assert shown == [text[: VALUE_CHARS - 1] + "…", "1 answered"]
+    assert f"<title>claude-sonnet-4-5: {text}</title>" in svg

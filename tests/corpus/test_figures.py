@@ -1,0 +1,194 @@
+"""Every figure of the corpus page, checked against the same figure computed from the files
+directly with the core (not with the extractor); the page's links and its SQL box."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter, defaultdict
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from webapp.core.audit import audit_entry
+from webapp.core.catalog import source_of
+from webapp.core.compare import outcome
+from webapp.core.entries import BRANCH_SUMMARY, COMPACTION, MESSAGE, content_blocks
+from webapp.core.outcome import STATUSES
+from webapp.core.session import Session
+from webapp.corpus.db import Index
+from webapp.corpus.figures import corpus_figures
+from webapp.web.app import create_app
+
+
+@pytest.fixture
+def built(home, tmp_path):
+    root, files = home
+    index = Index(tmp_path / "c.duckdb")
+    index.build([root])
+    trees = {str(p): Session.open(p).tree for p in files.values()}
+    return index, trees, str(root.resolve()) + "/"
+
+
+def close(a, b):
+    return abs((a or 0) - (b or 0)) < 1e-6
+
+
+def test_cost_and_tokens_by_model_agent_project_and_week(built):
+    index, trees, prefix = built
+    fig = corpus_figures(index.cursor(), prefix)
+    by_model, by_agent, by_project, by_week = (defaultdict(float) for _ in range(4))
+    sessions_of_agent = Counter()
+    for file, tree in trees.items():
+        agent = source_of(tree.format)
+        cwd = (tree.header or {}).get("cwd")
+        sessions_of_agent[agent] += 1
+        for e in tree.entries:
+            by_agent[agent] += e.cost
+            by_project[cwd or os.path.dirname(file)] += e.cost
+            if e.type == MESSAGE and e.role == "assistant":
+                if e.message.get("model"):
+                    by_model[e.message["model"]] += e.cost
+                if e.instant is not None:
+                    day = datetime.fromtimestamp(e.instant, timezone.utc).date()
+                    by_week[(day - timedelta(days=day.weekday())).isoformat()] += e.cost
+    assert {m: round(c, 6) for m, c, *_ in fig.by_model} == {m: round(c, 6) for m, c in by_model.items()}
+    assert {a: (round(c, 6), n) for a, c, _, _, n in fig.by_agent} == \
+        {a: (round(by_agent[a], 6), sessions_of_agent[a]) for a in sessions_of_agent}
+    assert {p: round(c, 6) for p, c, *_ in fig.by_project} == {p: round(c, 6) for p, c in by_project.items()}
+    weeks = dict(sorted(by_week.items(), reverse=True)[:12])
+    assert {w: round(c, 6) for w, c, *_ in fig.by_week} == {w: round(c, 6) for w, c in weeks.items()}
+    assert fig.totals[0] == len(trees) and fig.totals[1] == sum(len(t.entries) for t in trees.values())
+
+
+def test_branches_summaries_tools_and_outcomes(built):
+    index, trees, prefix = built
+    fig = corpus_figures(index.cursor(), prefix)
+    leaves = sorted(((len(t.leaves()), f) for f, t in trees.items() if len(t.leaves()) > 1), key=lambda x: (-x[0], x[1]))
+    assert [(f, n) for f, _, n in fig.most_branches] == [(f, n) for n, f in leaves[:12]]
+
+    scores = {}
+    for f, t in trees.items():
+        for e in t.entries:
+            if e.type in (COMPACTION, BRANCH_SUMMARY):
+                a = audit_entry(t, e.id)
+                scores[(f, e.id)] = (a.score(), len(a.missing()), len(a.facts))
+    assert sum(n for n, _ in fig.summary_totals.values()) == len(scores)
+    for f, entry, _, score, missing, facts, _, _ in fig.summaries:
+        assert scores[(f, entry)] == (score, missing, facts)
+    lowest = sorted(scores.values(), key=lambda s: (s[0] is None, s[0] or 0, -s[1]))[:12]
+    assert [s[0] for s in lowest] == [s[3] for s in fig.summaries]
+
+    calls, errors = Counter(), Counter()
+    for t in trees.values():
+        failed = {e.tool_call_id for e in t.entries if e.role == "toolResult" and e.is_error}
+        for e in t.entries:
+            if e.role == "assistant":
+                for b in content_blocks(e.message.get("content")):
+                    if b.get("type") == "toolCall":
+                        calls[b.get("name")] += 1
+                        errors[b.get("name")] += b.get("id") in failed
+    got = {name: (n, err) for name, n, err, _ in fig.tool_errors}
+    for name, (n, err) in got.items():
+        assert (calls[name], errors[name]) == (n, err), name
+    assert len(got) == min(12, len(calls))
+
+    outcomes = defaultdict(Counter)
+    for t in trees.values():
+        for leaf in t.leaves():
+            path = t.path(leaf)
+            model = next((e.message.get("model") for e in reversed(path) if e.type == MESSAGE
+                          and e.role == "assistant" and e.message.get("model")), None)
+            outcomes[model or "(none)"][outcome(path).status] += 1
+    assert {m: dict(c) for m, c in fig.outcomes} == {m: dict(c) for m, c in outcomes.items()}
+
+
+def test_the_corpus_page_draws_every_figure_and_links_to_the_sessions_behind(home, tmp_path):
+    root, files = home
+    client = create_app(root, CORPUS_DB=tmp_path / "c.duckdb").test_client()
+    page = client.get("/corpus").text
+    assert page.count('<svg class="chart"') == 8
+    assert "/corpus?by=model&amp;value=claude-sonnet-4-20250514#behind" in page
+    behind = client.get("/corpus?by=model&value=claude-sonnet-4-20250514").text
+    assert 'href="/s/.claude/projects/-home-ana-proj/d-kimuson_fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl"' in behind
+    assert "tab=audit" in page and "tab=branches" in page
+    assert client.get("/corpus?by=nothing&value=x").status_code == 400
+
+
+def test_branch_outcomes_by_model_read_as_the_core_names_them(home, tmp_path):
+    root, files = home
+    page = create_app(root, CORPUS_DB=tmp_path / "c.duckdb").test_client().get("/corpus").text
+    outcomes = defaultdict(Counter)
+    for p in files.values():
+        t = Session.open(p).tree
+        for leaf in t.leaves():
+            path = t.path(leaf)
+            model = next((e.message.get("model") for e in reversed(path) if e.type == MESSAGE
+                          and e.role == "assistant" and e.message.get("model")), None)
+            outcomes[model or "(none)"][outcome(path).status] += 1
+    assert len({s for c in outcomes.values() for s in c}) >= 2  # the fixtures end in more than one way
+    for model, counts in outcomes.items():  # each model's bar says its counts with the core's words
+        said = " · ".join(f"{counts[s]} {label}" for s, label in STATUSES.items() if counts.get(s))
+        assert f"{model}: {said}</title>" in page, model
+        for s in counts:
+            assert f'class="chart-bar outcome-{s}"' in page
+    legend = page.split("Branch outcomes by model")[1].split("</figcaption>")[0]
+    assert all(label in legend for label in STATUSES.values())
+
+
+def test_the_sql_box_answers_a_select_and_refuses_writes_and_long_queries(home, tmp_path, monkeypatch):
+    root, _ = home
+    client = create_app(root, CORPUS_DB=tmp_path / "c.duckdb").test_client()
+    ok = client.get("/corpus", query_string={"sql": "SELECT agent, count(*) AS n FROM sessions GROUP BY agent ORDER BY agent"}).text
+    assert "<td>claude-code</td><td>3</td>" in ok and "<td>pi</td><td>3</td>" in ok
+    refused = client.get("/corpus", query_string={"sql": "DELETE FROM sessions"}).text
+    assert "only SELECT queries are run here" in refused
+    assert "7 sessions" in client.get("/corpus").text
+    assert "read_text() is not allowed here" in client.get(
+        "/corpus", query_string={"sql": "SELECT * FROM read_text('/etc/passwd')"}).text
+    written = tmp_path / "out.csv"
+    for query in (f"COPY sessions TO '{written}'", f"ATTACH '{tmp_path / 'other.duckdb'}' AS other",
+                  "INSTALL httpfs", "LOAD httpfs", "PRAGMA threads = 1", "SET enable_external_access = true",
+                  "INSERT INTO sessions SELECT * FROM sessions", "CREATE TABLE mine AS SELECT 1"):
+        assert "only SELECT queries are run here" in client.get("/corpus", query_string={"sql": query}).text, query
+    assert not written.exists() and not (tmp_path / "other.duckdb").exists()
+    monkeypatch.setattr("webapp.corpus.sql.SECONDS", 0.3)
+    slow = client.get("/corpus", query_string={"sql": "SELECT count(*) FROM range(100000000000) a, range(10) b"}).text
+    assert "stopped after 0.3 s" in slow
+    monkeypatch.setattr("webapp.corpus.sql.ROW_CAP", 5)
+    capped = client.get("/corpus", query_string={"sql": "SELECT * FROM range(100)"}).text
+    assert capped.count("<tr><td>") == 5 and "(the first 5)" in capped
+
+
+def test_the_sql_box_reads_no_file_not_even_the_database_s_own(home, tmp_path):
+    """DuckDB keeps the database's own files readable whatever `enable_external_access` says: a
+    query naming a file-reading table function, or a file as a table, is refused before it runs."""
+    from webapp.corpus.sql import QueryError, read_only_connection, run_query
+
+    root, _ = home
+    db = tmp_path / "c.duckdb"
+    Index(db).close()
+    Index(db).build([root])
+    client = create_app(root, CORPUS_DB=tmp_path / "web.duckdb").test_client()
+    web_db = tmp_path / "web.duckdb"
+    for query, refused in ((f"SELECT size, content FROM read_blob('{web_db}')", "read_blob()"),
+                           (f"SELECT * FROM read_text('{web_db}.wal')", "read_text()"),
+                           (f"SELECT * FROM (SELECT 1) a, LATERAL (SELECT * FROM glob('{tmp_path}/*')) b", "glob()"),
+                           (f"SELECT * FROM sessions WHERE file IN (SELECT filename FROM read_blob('{web_db}'))",
+                            "read_blob()"),
+                           ("SELECT * FROM query('SELECT 1')", "query()"),
+                           (f"SELECT * FROM '{web_db}'", "is a file name")):
+        page = client.get("/corpus", query_string={"sql": query}).text
+        assert refused in page and "the SQL box reads the corpus tables only" in page, query
+        assert "<tr><td>" not in page, query
+    con = read_only_connection(db)
+    try:
+        with pytest.raises(QueryError, match=r"read_blob\(\) is not allowed"):
+            run_query(con, f"SELECT content FROM read_blob('{db}')")
+        with pytest.raises(QueryError, match=r"read_csv_auto\(\) is not allowed"):
+            run_query(con, "WITH t AS (SELECT * FROM read_csv_auto('/etc/passwd')) SELECT * FROM t")
+        # what a power user needs still runs: the tables, CTEs, range, unnest and the catalog
+        assert run_query(con, "WITH n AS (SELECT count(*) c FROM sessions) SELECT c, x FROM n, unnest([1, 2]) u(x), "
+                              "range(1) r").rows == [(7, 1), (7, 2)]
+        assert ("sessions",) in run_query(con, "SELECT table_name FROM duckdb_tables()").rows
+    finally:
+        con.close()

@@ -1,0 +1,254 @@
+"""The embedded index: every fixture's rows, and a build kept up to date file by file."""
+
+from __future__ import annotations
+
+import shutil
+
+import duckdb
+import orjson
+import pytest
+
+import webapp.corpus.db as db
+from webapp.corpus.db import Index
+from webapp.corpus.discovery import corpus_files
+from webapp.corpus.extract import COLUMNS, extract
+from webapp.core.session import Session, user_message
+
+TABLES = tuple(COLUMNS)
+
+
+def rows(index: Index, table: str, file: str | None = None) -> list[tuple]:
+    where = "WHERE file = ?" if file else ""
+    order = ", ".join(COLUMNS[table])
+    return index.cursor().execute(f"SELECT * FROM {table} {where} ORDER BY {order}",
+                                  [file] if file else []).fetchall()
+
+
+def fresh(tmp_path, roots, name="fresh.duckdb") -> Index:
+    index = Index(tmp_path / name)
+    index.build(roots)
+    return index
+
+
+def test_a_root_holding_the_agents_folders_is_searched_as_the_home_folder(home):
+    root, files = home
+    found = corpus_files(root)
+    assert sorted(found) == sorted(files.values())  # Codex's YYYY/MM/DD found, hidden folders entered
+    assert sorted(corpus_files(root / ".codex")) == sorted(p for p in files.values() if ".codex" in p.parts)
+
+
+def test_every_file_gives_its_rows_and_a_second_build_reads_nothing(home, tmp_path):
+    root, files = home
+    index = Index(tmp_path / "c.duckdb")
+    first = index.build([root])
+    assert (first.read, first.failed) == (len(files), 0)
+    for name, path in files.items():
+        got = extract(path)
+        for t in TABLES:
+            assert sorted(rows(index, t, str(path)), key=repr) == sorted(got.rows[t], key=repr), (name, t)
+    again = index.build([root])
+    assert (again.total, again.read) == (0, 0)
+    session = Session.open(files["pi-mono_large-session.jsonl"])
+    sessions = dict(index.cursor().execute("SELECT file, entries FROM sessions").fetchall())
+    assert sessions[str(files["pi-mono_large-session.jsonl"])] == len(session.tree.entries)
+    assert len(rows(index, "branches", str(files["pi-mono_large-session.jsonl"]))) == len(session.tree.leaves())
+
+
+def test_a_grown_file_is_read_from_where_it_stopped_and_gives_the_rows_of_a_fresh_build(home, tmp_path):
+    root, files = home
+    path = files["agent-sessions_pi_small.jsonl"]  # pi v3: the one format we append to
+    index = Index(tmp_path / "c.duckdb")
+    index.build([root])
+    before = index.cursor().execute("SELECT count(*) FROM entries WHERE file = ?", [str(path)]).fetchone()[0]
+    session = Session.open(path)
+    session.append_message(user_message("a zanzibar question appended later"))
+    seen = []
+    p = index.build([root], extract_fn=lambda f, n: seen.append((f, n)) or extract(f, n))
+    assert (p.read, p.grown) == (1, 1)
+    assert seen[0][0] == str(path) and seen[0][1] > 0  # not from the first line
+    after = index.cursor().execute("SELECT count(*) FROM entries WHERE file = ?", [str(path)]).fetchone()[0]
+    assert after == before + 1
+    other = fresh(tmp_path, [root])
+    for t in TABLES:
+        assert sorted(rows(index, t), key=repr) == sorted(rows(other, t), key=repr), t
+    hits = index.text.execute("SELECT count(*) FROM body WHERE body MATCH 'zanzibar'").fetchone()[0]
+    assert hits == 1
+
+
+def test_a_rewritten_file_is_read_again_and_a_deleted_one_removed(home, tmp_path):
+    root, files = home
+    index = Index(tmp_path / "c.duckdb")
+    index.build([root])
+    target = files["pi-mono_large-session.jsonl"]
+    shutil.copy(files["agent-sessions_pi_small.jsonl"], target)  # smaller: not a growth
+    gone = files["agent-sessions_codex_small.jsonl"]
+    gone.unlink()
+    p = index.build([root])
+    assert (p.read, p.grown, p.removed) == (1, 0, 1)
+    other = fresh(tmp_path, [root])
+    for t in TABLES:
+        assert sorted(rows(index, t), key=repr) == sorted(rows(other, t), key=repr), t
+    assert rows(index, "sessions", str(gone)) == []
+    left = index.text.execute("SELECT count(*) FROM docs WHERE file = ?", (str(gone),)).fetchone()[0]
+    assert left == 0
+
+
+def test_a_same_size_rewrite_is_not_taken_for_an_unchanged_file(home, tmp_path):
+    root, files = home
+    path = files["agent-sessions_pi_small.jsonl"]
+    index = Index(tmp_path / "c.duckdb")
+    index.build([root])
+    data = path.read_bytes()
+    path.write_bytes(data.replace(b"a", b"b", 1))
+    assert index.build([root]).read == 1
+
+
+def test_a_damaged_file_is_indexed_with_its_bad_lines_and_a_failing_one_listed(home, tmp_path):
+    root, files = home
+    torn = files["pi-mono_large-session.jsonl"]
+    torn.write_bytes(torn.read_bytes()[:3000] + b"\n\xff\xfe not json\n")
+    index = Index(tmp_path / "c.duckdb")
+    broken = str(files["agent-sessions_claude_small.jsonl"])
+
+    def extract_or_fail(file, line):
+        if file == broken:
+            raise ValueError("this file cannot be read")
+        return extract(file, line)
+
+    p = index.build([root], extract_fn=extract_or_fail)
+    assert p.failed == 1 and p.read == len(files)
+    failed = index.cursor().execute("SELECT file, error FROM files WHERE error IS NOT NULL").fetchall()
+    assert failed == [(broken, "ValueError: this file cannot be read")]
+    bad = index.cursor().execute("SELECT bad_lines FROM sessions WHERE file = ?", [str(torn)]).fetchone()[0]
+    assert bad >= 1
+    assert index.cursor().execute("SELECT count(*) FROM sessions").fetchone()[0] == len(files) - 1
+    assert index.build([root]).read == 1  # the failed file is tried again, the rest are unchanged
+
+
+def test_the_index_command_prints_its_figures_and_sql_answers(home, tmp_path, capsys):
+    from webapp.cli import main
+
+    root, files = home
+    db = tmp_path / "c.duckdb"
+    assert main(["index", str(root), "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert f"{len(files)} sessions in {db}" in out
+    assert main(["sql", "SELECT agent, count(*) AS n FROM sessions GROUP BY agent ORDER BY agent",
+                 "--db", str(db), "--json"]) == 0
+    got = orjson.loads(capsys.readouterr().out)
+    assert got == [{"agent": "claude-code", "n": 3}, {"agent": "codex", "n": 1}, {"agent": "pi", "n": 3}]
+    assert main(["sql", "SELECT agent FROM sessions ORDER BY agent LIMIT 2", "--db", str(db), "--csv"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["agent", "claude-code", "claude-code"]
+
+
+@pytest.mark.parametrize("query, says", [
+    ("DELETE FROM sessions", "only SELECT"),
+    ("DROP TABLE sessions", "only SELECT"),
+    ("SELECT 1; DELETE FROM sessions", "one statement"),
+    ("SELECT * FROM read_csv('/etc/passwd')", "read_csv() is not allowed"),
+    ("SELECT count(*) FROM range(100000000000) a, range(10) b", "stopped after"),
+    ("ATTACH '/tmp/other.duckdb' AS other", "only SELECT"),
+    ("COPY sessions TO '/tmp/sessions.csv'", "only SELECT"),
+    ("INSTALL httpfs", "only SELECT"),
+    ("LOAD httpfs", "only SELECT"),
+    ("PRAGMA threads = 1", "only SELECT"),
+    ("SET enable_external_access = true", "only SELECT"),
+])
+def test_sql_refuses_writes_other_files_and_long_queries(home, tmp_path, capsys, query, says):
+    from webapp.cli import main
+
+    root, _ = home
+    db = tmp_path / "c.duckdb"
+    main(["index", str(root), "--db", str(db)])
+    capsys.readouterr()
+    assert main(["sql", query, "--db", str(db), "--timeout", "0.5"]) == 2
+    assert says in capsys.readouterr().err
+    assert main(["sql", "SELECT count(*) FROM sessions", "--db", str(db)]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == "7"
+
+
+def test_ls_of_a_root_holding_the_agents_folders_lists_their_sessions(home, capsys):
+    from webapp.cli import main
+
+    root, files = home
+    assert main(["ls", str(root), "--json"]) == 0
+    listed = orjson.loads(capsys.readouterr().out)
+    assert sorted(r["path"] for r in listed) == sorted(str(p) for p in files.values())
+
+
+def test_ls_index_lists_the_rows_of_ls_from_the_index(home, tmp_path, capsys):
+    from webapp.cli import main
+
+    root, files = home
+    assert main(["ls", str(root), "--json"]) == 0
+    plain = {r["path"]: r for r in orjson.loads(capsys.readouterr().out)}
+    assert main(["ls", str(root), "--index", "--db", str(tmp_path / "c.duckdb"), "--json"]) == 0
+    indexed = {r["path"]: r for r in orjson.loads(capsys.readouterr().out)}
+    assert indexed.keys() == plain.keys()
+    for path, row in plain.items():
+        for key in ("id", "name", "firstMessage", "cwd", "size", "entries", "leaves", "compactions", "badLines",
+                    "problems", "format"):
+            assert indexed[path][key] == (row[key][:500] if key == "firstMessage" and row[key] else row[key]), (path, key)
+
+
+def test_a_big_build_extracted_by_worker_processes_gives_the_rows_of_one_read_here(home, tmp_path, monkeypatch):
+    root, files = home
+    here = fresh(tmp_path, [root], "here.duckdb")
+    monkeypatch.setattr("webapp.corpus.db.POOL_BYTES", 0)  # as if the corpus were big
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    spawned = []
+    real = db.ProcessPoolExecutor
+    monkeypatch.setattr(db, "ProcessPoolExecutor", lambda *a, **k: spawned.append(a) or real(*a, **k))
+    pooled = fresh(tmp_path, [root], "pooled.duckdb")
+    assert spawned and spawned[0][0] == 2  # a worker per core
+    for t in TABLES:
+        assert sorted(rows(pooled, t), key=repr) == sorted(rows(here, t), key=repr), t
+    assert (pooled.text.execute("SELECT count(*) FROM docs").fetchone()
+            == here.text.execute("SELECT count(*) FROM docs").fetchone())
+
+
+def test_a_select_that_writes_is_refused_by_its_read_only_transaction(tmp_path):
+    from webapp.corpus.sql import QueryError, run_query
+
+    index = Index(tmp_path / "c.duckdb")
+    index.con.execute("CREATE SEQUENCE counter")  # nextval is a SELECT that writes the sequence
+    with pytest.raises(QueryError, match="read-only"):
+        run_query(index.cursor(), "SELECT nextval('counter')")
+    assert index.con.execute("SELECT nextval('counter')").fetchone() == (1,)  # never moved
+    with pytest.raises(duckdb.Error, match="lock"):  # no setting changes after the lock, not even through the writer
+        index.con.execute("SET enable_external_access = true")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not the corpus's")
+    with pytest.raises(QueryError, match=r"read_text\(\) is not allowed"):
+        run_query(index.cursor(), f"SELECT * FROM read_text('{secret}')")
+    with pytest.raises(duckdb.Error, match="disabled"):  # and beneath that check, the connection's own lock
+        index.cursor().execute(f"SELECT * FROM read_text('{secret}')")
+    assert run_query(index.cursor(), "SELECT count(*) FROM sessions").rows == [(0,)]
+
+
+def test_a_claude_code_2_0_sub_agent_file_beside_its_session_is_no_session_of_its_own(home, tmp_path, capsys):
+    from webapp.cli import main
+
+    root, files = home
+    session = files["d-kimuson_fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl"]
+    session_id = session.stem.split("_", 1)[1]
+    moved = session.with_name(f"{session_id}.jsonl")  # named by its id, as Claude Code names it
+    session.rename(moved)
+    first = orjson.loads(moved.read_bytes().splitlines()[0])
+    agent = moved.with_name("agent-5e1f.jsonl")  # 2.0.x: beside the session, its lines name the session
+    agent.write_bytes(orjson.dumps({"type": "user", "uuid": "side-1", "parentUuid": None, "isSidechain": True,
+                                    "agentId": "5e1f", "sessionId": session_id, "timestamp": first.get("timestamp"),
+                                    "message": {"role": "user", "content": "a sub-agent's prompt"}}) + b"\n")
+    index = fresh(tmp_path, [root])
+    listed = [r[0] for r in index.cursor().execute("SELECT file FROM sessions").fetchall()]
+    assert str(moved) in listed and str(agent) not in listed and len(listed) == 7
+    entries = index.cursor().execute("SELECT count(*) FROM entries WHERE file = ? AND entry_id = 'side-1'",
+                                     [str(moved)]).fetchone()[0]
+    assert entries == 1  # its entries are its session's
+    for args in (["ls", str(root), "--json"], ["ls", str(root), "--index", "--db", str(tmp_path / "c.duckdb"), "--json"]):
+        assert main(args) == 0
+        paths = [r["path"] for r in orjson.loads(capsys.readouterr().out)]
+        assert str(moved) in paths and str(agent) not in paths, args
+    orphan = moved.with_name("agent-0rph.jsonl")  # a sub-agent file whose session is gone is listed
+    orphan.write_bytes(agent.read_bytes().replace(session_id.encode(), b"no-such-session"))
+    assert str(orphan) in [str(p) for p in corpus_files(root)]

@@ -1,0 +1,105 @@
+"""A small update of the index: what it reads of the files (their stamps), how it writes (no
+Arrow), and the per-session text the index page's filter asks."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+
+from tests.conftest import FIXTURES
+from webapp.core.session import Session, user_message
+from webapp.corpus.db import Index
+from webapp.corpus.discovery import corpus_files
+from webapp.corpus.extract import COLUMNS, file_mtime
+from webapp.corpus.listing import content_matches
+from webapp.corpus.stamps import stamps
+from webapp.corpus.text import sessions_text_ready, text_path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def rows(index: Index, table: str) -> list[tuple]:
+    return index.cursor().execute(f"SELECT * FROM {table} ORDER BY {', '.join(COLUMNS[table])}").fetchall()
+
+
+def test_stamps_are_the_size_and_mtime_file_mtime_gives_sub_agents_and_all(home):
+    root, files = home
+    session = files["d-kimuson_fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl"]
+    nested = session.with_suffix("") / "subagents" / "agent-1.jsonl"  # 2.1.x: in a folder of the session's name
+    nested.parent.mkdir(parents=True)
+    nested.write_bytes(b'{"type":"user","uuid":"s1","parentUuid":null,"isSidechain":true}\n')
+    os.utime(nested, ns=(0, os.stat(session).st_mtime_ns + 5 * 10**9))  # newer than its session
+    paths = corpus_files(root) + [root / "gone.jsonl"]
+    got = stamps(paths)
+    assert isinstance(got[-1], FileNotFoundError)
+    assert got[:-1] == [(p.stat().st_size, file_mtime(p)) for p in paths[:-1]]
+    assert got[paths.index(session)][1] == os.stat(nested).st_mtime_ns / 1e9  # the sub-agent's, not its own
+
+
+def test_a_grown_session_is_written_without_arrow_and_gives_the_rows_of_a_fresh_build(home, tmp_path):
+    """In a fresh process, as `session-tree index` runs after a session grew: pyarrow and pandas
+    (a second to import, more than the update itself) are never imported."""
+    root, files = home
+    db = tmp_path / "c.duckdb"
+    Index(db).build([root])
+    path = files["agent-sessions_pi_small.jsonl"]
+    Session.open(path).append_message(user_message("a zanzibar question appended later"))
+    script = ("import sys, json\nfrom pathlib import Path\nfrom webapp.corpus.db import Index\n"
+              f"index = Index(Path({str(db)!r}))\np = index.build([Path({str(root)!r})])\nindex.close()\n"
+              "print(json.dumps([p.read, p.grown, sorted(m for m in ('pyarrow', 'pandas') if m in sys.modules)]))\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO, check=True)
+    assert orjson.loads(out.stdout.splitlines()[-1]) == [1, 1, []]
+    index, other = Index(db), Index(tmp_path / "fresh.duckdb")
+    other.build([root])
+    for t in COLUMNS:
+        assert rows(index, t) == rows(other, t), t
+    assert content_matches(text_path(db), "zanzibar") == [str(path)]
+
+
+def test_the_index_page_filter_asks_one_row_per_session_kept_up_to_date(home, tmp_path):
+    root, files = home
+    db = tmp_path / "c.duckdb"
+    index = Index(db)
+    index.build([root])
+    text = text_path(db)
+    entry_level = sorted({r[0] for r in index.text.execute(
+        "SELECT docs.file FROM body JOIN docs ON docs.id = body.rowid WHERE body MATCH 'the'")})
+    assert len(entry_level) > 3 and content_matches(text, "the") == entry_level
+    rows_, files_ = index.text.execute("SELECT count(*), count(DISTINCT file) FROM session_docs").fetchone()
+    assert rows_ == files_ == 7  # one row per session (each was written once)
+    grown = files["agent-sessions_pi_small.jsonl"]
+    Session.open(grown).append_message(user_message("what of the okapi"))
+    index.build([root])
+    assert content_matches(text, "okapi") == [str(grown)]
+    assert content_matches(text, "okap") == [str(grown)]  # the last word as a prefix: one being typed
+    original = FIXTURES / "pi" / grown.name
+    grown.write_bytes(original.read_bytes())  # rewritten: shorter than what was indexed
+    assert index.build([root]).grown == 0
+    assert content_matches(text, "okapi") == []
+    other = grown
+    Session.open(other).append_message(user_message("and the zebu"))
+    index.build([root])
+    assert content_matches(text, "zebu") == [str(other)]
+    other.unlink()
+    index.build([root])
+    assert content_matches(text, "zebu") == []  # its words are forgotten with it
+
+def test_an_index_made_before_the_per_session_text_has_it_made_from_the_entries(home, tmp_path):
+    root, _ = home
+    db = tmp_path / "c.duckdb"
+    index = Index(db)
+    index.build([root])
+    expected = content_matches(text_path(db), "session")
+    assert expected
+    index.text.execute("DELETE FROM session_docs")  # as an index written before it existed
+    index.text.execute("DELETE FROM text_meta")
+    assert not sessions_text_ready(index.text)
+    assert content_matches(text_path(db), "session") == expected  # read from the entries meanwhile
+    index.build([root])
+    assert sessions_text_ready(index.text)
+    assert content_matches(text_path(db), "session") == expected
+    assert index.text.execute("SELECT count(DISTINCT file) FROM session_docs").fetchone()[0] == 7

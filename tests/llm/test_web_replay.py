@@ -1,0 +1,87 @@
+"""Replaying a branch through the real app: the page, the stream of its steps, the form without
+JavaScript, a bad form's clear 400, and a read-only file, which is never written."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import Builder, lines_of
+from tests.llm.test_replay import recorded_session, script
+from tests.llm.test_web_summary_stream import SSE, client_for, events
+from webapp.core.session import Session
+from webapp.model.llm import ModelConfig
+
+
+@pytest.fixture
+def setup(tmp_path, llm_server):
+    root = tmp_path / "sessions"
+    root.mkdir()
+    path, project = recorded_session(root)
+    client, token = client_for(root, ModelConfig("openai/test-model", api_base=llm_server.api_base,
+                                                 api_key="dummy", timeout=5))
+    return client, token, path
+
+
+def test_the_page_offers_the_branch_its_starts_and_the_configured_model(setup):
+    client, _, _ = setup
+    html = client.get("/s/s.jsonl/replay?from=a6").get_data(as_text=True)
+    assert '<option value="a8" selected>' in html and '<option value="a6" selected>' in html
+    assert 'name="model" size="40" value="openai/test-model"' in html
+    html = client.get("/s/s.jsonl/replay?leaf=a8&from=a8").get_data(as_text=True)
+    assert '<option value="u1" selected>' in html  # nothing follows a8: the branch's own start instead
+    assert client.get("/s/s.jsonl/replay?leaf=nope").status_code == 404
+
+
+def test_the_stream_tells_each_step_and_ends_with_the_new_branch(setup, llm_server):
+    client, token, path = setup
+    script(llm_server, {"calls": [("read", {"path": "src/app.py"})]}, {"text": "Fixed."}, {"text": "Docs."})
+    r = client.post("/s/s.jsonl/-/replay", headers=SSE, data={
+        "csrf_token": token, "leaf": "a8", "from": "u1", "model": "openai/other-model", "tools": "recorded",
+        "max_steps": "10"})
+    got = events(r.get_data(as_text=True))
+    names = [e for e, _ in got]
+    assert names[0] == "start" and names[-1] == "end" and names.count("reply") == 3 and names.count("tool") == 1
+    assert got[0][1]["prompts"] == 1 and got[0][1]["tools"] == "recorded"
+    end = got[-1][1]
+    assert end["hits"] == 1 and end["misses"] == 0 and end["stopped"] is None
+    assert end["open"].endswith(f"?node={end['leaf']}&tab=branches") and end["compare"].endswith(f"a8,{end['leaf']}")
+    assert Session.open(path).entry(end["first"]).get("details")["replayOf"] == "a8"
+    assert llm_server.refused == []
+
+
+def test_without_javascript_the_replay_is_waited_for_and_its_branch_opens(setup, llm_server):
+    client, token, path = setup
+    script(llm_server, {"text": "Once more."})
+    r = client.post("/s/s.jsonl/-/replay", data={"csrf_token": token, "leaf": "a8", "from": "a6",
+                                                 "model": "openai/other-model", "max_steps": "1"})
+    leaf = lines_of(path.read_bytes())[-1]["id"]
+    assert r.status_code == 303 and r.headers["Location"].endswith(f"node={leaf}&tab=branches")
+    html = client.get(r.headers["Location"]).get_data(as_text=True)
+    assert "replay of leaf a8 from a6 on other-model, recorded tools: 0 hits, 0 misses" in html
+
+
+def test_a_bad_form_is_a_clear_400_and_writes_nothing(setup, llm_server):
+    client, token, path = setup
+    before = path.read_bytes()
+    for form, said in [({"leaf": "a8", "from": "u1", "model": "m", "max_steps": "0"}, "at least 1"),
+                       ({"leaf": "a8", "from": "u1", "model": "m", "max_cost": "lots"}, "is not a number"),
+                       ({"leaf": "a8", "from": "u1", "model": "m", "allow_bash": "1"}, "only in a sandbox"),
+                       ({"leaf": "a6", "from": "a8", "model": "m"}, "not on the branch")]:
+        r = client.post("/s/s.jsonl/-/replay", data={"csrf_token": token, **form})
+        assert r.status_code == 400 and said in r.get_data(as_text=True), form
+    assert path.read_bytes() == before and llm_server.requests == []
+
+
+def test_a_read_only_file_offers_no_replay_and_refuses_one(tmp_path, llm_server):
+    root = tmp_path / "ro"
+    root.mkdir()
+    b = Builder(version=1)
+    b.user("q")
+    b.assistant("a")
+    v1 = b.write(root / "v1.jsonl")
+    before = v1.read_bytes()
+    client, token = client_for(root, ModelConfig("openai/test-model", api_base=llm_server.api_base))
+    html = client.get("/s/v1.jsonl/replay").get_data(as_text=True)
+    assert "pi v1 session" in html and 'id="replay-form"' not in html
+    r = client.post("/s/v1.jsonl/-/replay", data={"csrf_token": token, "leaf": "e2", "from": "e1", "model": "m"})
+    assert r.status_code == 403 and v1.read_bytes() == before and llm_server.requests == []

@@ -1,0 +1,175 @@
+"""The corpus commands: `index` builds the embedded index of every session under some ROOTs,
+`sql` asks it (read-only) a question."""
+
+from __future__ import annotations
+
+import csv
+import os
+import sys
+from pathlib import Path
+
+from .core.errors import SessionError
+
+
+def cmd_index(args) -> int:
+    from .corpus.db import Index, Progress
+
+    roots = args.roots or [Path.home()]
+    for root in roots:
+        if not root.is_dir():
+            raise SessionError(f"{root}: not a folder")
+    if args.parquet:
+        return _index_parquet(args, roots)
+    if args.engine != "embedded":
+        raise SessionError("--engine ray writes Parquet: name the folder with --parquet DIR")
+    index = Index(args.db)
+    tty = sys.stderr.isatty()
+
+    def show(p: Progress) -> None:
+        if tty and p.running:
+            name = Path(p.current).name[-40:]
+            print(f"\rindexing {p.done:,}/{p.total:,} ({p.percent}%) {name:<40}", end="", file=sys.stderr, flush=True)
+
+    try:
+        p = index.build(roots, on_progress=show)
+        failed = index.cursor().execute("SELECT file, error FROM files WHERE error IS NOT NULL ORDER BY file").fetchall()
+        count = index.cursor().execute("SELECT count(*) FROM sessions").fetchone()[0]
+    finally:
+        index.close()
+    if tty:
+        print("\r" + " " * 80 + "\r", end="", file=sys.stderr)
+    print(f"session-tree: {count:,} sessions in {index.path}; read {p.read - p.failed:,} "
+          f"({p.grown:,} grown), removed {p.removed:,}, failed {p.failed:,}, in {p.seconds:.1f} s")
+    for file, error in failed:
+        print(f"{file}\n    error: {error}")
+    return 1 if failed else 0
+
+
+def _index_parquet(args, roots) -> int:
+    from .corpus.parquet import session_files, table_rows, write_embedded, write_ray
+
+    files = session_files(roots)
+    if args.engine == "ray":
+        try:
+            write_ray(files, str(args.parquet))
+        except ImportError:
+            raise SessionError("--engine ray needs Ray: pip install 'session-tree[ray]'") from None
+    else:
+        write_embedded(files, args.parquet)
+    counts = table_rows(args.parquet) if "://" not in str(args.parquet) else {}
+    figures = ", ".join(f"{t} {n:,}" for t, n in counts.items())
+    print(f"session-tree: {len(files):,} session files as Parquet in {args.parquet} ({args.engine}){': ' + figures if figures else ''}")
+    return 0
+
+
+def cmd_ls_indexed(args) -> int:
+    """`ls --index`: the rows of `ls` read from the index (brought up to date first)."""
+    from .core.storage import fs_name
+    from .corpus.db import Index
+    from .corpus.listing import list_sessions
+    from .corpus.text import text_path
+
+    chosen = [a for a in ("pi", "claude_code", "codex") if getattr(args, a, False)]
+    if chosen:
+        raise SessionError("ls --index lists a ROOT (or the home folder): --pi, --claude and --codex list the files")
+    root = (args.root or Path.home()).resolve()
+    if not root.is_dir():
+        raise SessionError(f"{root}: not a folder")
+    index = Index(args.db)
+    try:
+        index.build([root])
+        got = list_sessions(index.cursor(), text_path(index.path), root, per_page=10**9)
+    finally:
+        index.close()
+    rows = [{**s.as_dict(), "path": fs_name(f)} if s else {"path": fs_name(f), "error": e} for f, s, e in got.rows]
+    if args.json:
+        import orjson
+
+        sys.stdout.write(orjson.dumps(rows, option=orjson.OPT_INDENT_2).decode() + "\n")
+        return 0
+    for r in rows:
+        if "error" in r:
+            print(f"{r['path']}\n    error: {r['error']}")
+            continue
+        print(f"{r['path']}\n    {r['name'] or (r['firstMessage'] or '')[:60] or '(no messages)'}")
+        print(f"    {r['format']}  id {r['id']}  cwd {r['cwd']}  entries {r['entries']}  leaves {r['leaves']}  "
+              f"compactions {r['compactions']}  bad lines {r['badLines']}  modified {r['modified']}")
+    return 0
+
+
+def cmd_sql(args) -> int:
+    from .corpus.parquet import parquet_connection
+    from .corpus.sql import QueryError, run_query, read_only_connection
+
+    try:
+        con = parquet_connection(args.parquet) if args.parquet else read_only_connection(args.db)
+    except QueryError as exc:
+        raise SessionError(str(exc)) from None
+    try:
+        result = run_query(con, args.query, limit=args.limit, seconds=args.timeout)
+    except QueryError as exc:
+        raise SessionError(str(exc)) from None
+    finally:
+        con.close()
+    if args.json:
+        import orjson
+
+        rows = [dict(zip(result.columns, r)) for r in result.rows]
+        sys.stdout.write(orjson.dumps(rows, default=str, option=orjson.OPT_INDENT_2).decode() + "\n")
+    elif args.csv:
+        w = csv.writer(sys.stdout, lineterminator="\n")
+        w.writerow(result.columns)
+        w.writerows(result.rows)
+    else:
+        print("\t".join(result.columns))
+        for r in result.rows:
+            print("\t".join("" if v is None else str(v) for v in r))
+    if result.truncated:
+        print(f"session-tree: only the first {args.limit:,} rows (--limit)", file=sys.stderr)
+    return 0
+
+
+def add_corpus_commands(sub, whole_number) -> None:
+    sp = sub.add_parser("index", help="index every session under the ROOTs (default: the home folder's agents)",
+                        description="Build or bring up to date the corpus index (DuckDB, in the cache folder).")
+    sp.add_argument("roots", metavar="ROOT", type=Path, nargs="*")
+    sp.add_argument("--db", metavar="PATH", type=Path,
+                    help="the database file (default: $XDG_CACHE_HOME/session-tree/corpus.duckdb)")
+    sp.add_argument("--parquet", metavar="DIR", type=Path,
+                    help="write the same tables as Parquet in DIR (one folder per table) instead")
+    sp.add_argument("--engine", choices=("embedded", "ray"), default="embedded",
+                    help="with --parquet: extract here, or on the Ray cluster of $RAY_ADDRESS (else a local one)")
+    sp.set_defaults(func=cmd_index)
+
+    sp = sub.add_parser("sql", help="a read-only SQL query on the corpus index",
+                        description="Run one SELECT on the corpus tables (docs/corpus-tables.md).")
+    sp.add_argument("query", metavar="SELECT")
+    sp.add_argument("--db", metavar="PATH", type=Path, help="the database file (default: the cache folder's)")
+    sp.add_argument("--parquet", metavar="DIR", type=Path, help="ask the Parquet tables of DIR instead")
+    out = sp.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true")
+    out.add_argument("--csv", action="store_true")
+    sp.add_argument("--limit", type=whole_number(1), default=10_000, help="at most this many rows (default 10,000)")
+    sp.add_argument("--timeout", type=float, default=30.0, help="seconds before the query is stopped (default 30)")
+    sp.set_defaults(func=cmd_sql)
+
+    ls = sub.choices["ls"]
+    ls.add_argument("--index", action="store_true",
+                    help="bring the corpus index up to date and list from it (fast on thousands of sessions)")
+    ls.add_argument("--db", metavar="PATH", type=Path, help="with --index: the database file")
+    list_files = ls.get_default("func")
+    ls.set_defaults(func=lambda args: cmd_ls_indexed(args) if args.index else list_files(args))
+
+    serve = sub.choices["serve"]
+    serve.add_argument("--corpus", metavar="DIR", type=Path,
+                       help="the corpus page and its SQL box read the Parquet tables of DIR")
+    run = serve.get_default("func")
+
+    def serve_corpus(args) -> int:
+        if args.corpus is not None:
+            if not args.corpus.is_dir():
+                raise SessionError(f"{args.corpus}: not a folder of Parquet tables")
+            os.environ["SESSION_TREE_CORPUS"] = str(args.corpus.resolve())
+        return run(args)
+
+    serve.set_defaults(func=serve_corpus)

@@ -1,0 +1,313 @@
+"""What `session-tree show --json` prints of a session: its header, entry counts, roots, orphans,
+leaves, active leaf, labels and problems, then every entry's id, type, parent and line, and the
+bad lines.
+
+Two builders give the same document. `tree_outline` reads it off a `SessionTree`, as every view
+reads a session. `read_outline` reads a pi file into columns (`outline_read.ColumnLog`: no object
+per usual entry) and computes the tree's facts over them, with the tree's own rules: parent
+indices instead of parent entries, a loop cut where the tree cuts it, the checks of `SessionTree.
+_check_references` made on the few entries that can fail them, leaves found among the entries
+with no child. What it does not read (another agent's file, repeated ids: `outline_read.NotRead`)
+is read by `tree_outline`. tests/core/test_show_outline.py holds the two documents equal, byte for
+byte, on every fixture, sample, hostile file and crafted line.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from itertools import compress, filterfalse, repeat
+from operator import eq, ge, ne
+
+from .entries import COMPACTION, CUSTOM, LABEL, MARKER_TYPES, MESSAGE, SESSION_INFO, is_marker
+from .formats import READ_ONLY_FORMATS
+from .outline_read import ColumnLog, NotRead
+from .reader import Problem
+from .storage import JsonlStorage
+from .tree import (
+    NOTED_TYPES,
+    cycle,
+    dangling_label,
+    first_kept_reason,
+    first_kept_tool_result,
+    missing_fields,
+    orphan,
+    unanswered_calls,
+)
+
+
+def tree_outline(session) -> dict:
+    """The document, from the tree of `session` (a `session.Session`)."""
+    tree = session.tree
+    rows = [{"id": e.id, "type": e.type, "parentId": e.parent_id, "line": e.line} for e in tree.entries]
+    made_roots = tree.parent.made_roots  # (their own parentId names no entry, or closes a loop)
+    if made_roots:  # (few, and most files have none: not looked up for every entry)
+        for row in rows:
+            if row["id"] in made_roots:
+                row["parentId"] = None
+    if tree.format in READ_ONLY_FORMATS:  # a sub-agent's entry names its own file
+        for row, e in zip(rows, tree.entries):
+            if e.file:
+                row["file"] = e.file
+    return {
+        "header": tree.header,
+        "version": session.log.version,
+        "format": tree.format,
+        "name": tree.name,
+        "counts": tree.counts_by_type(),
+        "roots": tree.roots,
+        "orphans": tree.orphans,
+        "leaves": tree.leaves(),
+        "activeLeaf": tree.active_leaf,
+        "labels": tree.labels,
+        "problems": [p.as_dict() for p in tree.all_problems()],
+        "entries": rows,
+        "badLines": [{"line": b.line, "reason": b.reason} for b in tree.bad_lines],
+    }
+
+
+def read_outline(path: str | os.PathLike) -> dict:
+    """The document of the session file at `path`, read into columns (another agent's file: from
+    its tree)."""
+    storage = JsonlStorage(path)  # (a missing file, a folder: the errors every reading gives)
+    log = ColumnLog(path)
+    try:
+        with open(storage.path, "rb") as file:
+            log.read(file)
+    except NotRead:
+        from .session import Session  # (what every view reads with; `show` of a pi file does not load it)
+
+        return tree_outline(Session.open_outline(path))
+    return _Columns(log).outline()
+
+
+class _Columns:
+    """The tree's facts over a `ColumnLog`'s columns: entry `i` is the i-th in file order, and
+    `up[i]` the index of its parent in the tree, -1 for a root (its own parentId is None, names
+    no entry, or closes a loop)."""
+
+    def __init__(self, log: ColumnLog):
+        self.log = log
+        self.ids, self.lines, self.others = log.id_of, log.lines_of, log.others
+        ids, parents, index = log.id_of, log.parents, log.index
+        n = len(ids)
+        self.up = up = list(range(-1, n - 1))  # most entries' parent is the entry before them
+        for i in compress(range(n), map(ne, parents, [None, *ids[:-1]])):  # (compared in C)
+            up[i] = index.get(parents[i], -1)
+        self._kids: dict[int, list[int]] | None = None
+
+    def outline(self) -> dict:
+        log, ids, lines, up = self.log, self.ids, self.lines, self.up
+        n = len(ids)
+        problems = list(log.problems)
+        parents = log.parents
+        made = list(compress(range(n), map(eq, up, repeat(-1))))  # roots and orphans, so far
+        orphans = [i for i in made if parents[i] is not None]
+        problems += [orphan(parents[i], lines[i], ids[i]) for i in orphans]
+        made_roots = set(orphans)
+        if any(map(ge, up, range(n))):  # a parent at or after its child: a loop may close
+            cuts = self._cut_cycles(problems)
+            if cuts:
+                made_roots.update(cuts)
+                made = list(compress(range(n), map(eq, up, repeat(-1))))
+        self.kid_count = Counter(up)
+        self.marker_parents: set[int] = set()
+        self.labels: dict[str, str] = {}
+        self.name: str | None = None
+        self._check_references(problems)
+        title = (log.header or {}).get("title")
+        name = self.name or (title if isinstance(title, str) and title.strip() else None)
+        types = [MESSAGE] * n
+        for i, e in self.others.items():
+            types[i] = e.type
+        counts: dict[str, int] = {}
+        for t, k in Counter(types).items():
+            counts[str(t)] = counts.get(str(t), 0) + k  # (a type that is not a string: its text)
+        out_parents = parents
+        if made_roots:
+            out_parents = list(parents)
+            for i in made_roots:
+                out_parents[i] = None
+        bad_lines = log.all_bad_lines()
+        bad = [Problem("bad-line", b.reason, b.line) for b in bad_lines]
+        active = log.active_leaf
+        return {
+            "header": log.header,
+            "version": log.version,
+            "format": log.format,
+            "name": name,
+            "counts": counts,
+            "roots": [ids[i] for i in made],
+            "orphans": [ids[i] for i in orphans],
+            "leaves": [ids[i] for i in self._leaves(active)],
+            "activeLeaf": active,
+            "labels": self.labels,
+            "problems": [p.as_dict() for p in sorted(bad + problems, key=lambda p: (p.line or 0, p.kind))],
+            "entries": [{"id": a, "type": t, "parentId": p, "line": k}
+                        for a, t, p, k in zip(ids, types, out_parents, lines)],
+            "badLines": [{"line": b.line, "reason": b.reason} for b in bad_lines],
+        }
+
+    # -- structure (`SessionTree._link`, `_cut_cycles`) ------------------------------------------
+
+    def _cut_cycles(self, problems: list[Problem]) -> list[int]:
+        """Cut each loop at its earliest entry, as the tree does; the entries cut."""
+        up, ids, lines = self.up, self.ids, self.lines
+        state = bytearray(len(up))  # 1 = on the current walk, 2 = known to reach a root
+        cuts = []
+        for start in range(len(up)):
+            walk = []
+            node = start
+            while node != -1 and not state[node]:
+                state[node] = 1
+                walk.append(node)
+                node = up[node]
+            if node != -1 and state[node] == 1:
+                loop = walk[walk.index(node):]
+                cut = min(loop)  # (the earliest line: entries are in file order)
+                up[cut] = -1
+                cuts.append(cut)
+                problems.append(cycle(len(loop), lines[cut], ids[cut]))
+            for x in walk:
+                state[x] = 2
+        return cuts
+
+    def children(self, i: int) -> list[int]:
+        """The children of entry `i` (in no order: the checks below need none). Most entries are
+        the child of the entry before them; the others are listed by parent once, found in C."""
+        up = self.up
+        if self._kids is None:
+            kids: dict[int, list[int]] = {}
+            for c in compress(range(len(up)), map(ne, up, range(-1, len(up) - 1))):
+                if up[c] != -1:
+                    kids.setdefault(up[c], []).append(c)
+            self._kids = kids
+        more = self._kids.get(i)
+        if i + 1 < len(up) and up[i + 1] == i:
+            return [i + 1, *more] if more else [i + 1]
+        return list(more) if more else []
+
+    def is_marker(self, i: int) -> bool:
+        e = self.others.get(i)
+        return e is not None and is_marker(e)
+
+    # -- checks (`SessionTree._check_references`, `_check_tool_results`) ------------------------
+
+    def _check_references(self, problems: list[Problem]) -> None:
+        log, ids, lines, up, others = self.log, self.ids, self.lines, self.up, self.others
+        index = log.index
+        for i in sorted({*others, *self._unanswered_at()}):  # (a decoded entry can fail one check only)
+            e = others.get(i)
+            if e is None:
+                self._check_tool_results(i, problems)
+                continue
+            if e.role is not None:  # a message with a body (which is all a message requires)
+                if e.role == "assistant" and e.tool_call_ids:
+                    self._check_tool_results(i, problems)
+                continue
+            if e.missing_fields:
+                problems.append(missing_fields(e))
+            t = e.type
+            if t not in NOTED_TYPES:
+                continue
+            if (t in MARKER_TYPES or (t == CUSTOM and is_marker(e))) and up[i] != -1:
+                self.marker_parents.add(up[i])
+            if t == LABEL:
+                target = e.target_id
+                if target is not None:
+                    text = e.get("label")
+                    if isinstance(text, str) and text.strip():
+                        self.labels[target] = text
+                    else:
+                        self.labels.pop(target, None)
+                if target not in index:
+                    problems.append(dangling_label(target, lines[i], ids[i]))
+            elif t == SESSION_INFO:
+                value = e.get("name")
+                self.name = value if isinstance(value, str) and value.strip() else self.name
+            elif t == COMPACTION and "summary" in e.raw:
+                kept = e.first_kept_id
+                k = index.get(kept, -1)
+                problem = first_kept_reason(kept, k != -1, k != -1 and self._is_ancestor(k, i))
+                if problem:
+                    problems.append(Problem("dangling-first-kept", problem, lines[i], ids[i]))
+                elif k != -1 and log.role_of(k) == "toolResult":
+                    problems.append(first_kept_tool_result(kept, lines[i], ids[i]))
+
+    def _unanswered_at(self) -> list[int]:
+        """The decoded turns that call tools and are not followed, as most are, by the results
+        of all their calls one after the other, each the child of the one before (then every
+        call is answered, whatever else follows): those checked in full."""
+        up, results, calls_at = self.up, self.log.results, self.log.calls
+        out = [i for i, calls in calls_at.items()
+               if len(calls) == 1 and (results.get(i + 1, 0) != calls[0] or up[i + 1] != i)]
+        for i in [i for i, calls in calls_at.items() if len(calls) != 1]:
+            left, j = set(calls_at[i]), i + 1
+            while left and j in results and up[j] == j - 1:
+                left.discard(results[j])
+                j += 1
+            if left:
+                out.append(i)
+        return out
+
+    def _is_ancestor(self, a: int, node: int) -> bool:
+        up = self.up
+        while node != -1:
+            if node == a:
+                return True
+            node = up[node]
+        return False
+
+    def _check_tool_results(self, i: int, problems: list[Problem]) -> None:
+        log = self.log
+        calls = log.tool_call_ids(i)
+        if len(calls) == 1 and self.kid_count.get(i) == 1:  # the usual case: its one result is its child
+            k = i + 1 if i + 1 < len(self.up) and self.up[i + 1] == i else self.children(i)[0]
+            if log.tool_call_id(k) == calls[0] and log.role_of(k) == "toolResult":
+                return
+        answered: set = set()
+        stack = list(self.children(i))
+        while stack:
+            c = stack.pop()
+            if log.role_of(c) == "toolResult" or self.is_marker(c):
+                answered.add(log.tool_call_id(c))
+                stack.extend(self.children(c))
+            elif log.type_of(c) == CUSTOM:  # a side line between a call and its result
+                stack.extend(self.children(c))
+        missing = [c for c in calls if c not in answered]
+        if missing:
+            problems.append(unanswered_calls(missing, calls, log.stop_reason(i), self.lines[i], self.ids[i]))
+
+    # -- leaves (`SessionTree.leaves`) -----------------------------------------------------------
+
+    def _leaves(self, active: str | None) -> list[int]:
+        kids, marker_parents, others = self.kid_count, self.marker_parents, self.others
+        n = len(self.up)
+        ends = filterfalse(kids.__contains__, range(n))  # (found in C: most entries have a child)
+        if marker_parents:
+            ends = sorted({*ends, *marker_parents})
+        tips = [i for i in ends if (i not in others or not is_marker(others[i]) and not others[i].sidechain)
+                and (i not in marker_parents or not self._goes_on(i))]
+        shown = None if active is None else self.log.index[active]
+        while shown is not None and self.is_marker(shown):  # (`conversation_leaf`)
+            shown = self.up[shown] if self.up[shown] != -1 else None
+        if shown is not None and shown not in tips:
+            tips = [i for i in tips if not self._side_tip_of(i, shown)]
+            tips.append(shown)
+        return tips
+
+    def _goes_on(self, i: int) -> bool:
+        """Whether the conversation goes on after entry `i`, looking through markers."""
+        stack = list(self.children(i))
+        while stack:
+            c = stack.pop()
+            if not self.is_marker(c):
+                return True
+            stack.extend(self.children(c))
+        return False
+
+    def _side_tip_of(self, tip: int, leaf: int) -> bool:
+        """Whether `tip` ends a chain of `custom` entries written after `leaf` (its branch)."""
+        while tip != -1 and self.log.type_of(tip) == CUSTOM:
+            tip = self.up[tip]
+        return tip == leaf

@@ -1,0 +1,235 @@
+"""A pi file read into columns, for `session-tree show --json` (`outline.read_outline`).
+
+`show --json` prints, of every entry, its id, type, parent and line, and of the whole file the
+tree's facts (roots, leaves, the active leaf, labels, problems). Those need no entry object: here
+the usual line, a pi v3 message of the known shape, is decoded by `pi_outline`'s compiled decoder
+(the one `Session.open_outline` reads with, which never accepts a line the pi reader reads
+otherwise) into a few lists indexed by entry: ids, parent ids, line numbers, and, for the few
+entries whose facts the tree's checks read, those facts (an assistant turn's tool call ids, a
+tool result's call id). Every other line (the header, a bad or blank line, another entry type, a
+message the decoder does not take) is read by `SessionLog` and `PiReader` themselves, as the full
+read reads it: this log *is* a `SessionLog`, whose `ids` is an index over the columns, so the pi
+reader's verdicts (duplicate ids, invalid fields, a `leaf` that targets no entry) are its own.
+Those entries are kept as `Entry` objects beside the columns (`others`).
+
+A file the pi reader does not read (Claude Code, Codex: told from its first readable line), or
+one in which a decoded line repeats an id (the pi reader names the second one: rare, and only the
+tree's reading says which), is not read here (`NotRead`): `show` reads it as every view does.
+"""
+
+from __future__ import annotations
+
+from typing import BinaryIO
+
+from .entries import MESSAGE, Entry
+from .formats.pi import PiReader
+from .formats.pi_outline import (
+    _NOT_READ,
+    NO_DETAILS,
+    AssistantMessage,
+    ToolCallBlock,
+    ToolResultMessage,
+    _decode,
+    _parses,
+)
+from .reader import SessionLog, gc_paused
+
+
+READ_SIZE = 1 << 20  # (a big file is read a piece at a time, never held whole)
+
+
+class NotRead(Exception):
+    """The file is not read here: it is another agent's (its first readable line chose another
+    reader), or an id repeats among the lines decoded."""
+
+
+class _Known:
+    """What the pi reader reads of an entry read into the columns: its id and line."""
+
+    __slots__ = ("id", "line")
+
+    def __init__(self, entry_id: str, line: int):
+        self.id, self.line = entry_id, line
+
+
+class _Index:
+    """Entry id -> index in the columns, as `PiReader` reads and fills `SessionLog.ids`: it asks
+    whether an id is known, and the id and line of a known one; setting an id adds its entry."""
+
+    __slots__ = ("log",)
+
+    def __init__(self, log: ColumnLog):
+        self.log = log
+
+    def __contains__(self, entry_id) -> bool:
+        return entry_id in self.log.index
+
+    def get(self, entry_id, default=None):
+        log = self.log
+        i = log.index.get(entry_id)
+        if i is None:
+            return default
+        other = log.others.get(i)
+        return other if other is not None else _Known(log.id_of[i], log.lines_of[i])
+
+    def __getitem__(self, entry_id):
+        found = self.get(entry_id)
+        if found is None:
+            raise KeyError(entry_id)
+        return found
+
+    def __setitem__(self, entry_id: str, entry: Entry) -> None:
+        self.log.add_other(entry)
+
+
+class ColumnLog(SessionLog):
+    """A pi file's lines read into columns (see the module's docstring)."""
+
+    def __init__(self, path=None) -> None:
+        super().__init__(path)
+        self.ids = _Index(self)  # (what the pi reader reads and fills)
+        self.index: dict[str, int] = {}  # (up to `_indexed`: see `_sync`)
+        self._indexed = 0
+        self.id_of: list[str] = []
+        self.parents: list[str | None] = []
+        self.lines_of: list[int] = []  # (`lines` is SessionLog's count of the lines read)
+        self.others: dict[int, Entry] = {}  # index -> the entry, for those not read by the decoder
+        self.calls: dict[int, tuple[str, ...]] = {}  # a decoded assistant turn's tool call ids
+        self.stops: dict[int, str] = {}  # ... and how it stopped, when aborted or by an error
+        self.results: dict[int, str | None] = {}  # a decoded tool result's call id
+
+    def add_other(self, entry: Entry) -> None:
+        i = len(self.id_of)
+        self.index[entry.id] = i
+        self.id_of.append(entry.id)
+        self.parents.append(entry.parent_id)
+        self.lines_of.append(entry.line)
+        self.others[i] = entry
+        self._indexed = i + 1
+
+    @property
+    def has_entries(self) -> bool:
+        return bool(self.id_of)
+
+    def read(self, file: BinaryIO) -> None:
+        """Read a binary file from its start to its end, a megabyte at a time."""
+        pieces: list[bytes] = []  # the start of a line that goes on in the next piece
+        line = 0
+        with gc_paused():
+            while chunk := file.read(READ_SIZE):
+                if b"\n" not in chunk:
+                    pieces.append(chunk)
+                    continue
+                lines = chunk.split(b"\n")
+                if pieces:
+                    pieces.append(lines[0])
+                    lines[0] = b"".join(pieces)
+                    pieces = []
+                rest = lines.pop()  # (after the last newline)
+                if rest:
+                    pieces.append(rest)
+                line = self._read_window(lines, line)
+            self.lines = line
+            if pieces:
+                self._sync()
+                self._read_tail(b"".join(pieces), line + 1)
+                if type(self._reader) not in (PiReader, type(None)):
+                    raise NotRead
+                if self.tail_entry is not None:
+                    self.add_other(self.tail_entry)
+            if self._reader is not None:
+                self._reader.finish()
+
+    def _read_window(self, lines: list[bytes], line: int) -> int:
+        """Read `lines`, those after line `line`; the number of the last one read. (The hot
+        loop: a decoded line costs three appends and, for a turn that calls tools or a tool
+        result, one dict entry; ids are indexed in C when a line needs the index.)"""
+        ids, parents, lines_of = self.id_of, self.parents, self.lines_of
+        add_id, add_parent, add_line = ids.append, parents.append, lines_of.append
+        calls_at, stops, results = self.calls, self.stops, self.results
+        decode, not_read = _decode, _NOT_READ
+        reader = self._reader
+        for raw in lines:
+            line += 1
+            if reader is not None:
+                try:
+                    m = decode(raw)
+                except not_read:
+                    m = None
+                if m is not None and m.id:
+                    msg = m.message
+                    kind = type(msg)
+                    ok = True
+                    calls: tuple = ()
+                    if kind is AssistantMessage:
+                        usage = msg.usage  # (a usage the pi reader sums from its parts: read by it)
+                        if usage is not None and not usage.estimated and msg.stopReason not in ("aborted", "error"):
+                            ok = usage.totalTokens > 0
+                        content = msg.content
+                        if type(content) is list:
+                            for b in content:
+                                if type(b) is ToolCallBlock:
+                                    calls += (b.id,)
+                    elif kind is ToolResultMessage:
+                        details = msg.details
+                        ok = details is NO_DETAILS or _parses(details)
+                    if ok:
+                        if calls:
+                            calls_at[len(ids)] = calls
+                            if msg.stopReason in ("aborted", "error"):
+                                stops[len(ids)] = msg.stopReason
+                        elif kind is ToolResultMessage:
+                            call_id = msg.toolCallId
+                            results[len(ids)] = call_id if type(call_id) is str else None
+                        add_id(m.id)
+                        add_parent(m.parentId or None)
+                        add_line(line)
+                        continue
+            self._sync()  # the line as the log reads it, told what was read before it
+            self._read_line(raw, line)
+            if reader is None and self._reader is not None:  # the first readable line chose the reader
+                reader = self._reader
+                if type(reader) is not PiReader:
+                    raise NotRead
+        self._sync()
+        return line
+
+    def _sync(self) -> None:
+        """Index the entries decoded since the last line the log read, and tell the pi reader
+        the last of them (what a v1 line chains to, and the active leaf so far). An id decoded
+        twice is left to the tree's reading (`NotRead`): the pi reader names the second one."""
+        ids, done = self.id_of, self._indexed
+        n = len(ids)
+        if n > done:
+            index = self.index
+            index.update(zip(ids[done:], range(done, n)))
+            if len(index) != n:
+                raise NotRead
+            self._reader._prev_id = self._active = ids[-1]
+            self._indexed = n
+
+    # -- what the tree's checks read of an entry ------------------------------------------------
+
+    def type_of(self, i: int):
+        other = self.others.get(i)
+        return MESSAGE if other is None else other.type
+
+    def role_of(self, i: int) -> str | None:
+        """The role of entry `i` as far as the checks tell it: a decoded message that is not a
+        tool result is only known to be no tool result ("")."""
+        other = self.others.get(i)
+        if other is not None:
+            return other.role
+        return "toolResult" if i in self.results else ""
+
+    def tool_call_ids(self, i: int) -> tuple[str, ...]:
+        other = self.others.get(i)
+        return self.calls.get(i, ()) if other is None else other.tool_call_ids
+
+    def tool_call_id(self, i: int):
+        other = self.others.get(i)
+        return self.results.get(i) if other is None else other.tool_call_id
+
+    def stop_reason(self, i: int):
+        other = self.others.get(i)
+        return self.stops.get(i) if other is None else other.message.get("stopReason")

@@ -1,0 +1,52 @@
+"""Writing a planned compaction or branch summary (`compaction`'s plans) to its session.
+
+Above the session: each write is one append through `Session`'s typed methods, which check the
+cut point again under the file lock, so a session that moved on since the plan was made gets
+nothing written and an error that says why.
+"""
+
+from __future__ import annotations
+
+from .compaction import BranchSummaryPlan, CompactionPlan, with_file_lists
+from .errors import InvalidWrite
+from .session import Session
+from .tree import SessionTree
+
+
+def write_compaction(
+    session: Session,
+    plan: CompactionPlan,
+    summary: str,
+    details: dict | None = None,
+) -> dict:
+    """Append the compaction the plan describes, with `summary`, after checking it again.
+
+    The check runs under the lock: if the session moved on since the plan was made (another
+    branch became active, the cut point vanished), nothing is written and the error says why.
+    """
+    if not plan.can_compact:
+        raise InvalidWrite(plan.reason)
+    if not summary.strip():
+        raise InvalidWrite("the summary is empty")
+    text = with_file_lists(summary, plan.read_files, plan.modified_files)
+
+    def check(tree: SessionTree, parent_id: str | None) -> None:
+        if plan.at_active_leaf and tree.active_leaf != plan.active_leaf:
+            raise InvalidWrite("the session moved on since the compaction was planned: plan it again")
+
+    return session.append_compaction(
+        text, plan.first_kept_entry_id, plan.tokens_before, plan.tokens_after(text),
+        {"readFiles": plan.read_files, "modifiedFiles": plan.modified_files, **(details or {})},
+        parent=plan.leaf_id, check=check,
+    )
+
+
+def write_branch_summary(
+    session: Session, plan: BranchSummaryPlan, summary: str, details: dict | None = None
+) -> dict:
+    """Append the branch summary at the new leaf; it becomes the active leaf."""
+    if plan.old_leaf is None:
+        raise InvalidWrite("there is no branch to summarize: the conversation was empty")
+    text = with_file_lists(summary, plan.read_files, plan.modified_files)
+    details = {"readFiles": plan.read_files, "modifiedFiles": plan.modified_files, **(details or {})}
+    return session.fork_with_summary(plan.new_leaf, "at", text, details, from_id=plan.old_leaf).entry

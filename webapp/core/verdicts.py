@@ -1,0 +1,169 @@
+"""Verdicts on branches: a person's "better", "worse" or "winner" (SPEC §5d), with a note.
+
+On a file this app may write (pi v3) a verdict is one appended `custom` entry, which pi keeps in
+the tree and leaves out of the context; the tree looks through it like a label, so the branch it
+was appended to stays a branch. A file this app never writes (SPEC §5c: pi v1/v2, Claude Code,
+Codex) keeps its verdicts in the application's data folder instead, keyed by the session id and
+the target entry id: the session file stays byte-identical and nothing is put beside it.
+The latest verdict of one `by` on one target stands.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from .entries import CUSTOM, now_iso
+from .errors import InvalidWrite
+from .session import Session
+from .tree import SessionTree
+
+VERDICT_TYPE = "session-tree.verdict"
+PERSON_VERDICTS = ("better", "worse", "winner")
+VERDICTS = (*PERSON_VERDICTS, "tie")  # a judge may find neither better
+PERSON = "person"
+MAX_NOTE = 2000
+
+
+@dataclass(frozen=True)
+class Verdict:
+    target: str
+    verdict: str
+    note: str
+    by: str  # "person" or "judge:<model>"
+    at: str  # when it was given
+    where: str  # "file" (a custom entry of the session) or "data folder"
+    reasons: tuple[str, ...] = ()  # a judge's
+
+    @property
+    def rank(self) -> int:
+        """Sorting by verdict: winner first, then better, no verdict, tie, worse."""
+        return {"winner": 4, "better": 3, "tie": 1, "worse": 0}.get(self.verdict, 2)
+
+
+def data_dir() -> Path:
+    """The application's own data folder (XDG): `$XDG_DATA_HOME/session-tree`, by default
+    `~/.local/share/session-tree`."""
+    base = os.environ.get("XDG_DATA_HOME") or ""
+    root = Path(base) if base and Path(base).is_absolute() else Path.home() / ".local" / "share"
+    return root / "session-tree"
+
+
+def session_key(session: Session) -> str:
+    """The session's id (its header's), else a digest of where its file is."""
+    sid = (session.tree.header or {}).get("id")
+    if isinstance(sid, str) and sid.strip():
+        return sid.strip()
+    where = str(Path(str(getattr(session.storage, "path", session.storage.name))).resolve())
+    return "path-" + hashlib.sha256(where.encode()).hexdigest()[:24]
+
+
+def _store_file(key: str) -> Path:
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", key)[:120] or "session"
+    return data_dir() / "verdicts" / f"{safe}.jsonl"
+
+
+def _record(target: str, verdict: str, note: str, by: str) -> dict:
+    return {"targetId": target, "verdict": verdict, "note": note, "by": by}
+
+
+def check_verdict(tree: SessionTree, target: str, verdict: str, note: str | None, by: str = PERSON) -> str:
+    """The note, cleaned; InvalidWrite (saying what is wrong) for a verdict that may not be given,
+    UnknownEntry for a target the session lacks."""
+    tree.entry(target)
+    allowed = PERSON_VERDICTS if by == PERSON else VERDICTS
+    if verdict not in allowed:
+        raise InvalidWrite(f"verdict {verdict!r}: use one of {', '.join(allowed)}")
+    note = (note or "").strip()
+    if len(note) > MAX_NOTE:
+        raise InvalidWrite(f"the note has {len(note)} characters; at most {MAX_NOTE}")
+    return note
+
+
+def give_verdict(session: Session, target: str, verdict: str, note: str | None = None,
+                 by: str = PERSON, extra: dict | None = None) -> Verdict:
+    """Record a verdict on the branch ending at `target` (an entry id) and return it: appended to
+    a writable session, else kept in the data folder. `extra`: a judge's reasons, usage, cost."""
+    tree = session.tree
+    target = tree.find(target).id if target not in tree.by_id else target
+    note = check_verdict(tree, target, verdict, note, by)
+    data = {**_record(target, verdict, note, by), **(extra or {})}
+    if session.read_only_reason is None:
+        entry = session.append_custom(VERDICT_TYPE, data)
+        return _verdict(data, entry["timestamp"], "file")
+    key = session_key(session)
+    path = _store_file(key)
+    line = orjson.dumps({"sessionId": key, **data, "timestamp": now_iso()}) + b"\n"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "ab") as f:
+            f.write(line)
+    except OSError as exc:
+        raise InvalidWrite(f"cannot keep the verdict in {path}: {exc.strerror or exc}") from None
+    return _verdict(data, now_iso(), "data folder")
+
+
+def _from_file(tree: SessionTree) -> list[Verdict]:
+    out = []
+    for e in tree.entries:
+        if e.type != CUSTOM or e.get("customType") != VERDICT_TYPE:
+            continue
+        data = e.get("data")
+        if isinstance(data, dict):
+            v = _verdict(data, e.timestamp, "file")
+            if v is not None:
+                out.append(v)
+    return out
+
+
+def _from_data_folder(session: Session) -> list[Verdict]:
+    key = session_key(session)
+    path = _store_file(key)
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return []
+    out = []
+    for line in raw.splitlines():
+        try:
+            data = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue  # a line cut short by a crash: the others stand
+        if isinstance(data, dict) and data.get("sessionId") == key:
+            v = _verdict(data, str(data.get("timestamp") or ""), "data folder")
+            if v is not None:
+                out.append(v)
+    return out
+
+
+def _verdict(data: dict, at: str, where: str) -> Verdict | None:
+    target, verdict, by = data.get("targetId"), data.get("verdict"), data.get("by") or PERSON
+    if not isinstance(target, str) or verdict not in VERDICTS or not isinstance(by, str):
+        return None
+    note, reasons = data.get("note"), data.get("reasons")
+    reasons = tuple(str(r) for r in reasons) if isinstance(reasons, list) else ()
+    return Verdict(target, verdict, note if isinstance(note, str) else "", by, at, where, reasons)
+
+
+def verdicts(session: Session) -> dict[str, dict[str, Verdict]]:
+    """Target id -> by -> the verdict that stands (the latest), from the file and the data folder."""
+    found: dict[str, dict[str, Verdict]] = {}
+    for v in _from_file(session.tree) + _from_data_folder(session):
+        found.setdefault(v.target, {})[v.by] = v
+    return found
+
+
+def persons(found: dict[str, dict[str, Verdict]]) -> dict[str, Verdict]:
+    """Target id -> a person's verdict that stands."""
+    return {t: by[PERSON] for t, by in found.items() if PERSON in by}
+
+
+def sort_by_verdict(rows: list, given: dict[str, Verdict], descending: bool = True) -> list:
+    """Rows with a `leaf` (LeafFigures) by a person's verdict on them: winner, better, none, worse
+    (descending), stable so ties keep the tree's order."""
+    return sorted(rows, key=lambda r: given[r.leaf.id].rank if r.leaf.id in given else 2, reverse=descending)

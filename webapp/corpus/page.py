@@ -1,0 +1,53 @@
+"""The corpus page's charts, made of its figures: what each bar shows and where it leads."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from markupsafe import Markup
+
+from ..core.outcome import STATUSES
+from ..core.tokens import format_tokens
+from .charts import Bar, bar_chart
+from .figures import Figures
+
+
+def money(v) -> str:
+    v = v or 0.0
+    return f"${v:,.2f}" if v >= 0.01 or not v else f"${v:.4f}"
+
+
+def _spend(rows, link, by: str, title: str) -> Markup:
+    """A figure of (label, cost, input, output, …) rows: bars of cost, else of tokens when nothing cost."""
+    by_cost = any(r[1] for r in rows)
+    bars = [Bar(str(r[0]), (r[1] or 0) if by_cost else (r[2] or 0) + (r[3] or 0),
+                f"{money(r[1])} · {format_tokens((r[2] or 0) + (r[3] or 0))} tok", link(by, str(r[0])))
+            for r in rows]
+    return bar_chart(bars, title)
+
+
+def charts(fig: Figures, link: Callable[[str, str], str], session_link: Callable[..., str]) -> dict[str, Markup]:
+    """The SVG of every figure; `link(by, value)` leads to the sessions behind a bar,
+    `session_link(file, **args)` to one session."""
+    out = {
+        "model": _spend(fig.by_model, link, "model", "cost and tokens by model"),
+        "project": _spend(fig.by_project, link, "project", "cost and tokens by project"),
+        "agent": _spend(fig.by_agent, link, "agent", "cost and tokens by agent"),
+        "week": _spend(fig.by_week, link, "week", "cost and tokens by week"),
+        "branches": bar_chart([Bar(title or file.rsplit("/", 1)[-1], leaves, f"{leaves} branches",
+                                   session_link(file, tab="branches")) for file, title, leaves in fig.most_branches],
+                              "sessions with most branches"),
+        "summaries": bar_chart([Bar(f"{kind.replace('_', ' ')} {entry[-8:]} · {file.rsplit('/', 1)[-1]}",
+                                    score or 0, f"{'–' if score is None else score}% · lost {missing} of {facts}",
+                                    session_link(file, tab="audit", node=entry))
+                                for file, entry, kind, score, missing, facts, _, _ in fig.summaries],
+                               "compactions and branch summaries with the lowest audit scores"),
+        "tools": bar_chart([Bar(name, rate * 100, f"{rate:.0%} of {calls:,} ({errors:,} failed)", link("tool", name))
+                            for name, calls, errors, rate in fig.tool_errors], "tool error rates"),
+        "outcomes": bar_chart([Bar(model, sum(counts.values()),
+                                   " · ".join(f"{counts[s]} {label}" for s, label in STATUSES.items() if counts.get(s)),
+                                   link("outcome", f"{model} · {max(counts, key=counts.get)}"),
+                                   tuple((counts.get(s, 0), f"chart-bar outcome-{s}") for s in STATUSES))
+                               for model, counts in fig.outcomes], "branch outcomes by model"),
+    }
+    return out

@@ -1,0 +1,122 @@
+"""The corpus tables as Parquet: one folder per table (`DIR/sessions/*.parquet`, …), the same
+columns as the embedded index (`schema.arrow_schema`), written by this machine or by a Ray
+cluster, and read back by `serve --corpus DIR` and `sql --parquet DIR`."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..core.storage import fs_name, url_name
+from .discovery import corpus_files
+from .extract import Extracted, extract
+from .schema import TABLES, arrow_schema, arrow_table
+from .sql import lock_down
+
+
+def session_files(roots: list[Path]) -> list[str]:
+    """The `file` keys of every session under `roots`, as the index names them."""
+    return [url_name(str(p)) for root in roots for p in corpus_files(Path(root).resolve())]
+
+
+def _extract_or_none(file: str) -> Extracted | None:
+    try:
+        return extract(fs_name(file))
+    except Exception:  # a file that fails has no rows, as in the embedded build
+        return None
+
+
+def write_embedded(files: list[str], out: Path, on_file: Callable[[int], None] | None = None) -> dict[str, int]:
+    """Extract every file on this machine and write each table to `out/<table>/part-0.parquet`;
+    the rows written per table."""
+    rows: dict[str, list[tuple]] = {t: [] for t in TABLES}
+    for n, file in enumerate(files, 1):
+        got = _extract_or_none(file)
+        if got is not None:
+            for t in TABLES:
+                rows[t].extend(got.rows[t])
+        if on_file:
+            on_file(n)
+    counts = {}
+    for t in TABLES:
+        (out / t).mkdir(parents=True, exist_ok=True)
+        pq.write_table(arrow_table(t, rows[t]), out / t / "part-0.parquet")
+        counts[t] = len(rows[t])
+    return counts
+
+
+FILES_PER_TASK = 8  # session files one Ray task extracts
+
+
+def _writer(out: str):
+    """(Ray) the task that extracts a batch of files and writes each table's rows of them as one
+    Parquet file of its own (`out/<table>/part-<uuid>.parquet`): the rows go from the worker
+    that made them to the files, never through the object store, and are converted once."""
+    def extract_and_write(batch: pa.Table) -> pa.Table:
+        import uuid
+
+        from pyarrow import fs
+
+        rows: dict[str, list[tuple]] = {t: [] for t in TABLES}
+        for got in map(_extract_or_none, batch.column("file").to_pylist()):
+            if got is not None:
+                for t in TABLES:
+                    rows[t].extend(got.rows[t])
+        filesystem, base = fs.FileSystem.from_uri(out)
+        part = uuid.uuid4().hex
+        written = []
+        for t in TABLES:
+            if rows[t]:
+                filesystem.create_dir(f"{base}/{t}", recursive=True)
+                pq.write_table(arrow_table(t, rows[t]), f"{base}/{t}/part-{part}.parquet", filesystem=filesystem)
+            written.append(len(rows[t]))
+        return pa.table({"table": list(TABLES), "rows": written})
+    return extract_and_write
+
+
+def write_ray(files: list[str], out: str, address: str | None = None) -> dict[str, int]:
+    """The same tables built on a Ray cluster (`address`, else $RAY_ADDRESS, else a local one):
+    Ray Data maps the extractor over the list of files, a few files a task, and each task
+    writes its rows as Parquet to `out` (any path pyarrow can write); the rows written per table.
+    The list is cut into blocks here, so that no shuffle runs before the work starts."""
+    import ray
+
+    if not ray.is_initialized():
+        ray.init(address=address or os.environ.get("RAY_ADDRESS") or None, include_dashboard=False,
+                 log_to_driver=False, logging_level="ERROR")
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    if "://" not in out:
+        out = str(Path(out).resolve())
+    blocks = [pa.table({"file": pa.array(files[i:i + FILES_PER_TASK], pa.string())})
+              for i in range(0, len(files), FILES_PER_TASK)] or [pa.table({"file": pa.array([], pa.string())})]
+    counts = {t: 0 for t in TABLES}
+    written = ray.data.from_arrow(blocks).map_batches(_writer(out), batch_format="pyarrow",
+                                                       batch_size=FILES_PER_TASK).take_all()
+    for r in written:
+        counts[r["table"]] += r["rows"]
+    return counts
+
+
+def table_rows(folder: Path) -> dict[str, int]:
+    """The rows of each table of a Parquet folder."""
+    return {t: sum(pq.ParquetFile(p).metadata.num_rows for p in (folder / t).glob("*.parquet")) for t in TABLES}
+
+
+def parquet_connection(folder: Path) -> duckdb.DuckDBPyConnection:
+    """An in-memory database holding the Parquet tables of `folder`, reading no other file."""
+    con = duckdb.connect(":memory:")
+    for t in TABLES:
+        files = sorted(str(p) for p in (folder / t).glob("*.parquet"))
+        if files:
+            con.execute(f"CREATE TABLE {t} AS SELECT * FROM read_parquet(?)", [files])
+        else:
+            con.register("empty", arrow_table(t, []))
+            con.execute(f"CREATE TABLE {t} AS SELECT * FROM empty")
+            con.unregister("empty")
+    lock_down(con)
+    return con

@@ -1,0 +1,147 @@
+"""Search across every session: the text index's ranked hits (SQLite FTS5's bm25), filtered by
+agent, project, model, date, role and whether the text is a tool's output, each with its
+session, the branch it is on and a highlighted snippet."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+
+import duckdb
+from markupsafe import Markup, escape
+
+from .text import match_query
+
+HITS = 30  # on one page of results
+# Past this many matching entries, bm25 (which scores every match before it can sort) costs more
+# than a page may wait (0.5 s for 37,000 common-word matches on this machine): the hits are then
+# the latest indexed ones, and the page says so.
+RANKED = 5_000
+_OPEN, _CLOSE = "\x02", "\x03"  # around a match in a snippet, before it is escaped
+
+
+@dataclass
+class Filters:
+    agent: str = ""
+    project: str = ""  # a part of the project's folder
+    model: str = ""
+    role: str = ""
+    since: date | None = None
+    until: date | None = None
+    tool_output: str = ""  # "", "only" or "none"
+
+    def clauses(self) -> tuple[list[str], list]:
+        where, params = [], []
+        for column in ("agent", "model", "role"):
+            if getattr(self, column):
+                where.append(f"docs.{column} = ?")
+                params.append(getattr(self, column))
+        if self.project:
+            where.append("instr(lower(docs.project), ?) > 0")
+            params.append(self.project.lower())
+        if self.since:
+            where.append("docs.time >= ?")
+            params.append(self.since.isoformat())
+        if self.until:
+            where.append("docs.time < date(?, '+1 day')")
+            params.append(self.until.isoformat())
+        if self.tool_output in ("only", "none"):
+            where.append("docs.tool_output = ?")
+            params.append(1 if self.tool_output == "only" else 0)
+        return where, params
+
+    @property
+    def active(self) -> bool:
+        return any((self.agent, self.project, self.model, self.role, self.since, self.until, self.tool_output))
+
+
+@dataclass
+class Hit:
+    file: str
+    entry_id: str
+    leaf_id: str | None
+    role: str | None
+    type: str | None
+    model: str | None
+    time: str | None
+    agent: str
+    project: str
+    snippet: Markup
+    title: str = ""  # the session's name or first message
+    branch: str = ""  # the branch's label or last prompt
+
+
+@dataclass
+class Results:
+    query: str
+    hits: list[Hit] = field(default_factory=list)
+    more: bool = False  # another page of hits follows
+    problem: str | None = None
+    matches: int = 0  # entries holding every word, before the filters
+    ranked: bool = True  # best first (else the latest first: too many to rank)
+
+
+def highlight(snippet: str) -> Markup:
+    """FTS5's snippet, escaped, with its matches marked."""
+    return Markup(str(escape(snippet)).replace(_OPEN, "<mark>").replace(_CLOSE, "</mark>"))
+
+
+def search(text_db: Path, cur: duckdb.DuckDBPyConnection, query: str, filters: Filters | None = None,
+           offset: int = 0, limit: int = HITS, prefix: str = "") -> Results:
+    """The best hits for `query` (every word in an entry), best first, from `offset` on; only
+    under `prefix` (a root's path) when given."""
+    out = Results(query)
+    match = match_query(query)
+    if match is None:
+        return out
+    where, params = (filters or Filters()).clauses()
+    if prefix:
+        where.append("substr(docs.file, 1, ?) = ?")
+        params += [len(prefix), prefix]
+    con = sqlite3.connect(f"file:{text_db}?mode=ro", uri=True)
+    try:
+        out.matches = con.execute("SELECT count(*) FROM body WHERE body MATCH ?", (match,)).fetchone()[0]
+        out.ranked = out.matches <= RANKED
+        order = "bm25(body)" if out.ranked else "body.rowid DESC"
+        sql = (f"SELECT docs.file, docs.entry_id, docs.leaf_id, docs.role, docs.type, docs.model, docs.time, "
+               f"docs.agent, docs.project, snippet(body, 0, '{_OPEN}', '{_CLOSE}', '…', 16) "
+               f"FROM body JOIN docs ON docs.id = body.rowid WHERE body MATCH ? "
+               f"{''.join(' AND ' + w for w in where)} ORDER BY {order} LIMIT ? OFFSET ?")
+        rows = con.execute(sql, [match, *params, limit + 1, offset]).fetchall()
+    except sqlite3.OperationalError as exc:
+        out.problem = f"the search could not run ({exc})"
+        return out
+    finally:
+        con.close()
+    out.more = len(rows) > limit
+    out.hits = [Hit(*r[:9], snippet=highlight(r[9])) for r in rows[:limit]]
+    _name_them(cur, out.hits)
+    return out
+
+
+def _name_them(cur: duckdb.DuckDBPyConnection, hits: list[Hit]) -> None:
+    """Each hit's session title and branch name, from the tables."""
+    if not hits:
+        return
+    files = sorted({h.file for h in hits})
+    titles = dict(cur.execute("SELECT file, coalesce(name, first_message, '') FROM sessions "
+                              "WHERE file IN (SELECT unnest(?::VARCHAR[]))", [files]).fetchall())
+    leaves = {(f, leaf): (label or last or "") for f, leaf, label, last in cur.execute(
+        "SELECT file, leaf_id, label, last_user FROM branches WHERE file IN (SELECT unnest(?::VARCHAR[]))",
+        [files]).fetchall()}
+    for h in hits:
+        h.title = titles.get(h.file) or h.file.rsplit("/", 1)[-1]
+        h.branch = leaves.get((h.file, h.leaf_id), "")
+
+
+def choices(cur: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
+    """What the filters offer: the agents, models and roles the index holds."""
+    def values(sql: str) -> list[str]:
+        return [r[0] for r in cur.execute(sql).fetchall() if r[0]]
+    return {
+        "agents": values("SELECT DISTINCT agent FROM sessions ORDER BY 1"),
+        "models": values("SELECT DISTINCT model FROM entries WHERE model IS NOT NULL ORDER BY 1"),
+        "roles": values("SELECT DISTINCT role FROM entries WHERE role IS NOT NULL ORDER BY 1"),
+    }

@@ -1,0 +1,125 @@
+"""Questions a person asks the corpus in SQL: one SELECT, in a read-only transaction (the server's
+SQL box shares the connection its index is written through: DuckDB opens one file once per
+process, so the transaction is what keeps it read-only), reading no other file, its settings
+locked, stopped after a time limit, its rows capped.
+
+No other file: `enable_external_access = false` stops every reader of another file, but DuckDB
+keeps the database's own files (itself, its WAL) in `allowed_paths` whatever is set, so
+`read_blob` would still hand out the database file's bytes; a query may therefore call only
+the table functions of `TABLE_FUNCTIONS` (its syntax tree, `json_serialize_sql`, tells which)."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+ROW_CAP = 1000  # rows the SQL box shows
+SECONDS = 5.0  # before the SQL box stops a query
+
+
+# The table functions a query may call: none of them reads a file (`read_blob`, `read_text`,
+# `glob`, `read_csv`, … do, and `query`/`query_table` run SQL of their own).
+TABLE_FUNCTIONS = frozenset({"range", "generate_series", "unnest", "duckdb_tables", "duckdb_columns",
+                             "duckdb_views", "duckdb_types", "duckdb_functions", "pragma_table_info"})
+
+
+class QueryError(Exception):
+    """A query refused or failed: the message says why."""
+
+
+@dataclass
+class QueryResult:
+    columns: list[str]
+    rows: list[tuple]
+    truncated: bool
+
+
+def default_db_path() -> Path:
+    """`$XDG_CACHE_HOME/session-tree/corpus.duckdb`, else under ~/.cache."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "session-tree" / "corpus.duckdb"
+
+
+def read_only_connection(path: Path | None) -> duckdb.DuckDBPyConnection:
+    """The index database opened read-only, reading no other file."""
+    path = Path(path) if path else default_db_path()
+    if not path.is_file():
+        raise QueryError(f"{path}: no index there (run `session-tree index` first)")
+    try:
+        con = duckdb.connect(str(path), read_only=True)
+    except duckdb.Error as exc:
+        raise QueryError(f"{path}: cannot be opened ({str(exc).splitlines()[0]}); "
+                         "a server that is building it holds it: use its SQL box") from None
+    lock_down(con)
+    return con
+
+
+def lock_down(con: duckdb.DuckDBPyConnection) -> None:
+    """No query on `con` reads or writes another file, and no setting changes any more."""
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
+
+
+def run_query(con: duckdb.DuckDBPyConnection, query: str, limit: int = ROW_CAP,
+              seconds: float = SECONDS) -> QueryResult:
+    """Run `query` if it is one SELECT; stop it after `seconds`; keep its first `limit` rows."""
+    try:
+        statements = duckdb.extract_statements(query)
+    except duckdb.Error as exc:
+        raise QueryError(str(exc).splitlines()[0]) from None
+    if len(statements) != 1:
+        raise QueryError("one statement at a time, please")
+    if statements[0].type != duckdb.StatementType.SELECT:
+        raise QueryError(f"only SELECT queries are run here (this is a {statements[0].type.name})")
+    _refuse_file_readers(con, query)
+    cur = con.cursor()
+    timer = threading.Timer(seconds, cur.interrupt)
+    timer.start()
+    try:
+        cur.execute("BEGIN TRANSACTION READ ONLY")
+        cur.execute(query)
+        columns = [d[0] for d in cur.description or ()]
+        rows = cur.fetchmany(limit + 1)
+    except duckdb.InterruptException:
+        raise QueryError(f"the query was stopped after {seconds:g} s") from None
+    except duckdb.Error as exc:
+        raise QueryError(str(exc).splitlines()[0]) from None
+    finally:
+        timer.cancel()
+        try:
+            cur.execute("ROLLBACK")
+        except duckdb.Error:  # the transaction had not begun (interrupted first)
+            pass
+        cur.close()
+    return QueryResult(columns, rows[:limit], len(rows) > limit)
+
+
+def _refuse_file_readers(con: duckdb.DuckDBPyConnection, query: str) -> None:
+    """Refuse `query` if it calls a table function outside TABLE_FUNCTIONS, or names a file as a table."""
+    try:
+        tree = json.loads(con.execute("SELECT json_serialize_sql(?)", [query]).fetchone()[0])
+    except duckdb.Error as exc:
+        raise QueryError(str(exc).splitlines()[0]) from None
+    if tree.get("error"):
+        raise QueryError(tree.get("error_message") or "the query could not be read")
+    nodes = [tree]
+    while nodes:
+        node = nodes.pop()
+        if isinstance(node, list):
+            nodes.extend(node)
+            continue
+        if not isinstance(node, dict):
+            continue
+        kind = node.get("type")
+        if kind == "TABLE_FUNCTION":
+            name = str((node.get("function") or {}).get("function_name", "")).lower()
+            if name not in TABLE_FUNCTIONS:
+                raise QueryError(f"{name}() is not allowed here: the SQL box reads the corpus tables only")
+        elif kind == "BASE_TABLE" and any(c in str(node.get("table_name", "")) for c in "./\\"):
+            raise QueryError(f"{node['table_name']!r} is a file name: the SQL box reads the corpus tables only")
+        nodes.extend(node.values())

@@ -1,0 +1,130 @@
+"""The text index beside the tables: SQLite's FTS5, built into Python (DuckDB cannot load its FTS
+extension here; BENCHMARKS.md tells the measurement that chose it). One row per entry, with the
+columns a search filters on, so that a search never joins another database.
+
+Beside it, the same words once per session (more exactly, per write of a file: a grown file adds
+a row for what it gained) in `session_body`, for the index page's filter, which asks which
+sessions hold the words: on the entries' table that is the distinct files of every matching
+entry (0.2 s for a common word at 1,000 sessions, ten times that at 10,000); here it is a row per
+session. It holds no copy of the text (FTS5 `content=''`), so its rows cannot be deleted: a
+file's rows are forgotten in `session_docs`, which a match is joined with, and their ids are
+never given again (AUTOINCREMENT), so what is left in the FTS5 index names no file."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from pathlib import Path
+
+DDL = (
+    "CREATE TABLE IF NOT EXISTS docs (id INTEGER PRIMARY KEY, file TEXT, entry_id TEXT, leaf_id TEXT, line INTEGER, "
+    "type TEXT, role TEXT, model TEXT, time TEXT, agent TEXT, project TEXT, tool_output INTEGER)",
+    "CREATE INDEX IF NOT EXISTS docs_file ON docs(file, line)",
+    # (a grown file moves the tip of the entries it kept: each is updated by its id)
+    "CREATE INDEX IF NOT EXISTS docs_entry ON docs(file, entry_id)",
+    "CREATE VIRTUAL TABLE IF NOT EXISTS body USING fts5(text, tokenize='unicode61 remove_diacritics 2')",
+    "CREATE TABLE IF NOT EXISTS session_docs (id INTEGER PRIMARY KEY AUTOINCREMENT, file TEXT, line INTEGER)",
+    "CREATE INDEX IF NOT EXISTS session_docs_file ON session_docs(file, line)",
+    "CREATE VIRTUAL TABLE IF NOT EXISTS session_body USING fts5(text, content='', "
+    "tokenize='unicode61 remove_diacritics 2')",
+    "CREATE TABLE IF NOT EXISTS text_meta (key TEXT PRIMARY KEY, value TEXT)",
+)
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def text_path(db_path: Path) -> Path:
+    return db_path.with_name(db_path.name + ".text.sqlite")
+
+
+def connect(path: Path, read_only: bool = False) -> sqlite3.Connection:
+    if read_only:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+    else:
+        con = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        con.execute("PRAGMA journal_mode=WAL")
+        con.execute("PRAGMA synchronous=NORMAL")
+        # A build inserts hundreds of MB of text: a bigger page cache, temporary b-trees in memory
+        # and fewer checkpoints took a sixth off its CPU (BENCHMARKS.md, "Every session at once").
+        con.execute("PRAGMA cache_size=-32768")
+        con.execute("PRAGMA temp_store=MEMORY")
+        con.execute("PRAGMA wal_autocheckpoint=10000")
+        for sql in DDL:
+            con.execute(sql)
+    return con
+
+
+def drop_file(con: sqlite3.Connection, file: str, from_line: int = 0) -> None:
+    """Forget the entries of `file` from line `from_line` on."""
+    con.execute("DELETE FROM body WHERE rowid IN (SELECT id FROM docs WHERE file = ? AND line >= ?)", (file, from_line))
+    con.execute("DELETE FROM docs WHERE file = ? AND line >= ?", (file, from_line))
+    con.execute("DELETE FROM session_docs WHERE file = ? AND line >= ?", (file, from_line))
+
+
+def doc_rows(rows: list[tuple], agent: str, project: str) -> list[tuple]:
+    """The text index's rows (docs' columns after `id`, then the text) of the entries rows
+    (extract.COLUMNS order) of one session: those with a text."""
+    return [(r[0], r[1], r[3], r[4], r[5], r[6], r[8], r[7].isoformat() if r[7] else None, agent, project,
+             int(r[6] in ("toolResult", "bashExecution")), r[-1]) for r in rows if r[-1]]
+
+
+def add_docs(con: sqlite3.Connection, docs: list[tuple]) -> None:
+    """Add `doc_rows`. Their ids are given, not asked back one insert at a time, so that each
+    table takes them in one `executemany`."""
+    if not docs:
+        return
+    start = (con.execute("SELECT max(id) FROM docs").fetchone()[0] or 0) + 1
+    con.executemany("INSERT INTO docs (id, file, entry_id, leaf_id, line, type, role, model, time, agent, project, "
+                    "tool_output) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                    [(start + n, *d[:-1]) for n, d in enumerate(docs)])
+    con.executemany("INSERT INTO body (rowid, text) VALUES (?, ?)", [(start + n, d[-1]) for n, d in enumerate(docs)])
+    per_file: dict[str, list[tuple]] = {}
+    for d in docs:
+        per_file.setdefault(d[0], []).append(d)
+    for file, rows in per_file.items():
+        sid = con.execute("INSERT INTO session_docs (file, line) VALUES (?, ?)", (file, min(d[3] for d in rows))).lastrowid
+        con.execute("INSERT INTO session_body (rowid, text) VALUES (?, ?)", (sid, "\n".join(d[-1] for d in rows)))
+
+
+def sessions_text_ready(con: sqlite3.Connection) -> bool:
+    """Whether `session_body` holds every file's words (an index built before it existed has
+    them made once, by `fill_sessions_text`)."""
+    try:
+        return con.execute("SELECT 1 FROM text_meta WHERE key = 'sessions_text'").fetchone() is not None
+    except sqlite3.OperationalError:
+        return False
+
+
+def fill_sessions_text(con: sqlite3.Connection) -> None:
+    """Make `session_body` from the entries' text, when it is not made yet: a new index (nothing
+    to copy), or one built before it existed (its text tokenized once more, in one statement)."""
+    if sessions_text_ready(con):
+        return
+    con.execute("BEGIN")
+    con.execute("DELETE FROM session_docs")
+    con.execute("INSERT INTO session_docs (file, line) SELECT file, min(line) FROM docs GROUP BY file ORDER BY file")
+    con.execute("INSERT INTO session_body (rowid, text) SELECT s.id, (SELECT group_concat(body.text, char(10)) "
+                "FROM docs JOIN body ON body.rowid = docs.id WHERE docs.file = s.file) FROM session_docs s")
+    con.execute("INSERT INTO text_meta VALUES ('sessions_text', '1')")
+    con.execute("COMMIT")
+
+
+def matching_files(con: sqlite3.Connection, match: str) -> list[str]:
+    """The files whose text holds the FTS5 query `match`: per session once its words are there,
+    else (an index not yet made again) from every matching entry."""
+    if sessions_text_ready(con):
+        return [r[0] for r in con.execute(
+            "SELECT DISTINCT session_docs.file FROM session_body JOIN session_docs ON session_docs.id = session_body.rowid "
+            "WHERE session_body MATCH ?", (match,))]
+    return [r[0] for r in con.execute(
+        "SELECT DISTINCT docs.file FROM body JOIN docs ON docs.id = body.rowid WHERE body MATCH ?", (match,))]
+
+
+def match_query(text: str) -> str | None:
+    """A person's words as an FTS5 query: every word must appear, each as a literal (so `-`, `:`
+    or a quote in what they typed is never FTS5 syntax); a quoted phrase stays a phrase."""
+    parts = []
+    for m in re.finditer(r'"([^"]*)"|(\S+)', text):
+        words = _WORD.findall(m.group(1) if m.group(1) is not None else m.group(2))
+        if words:
+            parts.append('"' + " ".join(words) + '"')
+    return " AND ".join(parts) or None

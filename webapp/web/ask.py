@@ -1,0 +1,177 @@
+"""Ask several models at a node in the web app: the page (models, message, the cost of each call
+before anything is sent), the stream of their replies side by side, and a column's cancel.
+
+`webapp.model.ask` does the work; this module reads the form, runs the ask in a thread and turns
+its events into server-sent events tagged with their column (static/ask.js draws the columns).
+Without JavaScript the form still works: the replies are waited for and the comparison opens.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+import uuid
+from collections import OrderedDict
+
+from flask import Blueprint, Response, abort, current_app, redirect, render_template, request, url_for
+
+from ..core.entries import content_text
+from ..core.errors import InvalidWrite, SessionError, UnknownEntry
+from ..core.session import Session
+from ..model.ask import NO_MODELS, AskRun, answered_user, estimates, parse_models, run, start
+from ..model.errors import ModelError
+from .actions import model_config, wants_stream
+from .guard import computes_only
+from .sessions import store
+
+bp = Blueprint("ask", __name__)
+
+MODES = {"new": "a new message here", "edit": "this message, edited, in its place", "again": "the reply here, again"}
+KEPT_RUNS = 32  # asks whose columns a cancel may still reach
+
+
+def _sse(event: str, data: dict) -> str:
+    return f"event: {event}\ndata: {json.dumps(data)}\n\n"
+
+
+def _runs() -> OrderedDict[str, AskRun]:
+    return current_app.extensions.setdefault("ask_runs", OrderedDict())
+
+
+def _modes(session: Session, at: str) -> list[str]:
+    """What may be asked at `at`: a new message always; an edit of a user message; the reply
+    again where a user message is (or is answered)."""
+    modes = ["new"]
+    if session.entry(at).role == "user":
+        modes.append("edit")
+    try:
+        answered_user(session, at)
+        modes.append("again")
+    except SessionError:
+        pass
+    return modes
+
+
+class _Form:
+    """The ask form as sent: models, mode, message; where the user message goes."""
+
+    def __init__(self, session: Session, at: str):
+        self.mode = request.form.get("mode", "new")
+        if self.mode not in _modes(session, at):
+            raise InvalidWrite(f"cannot ask for {MODES.get(self.mode, self.mode)!r} at {at}")
+        picked = request.form.getlist("model") + [request.form.get("more_models", "")]
+        self.models = parse_models([m for m in picked if m.strip()] or [""])
+        text = request.form.get("message", "").replace("\r\n", "\n")
+        self.message = None if self.mode == "again" else text
+        self.where = session.tree.parent[at] if self.mode == "edit" else at
+        if self.mode == "edit" and self.where is None:
+            raise InvalidWrite("the first message of a session has no place to be sent again from")
+
+
+def _node(session: Session, value: str | None) -> str:
+    at = value or session.tree.conversation_leaf(session.tree.active_leaf)
+    if not at:
+        abort(404, description="this session has no entries to ask at")
+    try:
+        session.entry(at)
+    except UnknownEntry as exc:
+        abort(404, description=str(exc))
+    return at
+
+
+@bp.get("/s/<path:rel>/ask")
+def ask_page(rel: str):
+    session = store().session(rel)
+    at = _node(session, request.args.get("at"))
+    entry = session.entry(at)
+    return render_template(
+        "ask.html", rel=rel, tree=session.tree, at=at, entry=entry, modes=_modes(session, at), mode_text=MODES,
+        configured=model_config().model, no_model=NO_MODELS,
+        edit_text=content_text(entry.message.get("content")) if entry.role == "user" else "",
+    )
+
+
+@bp.post("/s/<path:rel>/-/ask/estimate")
+@computes_only
+def estimate(rel: str):
+    """Each call's context and estimated cost, for the form as it is now (nothing is sent). With
+    no model picked yet there is nothing to estimate, and nothing is wrong until the form is sent
+    (no model configured, the page opened): a hint, not an error."""
+    session = store().session(rel)
+    at = _node(session, request.form.get("at"))
+    if not any(m.strip() for m in request.form.getlist("model") + [request.form.get("more_models", "")]):
+        return render_template("partials/_ask_estimates.html", rows=[], problem=None)
+    try:
+        form = _Form(session, at)
+        rows = estimates(session, form.where, form.models, form.message)
+    except SessionError as exc:
+        return render_template("partials/_ask_estimates.html", rows=[], problem=str(exc))
+    return render_template("partials/_ask_estimates.html", rows=rows, problem=None)
+
+
+@bp.post("/s/<path:rel>/-/ask")
+def ask(rel: str):
+    session = store().session(rel)
+    at = _node(session, request.form.get("at"))
+    try:
+        form = _Form(session, at)
+        where = form.where
+        planned = estimates(session, where, form.models, form.message)
+        job = start(session, where, form.models, form.message)
+    except UnknownEntry as exc:
+        abort(404, description=str(exc))
+    except SessionError as exc:
+        abort(400, description=str(exc))
+    config = model_config()
+    run_id = uuid.uuid4().hex
+    runs = _runs()
+    runs[run_id] = job
+    while len(runs) > KEPT_RUNS:
+        runs.popitem(last=False)
+    base = url_for("compare.compare_page", rel=rel)  # (the stream runs after the request context)
+
+    def compare_url() -> str | None:
+        return f"{base}?ids={','.join(job.answers)}" if len(job.answers) >= 2 else None
+    if not wants_stream():
+        run(session, config, job)
+        target = compare_url() or url_for("sessions.session_page", rel=rel, node=(job.answers or [job.user])[0])
+        return redirect(target, code=303)
+    head = {"run": run_id, "user": job.user, "columns": [
+        {"model": e.model, "tokens": e.tokens, "cost": e.cost} for e in planned]}
+    return Response(_stream(session, config, job, head, compare_url), mimetype="text/event-stream",
+                    headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+def _stream(session, config, job: AskRun, head: dict, compare_url):
+    """The ask's events as they come from its columns' threads, then "end" with the comparison."""
+    events: queue.Queue = queue.Queue()
+
+    def work() -> None:
+        try:
+            run(session, config, job, lambda i, event, data: events.put((event, {"col": i, **data})))
+        except ModelError as exc:  # (each column catches its own; this is the run itself failing)
+            events.put(("failed", {"col": None, "error": str(exc)}))
+        finally:
+            events.put(None)
+
+    threading.Thread(target=work, name="ask-run", daemon=True).start()
+    yield _sse("start", head)
+    while (item := events.get()) is not None:
+        yield _sse(*item)
+    yield _sse("end", {"compare": compare_url(), "answers": job.answers})
+
+
+@bp.post("/s/<path:rel>/-/ask/cancel")
+@computes_only
+def cancel(rel: str):
+    """Stop one column of a running ask: its reply is not written (a cancel writes nothing)."""
+    job = _runs().get(request.form.get("run", ""))
+    try:
+        column = job.columns[int(request.form.get("col", ""))] if job else None
+    except (ValueError, IndexError):
+        column = None
+    if column is None:
+        abort(404, description="no such ask running")
+    column.cancel.set()
+    return ("", 204)

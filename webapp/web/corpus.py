@@ -1,0 +1,186 @@
+"""The corpus routes: the index build's progress, and what the index page reads from the index.
+The work is in `webapp.corpus`; these stay thin.
+
+Every module of `webapp.corpus` that reads the index imports DuckDB (and the Parquet tables
+pyarrow and numpy): 60 MB and half a second a server would pay at start, before any page asks
+for them. So they are imported where a route first needs them, not here."""
+
+from __future__ import annotations
+
+import os
+import threading
+from datetime import date
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from flask import Blueprint, abort, current_app, render_template, request, url_for
+
+from ..core.outcome import STATUSES
+from ..core.storage import fs_name, url_name
+from ..corpus.text import text_path
+
+if TYPE_CHECKING:
+    from ..corpus.listing import Listing
+    from ..corpus.search import Filters
+    from ..corpus.service import CorpusService
+
+bp = Blueprint("corpus", __name__)
+
+
+_opening = threading.Lock()
+
+
+def open_corpus(app) -> CorpusService | None:
+    """The server's index, opened on first use (`serve` opens it at start) with its first build
+    started; None without one (the database is held by another process, the cache folder cannot
+    be written): the index page then reads the files, and says why."""
+    from ..corpus.db import Index
+    from ..corpus.service import CorpusService
+    from ..corpus.sql import default_db_path
+
+    with _opening:
+        if "corpus" in app.extensions:
+            return app.extensions["corpus"]
+        path = app.config.get("CORPUS_DB") or default_db_path()
+        try:
+            index = Index(Path(path))
+        except Exception as exc:  # duckdb.IOException, a PermissionError, ...: the app works without it
+            app.extensions["corpus"] = None
+            app.extensions["corpus_error"] = f"{path}: {str(exc).splitlines()[0]}"
+            return None
+        store = app.extensions["session_store"]
+        service = app.extensions["corpus"] = CorpusService(index, store.root, store.files)
+        service.start()
+        return service
+
+
+def parquet_tables(app):
+    """The Parquet tables `serve --corpus DIR` names (read once, into memory), else None."""
+    folder = app.config.get("CORPUS_PARQUET") or os.environ.get("SESSION_TREE_CORPUS")
+    if not folder:
+        return None
+    from ..corpus.parquet import parquet_connection
+
+    with _opening:
+        if "corpus_parquet" not in app.extensions:
+            app.extensions["corpus_parquet"] = parquet_connection(Path(folder))
+        return app.extensions["corpus_parquet"]
+
+
+def corpus() -> CorpusService | None:
+    return open_corpus(current_app._get_current_object())
+
+
+def listing(store, query: str, page: int) -> tuple[Listing, object] | None:
+    """The index page's rows from the index (rel paths), and the build's progress; None without an index."""
+    from ..corpus.listing import list_sessions
+
+    service = corpus()
+    if service is None:
+        return None
+    progress = service.fresh()
+    got = list_sessions(service.index.cursor(), text_path(service.index.path), store.root, query, page)
+    got.rows = [(_rel(store, f), s, e) for f, s, e in got.rows]
+    return got, progress
+
+
+def _rel(store, file: str) -> str:
+    """A row's file as `store.rel` names it: the index holds the file found under the (resolved)
+    root, so its name is the part after the root's (no resolve of each file per page)."""
+    prefix = url_name(str(store.root)).rstrip("/") + "/"
+    return file[len(prefix):] if file.startswith(prefix) else store.rel(Path(fs_name(file)))
+
+
+def _date(name: str) -> date | None:
+    text = request.args.get(name, "").strip()
+    try:
+        return date.fromisoformat(text) if text else None
+    except ValueError:
+        abort(400, description=f"{name} must be a date (YYYY-MM-DD), not {text[:40]!r}")
+
+
+def filters() -> Filters:
+    """The search filters a request names."""
+    from ..corpus.search import Filters
+
+    a = request.args
+    output = a.get("output", "")
+    return Filters(agent=a.get("agent", ""), project=a.get("project", "").strip(), model=a.get("model", ""),
+                   role=a.get("role", ""), since=_date("since"), until=_date("until"),
+                   tool_output=output if output in ("only", "none") else "")
+
+
+def hits(store, query: str, offset: int) -> dict | None:
+    """The index page's search: ranked hits across every session (rel paths), and what the
+    filters offer; None without an index."""
+    from ..corpus.search import HITS, choices, search
+
+    service = corpus()
+    if service is None:
+        return None
+    cur = service.index.cursor()
+    wanted = filters()
+    found = search(text_path(service.index.path), cur, query, wanted, offset=offset,
+                   prefix=str(store.root).rstrip("/") + "/") if query else None
+    if found:
+        for h in found.hits:
+            h.file = _rel(store, h.file)
+    more_args = {**request.args.to_dict(), "offset": offset + HITS}
+    return {"results": found, "filters": wanted, "choices": service.memo("choices", lambda: choices(cur)), "offset": offset,
+            "more_args": more_args}
+
+
+@bp.get("/corpus")
+def corpus_page():
+    """Figures across every session, with charts; the sessions behind a bar (`by`, `value`);
+    the SQL box (`sql`)."""
+    from ..corpus import sql
+    from ..corpus.figures import corpus_figures, sessions_behind
+    from ..corpus.page import charts
+
+    store = current_app.extensions["session_store"]
+    tables = parquet_tables(current_app._get_current_object())
+    if tables is not None:  # `serve --corpus DIR`: the Parquet dataset as it is
+        cur, progress, prefix = tables.cursor(), None, ""
+    else:
+        service = corpus()
+        if service is None:
+            abort(409, description=f"No corpus index: {current_app.extensions.get('corpus_error')}")
+        progress = service.fresh()
+        prefix = str(store.root).rstrip("/") + "/"
+        cur = service.index.cursor()
+    fig = corpus_figures(cur, prefix)
+
+    def link(by: str, value: str) -> str:
+        return url_for("corpus.corpus_page", by=by, value=value) + "#behind"
+
+    def session_link(file: str, **args) -> str | None:
+        path = Path(fs_name(file))
+        if not path.is_relative_to(store.root):
+            return None  # a session of the dataset this server does not serve
+        return url_for("sessions.session_page", rel=store.rel(path), **args)
+
+    by, value = request.args.get("by", ""), request.args.get("value", "")
+    behind = None
+    if by:
+        try:
+            behind = [(session_link(f), title, cost, n) for f, title, cost, n in sessions_behind(cur, by, value, prefix)]
+        except ValueError as exc:
+            abort(400, description=str(exc))
+    query = request.args.get("sql", "").strip()
+    result = error = None
+    if query:
+        try:
+            result = sql.run_query(cur, query, sql.ROW_CAP, sql.SECONDS)
+        except sql.QueryError as exc:
+            error = str(exc)
+    return render_template("corpus.html", fig=fig, charts=charts(fig, link, session_link), progress=progress,
+                           by=by, value=value, behind=behind, sql=query, result=result, sql_error=error,
+                           root=store.root, row_cap=sql.ROW_CAP, seconds=sql.SECONDS, statuses=STATUSES)
+
+
+@bp.get("/-/corpus/progress")
+def progress():
+    service = corpus()
+    return render_template("partials/_corpus_progress.html", progress=service.progress if service else None,
+                           query=request.args.get("q", ""), then=request.args.get("then", ""))
