@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -154,22 +155,26 @@ def run_dot(source: str, timeout: float | None = None) -> str:
     # setpriv asks for the same signal as _die_with_parent, and lets Python start `dot` without
     # copying the server's memory map first (a preexec_fn forces a fork: 0.2 s for a big session).
     linux = sys.platform.startswith("linux")
-    proc = subprocess.Popen(
-        [_SETPRIV, "--pdeathsig", "KILL", "dot", "-Tsvg"] if _SETPRIV else ["dot", "-Tsvg"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        preexec_fn=_die_with_parent if linux and not _SETPRIV else None,
-    )
+    # The source reaches `dot` from a file, not a pipe: `communicate(input, timeout)` writes its
+    # input only in its first call, so a source bigger than a pipe's 64 KiB, not all written when
+    # that call's short poll ran out, would leave `dot` waiting for the rest until the time limit.
+    with tempfile.TemporaryFile() as stdin:
+        stdin.write(source.encode("utf-8"))
+        stdin.seek(0)
+        proc = subprocess.Popen(
+            [_SETPRIV, "--pdeathsig", "KILL", "dot", "-Tsvg"] if _SETPRIV else ["dot", "-Tsvg"],
+            stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            preexec_fn=_die_with_parent if linux and not _SETPRIV else None,
+        )
     with _running_lock:
         _running.add(proc)
     deadline = time.monotonic() + limit
-    data: bytes | None = source.encode("utf-8")
     try:
         while True:
             try:
-                out, err = proc.communicate(data, timeout=max(0.0, min(DOT_POLL, deadline - time.monotonic())))
+                out, err = proc.communicate(timeout=max(0.0, min(DOT_POLL, deadline - time.monotonic())))
                 break
             except subprocess.TimeoutExpired:
-                data = None  # sent already: communicate goes on where it stopped
                 if time.monotonic() >= deadline:
                     raise DotTimeout(f"dot took longer than {limit:g} s") from None
                 if not client.still_wanted():
