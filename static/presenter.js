@@ -33,9 +33,15 @@
     pt.x = b.x + b.width / 2; pt.y = b.y + b.height / 2;
     const c = pt.matrixTransform(m);
     // As much of the drawing as fits where its smallest text (9 pt) reads at 11 px on screen (a
-    // little more: the svg sits inside the pane's padding).
+    // little more: the svg sits inside the pane's padding), centred on the turn but kept on the
+    // drawing: no empty margin above the root or beside the widest rank while there is drawing to
+    // show instead. A drawing narrower than the window is centred.
     const box = svg.getBoundingClientRect();
     const w = box.width * 0.8, h = w * box.height / box.width;
-    svg.setAttribute("viewBox", [c.x - w / 2, c.y - h / 3, w, h].join(" "));
+    const all = svg.viewBox.baseVal;
+    const x = w >= all.width ? all.x - (w - all.width) / 2
+      : Math.min(Math.max(c.x - w / 2, all.x), all.x + all.width - w);
+    const y = h >= all.height ? all.y : Math.min(Math.max(c.y - h / 3, all.y), all.y + all.height - h);
+    svg.setAttribute("viewBox", [x, y, w, h].join(" "));
   });
 })();

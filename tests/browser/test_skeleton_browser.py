@@ -95,6 +95,12 @@ def test_the_presenter_opens_at_turn_1_with_the_skeleton_readable_and_the_turn_m
     seen = page.evaluate(PRESENTED)
     assert round(seen["median"], 2) >= 11
     assert seen["here"] >= 1 and seen["skeleton"] >= 1  # the turn marked, in view, on the skeleton
+    # The window stays on the drawing: the root's row at the pane's top, no empty band above it.
+    gap = page.evaluate("""() => {
+      const pane = document.querySelector('.present-graph').getBoundingClientRect();
+      const tops = [...document.querySelectorAll('.present-graph g.node')].map(g => g.getBoundingClientRect().top);
+      return Math.min(...tops) - pane.top; }""")
+    assert 0 <= gap <= 40
     page.keyboard.press("ArrowRight")
     expect(page.locator(".present-pos")).to_contain_text("Turn 2 of")
     assert page.evaluate(PRESENTED)["here"] >= 1
