@@ -140,7 +140,11 @@ class SummaryText:
         self.stems = {_stem(w) for w in _WORD.findall(text)}
 
     def has_token(self, token: str) -> bool:
-        """`token` appears whole (not inside a longer name), case-sensitively."""
+        """`token` appears whole (not inside a longer name), case-sensitively. The plain substring
+        test first: most facts are not in the summary, and each regex is compiled anew once the
+        many distinct tokens of a corpus overflow `re`'s cache."""
+        if token not in self.text:
+            return False
         return re.search(r"(?<![\w$])" + re.escape(token) + r"(?![\w$])", self.text) is not None
 
     def has_path(self, path: str) -> bool:
@@ -148,7 +152,7 @@ class SummaryText:
         parts = [p for p in path.rstrip("/").split("/") if p not in ("", ".", "..", "~")]
         for k in range(len(parts), 0, -1):
             tail = "/".join(parts[-k:])
-            if re.search(r"(?<![\w.-])" + re.escape(tail) + r"(?![\w-]|\.\w)", self.text):
+            if tail in self.text and re.search(r"(?<![\w.-])" + re.escape(tail) + r"(?![\w-]|\.\w)", self.text):
                 return True
         return False
 
