@@ -27,6 +27,9 @@ _SKIP_KEYS = frozenset({"id", "parentId", "timestamp", "type", "toolCallId", "da
                         "role", "api", "provider", "model", "stopReason", "mimeType"})
 _SEP = "\x00"  # between entries: no query can match across two of them
 SNIPPET_CHARS = 70  # around a match, each side
+# The JSON scalars that hold no text, skipped without a call (usage and cost figures are most of
+# an assistant message's values).
+_NO_TEXT = frozenset({int, float, bool, type(None)})
 
 
 def _strings(value: Any, out: list[str]) -> None:
@@ -36,15 +39,17 @@ def _strings(value: Any, out: list[str]) -> None:
     if t is dict:
         for k, v in value.items():
             if k not in _SKIP_KEYS:
-                if type(v) is str:
+                tv = type(v)
+                if tv is str:
                     out.append(v)
-                elif v is not None:
+                elif tv not in _NO_TEXT:
                     _strings(v, out)
     elif t is list:
         for v in value:
-            if type(v) is str:
+            tv = type(v)
+            if tv is str:
                 out.append(v)
-            elif v is not None:
+            elif tv not in _NO_TEXT:
                 _strings(v, out)
     elif isinstance(value, str):
         out.append(value)
