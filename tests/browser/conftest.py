@@ -10,6 +10,7 @@ import pytest
 from playwright.sync_api import expect, sync_playwright
 from werkzeug.serving import make_server
 
+from webapp.model.llm import ModelConfig, model_identity
 from webapp.web.app import create_app
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
@@ -61,6 +62,23 @@ def live_server(sessions_root):
     server = LiveServer(sessions_root)
     yield server
     server.stop()
+
+
+@pytest.fixture
+def model_server(llm_server):
+    """`serve(root, model, timeout)`: the app on `root` with `model` behind the test's local
+    OpenAI-compatible server (`llm_server`); every server it started stops after the test."""
+    started: list[LiveServer] = []
+
+    def serve(root: Path, model: str = "openai/test-model", timeout: float = 20) -> LiveServer:
+        config = ModelConfig(model, api_base=llm_server.api_base, api_key="dummy", timeout=timeout)
+        model_identity(config)  # imports litellm now: a cold import takes seconds on a busy machine
+        started.append(LiveServer(root, {"MODEL_CONFIG": config}))
+        return started[-1]
+
+    yield serve
+    for server in started:
+        server.stop()
 
 
 @pytest.fixture(scope="session")

@@ -4,35 +4,36 @@ estimated cost, send, watch the columns fill side by side, cancel one, open the 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
 
 from tests.browser.conftest import LiveServer
 from webapp.core.session import Session
-from webapp.model.llm import ModelConfig, model_identity
+from webapp.model.llm import ModelConfig
 
 RICH = "019cadd3-8025-7970-85d9-5954058b4714"
 
 
 @pytest.fixture
-def server(sessions_root, llm_server):
+def server(sessions_root, llm_server, model_server):
     llm_server.per_model("fast-model", "reply", pieces=["VAT", " is", " applied", " after", " the", " discount."])
     llm_server.per_model("slow-model", "reply", pieces=["Let", " me", " think", " about", " it", " slowly", "."], delay=0.6)
     llm_server.per_model("broken-model", "500")
     llm_server.per_model("other-model", "reply", pieces=["A", " second", " opinion."], delay=0.05)
-    config = ModelConfig("openai/fast-model", api_base=llm_server.api_base, api_key="dummy", timeout=20)
-    model_identity(config)  # imports litellm now: a cold import takes seconds on a busy machine
-    live = LiveServer(sessions_root, {"MODEL_CONFIG": config})
-    yield live
-    live.stop()
+    return model_server(sessions_root, "openai/fast-model")
+
+
+def where_the_branch_ends(server) -> tuple[Path, str, str]:
+    """The rich sample's file and URL path, and the last conversation entry of its active branch."""
+    file = next(server.root.rglob(f"*{RICH}.jsonl"))
+    tree = Session.open(file).tree
+    return file, server.rel(RICH), tree.conversation_leaf(tree.active_leaf)
 
 
 def test_ask_three_models_side_by_side_then_compare(server, llm_server, page):
-    rel = server.rel(RICH)
-    file = next(server.root.rglob(f"*{RICH}.jsonl"))
-    tree = Session.open(file).tree
-    leaf = tree.conversation_leaf(tree.active_leaf)
+    file, rel, leaf = where_the_branch_ends(server)
     page.goto(f"{server.url}{rel}?node={leaf}")
     page.get_by_role("link", name="Ask several models…").click()
     expect(page.get_by_role("heading", name="Ask for")).to_have_count(0)  # (a legend, not a heading)
@@ -55,10 +56,7 @@ def test_ask_three_models_side_by_side_then_compare(server, llm_server, page):
 
 
 def test_a_cancelled_column_writes_no_reply(server, llm_server, page):
-    rel = server.rel(RICH)
-    file = next(server.root.rglob(f"*{RICH}.jsonl"))
-    tree = Session.open(file).tree
-    leaf = tree.conversation_leaf(tree.active_leaf)
+    file, rel, leaf = where_the_branch_ends(server)
     page.goto(f"{server.url}{rel}/ask?at={leaf}")
     page.get_by_role("textbox", name="Message").fill("Once more, slowly")
     page.get_by_label("More, comma-separated litellm strings").fill("openai/slow-model")

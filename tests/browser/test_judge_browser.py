@@ -6,11 +6,9 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import LiveServer
 from tests.llm.test_judge import BY, JUDGE, fair
 from webapp.core.session import Session
 from webapp.core.verdicts import give_verdict
-from webapp.model.llm import ModelConfig, model_identity
 
 RICH = "019cadd3-8025-7970-85d9-5954058b4714"
 
@@ -21,13 +19,9 @@ def data_home(tmp_path, monkeypatch):
 
 
 @pytest.fixture
-def server(sessions_root, llm_server):
+def server(sessions_root, llm_server, model_server):
     llm_server.per_model("judge-model", "reply", answer=fair)
-    config = ModelConfig("openai/test-model", api_base=llm_server.api_base, api_key="dummy", timeout=20)
-    model_identity(config)  # imports litellm now: a cold import takes seconds on a busy machine
-    live = LiveServer(sessions_root, {"MODEL_CONFIG": config})
-    yield live
-    live.stop()
+    return model_server(sessions_root)
 
 
 def test_the_judge_button_shows_its_verdict_beside_a_persons(server, llm_server, page):

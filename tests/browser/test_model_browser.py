@@ -14,18 +14,13 @@ from playwright.sync_api import expect
 from tests.browser.conftest import LiveServer
 from tests.conftest import PI_FIXTURES
 from webapp.core.session import Session
-from webapp.model.llm import ModelConfig, model_identity
 
 RICH = "019cadd3-8025-7970-85d9-5954058b4714"
 
 
 @pytest.fixture
-def server(sessions_root, llm_server):
-    config = ModelConfig("openai/test-model", api_base=llm_server.api_base, api_key="dummy", timeout=3)
-    model_identity(config)  # imports litellm now: a cold import takes seconds on a busy machine
-    live = LiveServer(sessions_root, {"MODEL_CONFIG": config})
-    yield live
-    live.stop()
+def server(sessions_root, model_server):
+    return model_server(sessions_root, timeout=3)
 
 
 def tree_of(server):

@@ -6,10 +6,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import LiveServer
 from tests.llm.test_replay import recorded_session
 from webapp.core.session import Session
-from webapp.model.llm import ModelConfig, model_identity
 
 
 def replies():
@@ -20,17 +18,13 @@ def replies():
 
 
 @pytest.fixture
-def server(tmp_path, llm_server):
+def server(tmp_path, llm_server, model_server):
     root = tmp_path / "sessions"
     root.mkdir()
     recorded_session(root)
     llm_server.per_model("other-model", "script", script=replies())
     llm_server.per_model("loop-model", "script", script=lambda body: {"calls": [("read", {"path": "src/app.py"})]})
-    config = ModelConfig("openai/test-model", api_base=llm_server.api_base, api_key="dummy", timeout=20)
-    model_identity(config)  # imports litellm now: a cold import takes seconds on a busy machine
-    live = LiveServer(root, {"MODEL_CONFIG": config})
-    yield live
-    live.stop()
+    return model_server(root)
 
 
 def test_replay_a_branch_from_the_branches_tab_and_open_what_it_wrote(server, llm_server, page):

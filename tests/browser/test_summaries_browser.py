@@ -11,8 +11,6 @@ import orjson
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import LiveServer
-from webapp.model.llm import ModelConfig, model_identity
 from webapp.web.graph import dom_id
 
 RICH = "019cadd3-8025-7970-85d9-5954058b4714"
@@ -20,12 +18,8 @@ PIECES = ["## Goal\n", "Round invoice ", "totals once.", "\n\n## Next Steps\n", 
 
 
 @pytest.fixture
-def server(sessions_root, llm_server):
-    config = ModelConfig("openai/test-model", api_base=llm_server.api_base, api_key="dummy", timeout=3)
-    model_identity(config)
-    live = LiveServer(sessions_root, {"MODEL_CONFIG": config})
-    yield live
-    live.stop()
+def server(sessions_root, model_server):
+    return model_server(sessions_root, timeout=3)
 
 
 def file_of(server):

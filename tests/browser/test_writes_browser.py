@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 
 from tests.browser.conftest import LiveServer
 from webapp.core.session import Session
-from webapp.model.llm import ModelConfig, model_identity
+from webapp.model.llm import ModelConfig
 
 RICH = "019cadd3-8025-7970-85d9-5954058b4714"
 GOOD_APPROACH = "019cadd5-4547-793f-ae6d-00b2e72993a4"  # an assistant message inside the tree
@@ -20,12 +20,8 @@ EDITED_ORIGINAL = "019cadd4-11fc-768e-9ae0-a30dfef64997"  # a user message
 
 
 @pytest.fixture
-def server(sessions_root, llm_server):
-    config = ModelConfig("openai/test-model", api_base=llm_server.api_base, api_key="dummy", timeout=3)
-    model_identity(config)  # imports litellm now: a cold import takes seconds on a busy machine
-    live = LiveServer(sessions_root, {"MODEL_CONFIG": config})
-    yield live
-    live.stop()
+def server(sessions_root, model_server):
+    return model_server(sessions_root, timeout=3)
 
 
 def reply_written(page, text):
