@@ -83,6 +83,10 @@ def _tooltip(tree: SessionTree, e: Entry) -> str:
 MAX_DOT_URL = 4000  # dot reads no quoted string longer than 16,384 characters
 
 
+# What a node standing for left-out work looks like: "more branches here" and folded retries.
+_FOLDED = dict(shape="box", style="dashed,rounded,filled", fillcolor="#f5f3ff", color="#7c3aed", fontsize="9")
+
+
 def node_specs(tree: SessionTree, layout: GraphLayout, link) -> dict[str, dict]:
     """Dom id -> the label and dot attributes of every drawn node (what to_dot writes, and what
     patch_drawing compares); `link(entry_id, extra=None)` gives a node's URL."""
@@ -140,11 +144,7 @@ def node_specs(tree: SessionTree, layout: GraphLayout, link) -> dict[str, dict]:
             label, tip = f"⊞ {more.entries} more entries here", "sub-agent work left out of this drawing: click to draw it"
         specs[more.id] = dict(
             label=label,
-            shape="box",
-            style="dashed,rounded,filled",
-            fillcolor="#f5f3ff",
-            color="#7c3aed",
-            fontsize="9",
+            **_FOLDED,
             id=more.id,
             URL=link(more.anchors[0], {"open": ",".join(more.anchors)}),
             tooltip=tip,
@@ -153,11 +153,7 @@ def node_specs(tree: SessionTree, layout: GraphLayout, link) -> dict[str, dict]:
     for fold in layout.retries:
         specs[fold.id] = dict(
             label=fold.words(),
-            shape="box",
-            style="dashed,rounded,filled",
-            fillcolor="#f5f3ff",
-            color="#7c3aed",
-            fontsize="9",
+            **_FOLDED,
             id=fold.id,
             URL=link(fold.opens()[0], {"open": ",".join(fold.opens())}),
             tooltip=(f"{len(fold.forks):,} fork points along this path, folded with their {fold.branches:,} side "
