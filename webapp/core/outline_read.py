@@ -143,12 +143,15 @@ class ColumnLog(SessionLog):
     def _read_window(self, lines: list[bytes], line: int) -> int:
         """Read `lines`, those after line `line`; the number of the last one read. (The hot
         loop: a decoded line costs three appends and, for a turn that calls tools or a tool
-        result, one dict entry; ids are indexed in C when a line needs the index.)"""
+        result, one dict entry; ids are indexed in C when a line needs the index. A parent id
+        that names the entry before, as most do, is kept as that entry's id string: one string
+        less per entry held, and the columns' parent check finds it by identity.)"""
         ids, parents, lines_of = self.id_of, self.parents, self.lines_of
         add_id, add_parent, add_line = ids.append, parents.append, lines_of.append
         calls_at, stops, results = self.calls, self.stops, self.results
         decode, not_read = _decode, _NOT_READ
         reader = self._reader
+        last = ids[-1] or None if ids else None  # (an empty id names no parent)
         for raw in lines:
             line += 1
             if reader is not None:
@@ -159,34 +162,31 @@ class ColumnLog(SessionLog):
                 if m is not None and m.id:
                     msg = m.message
                     kind = type(msg)
-                    ok = True
-                    calls: tuple = ()
-                    if kind is AssistantMessage:
-                        usage = msg.usage  # (a usage the pi reader sums from its parts: read by it)
-                        if usage is not None and not usage.estimated and msg.stopReason not in ("aborted", "error"):
-                            ok = usage.totalTokens > 0
+                    if kind is AssistantMessage:  # (a usage the pi reader sums from its parts: refused by the decoder)
                         content = msg.content
                         if type(content) is list:
-                            for b in content:
-                                if type(b) is ToolCallBlock:
-                                    calls += (b.id,)
+                            calls = tuple([b.id for b in content if type(b) is ToolCallBlock])
+                            if calls:
+                                calls_at[len(ids)] = calls
+                                if msg.stopReason in ("aborted", "error"):
+                                    stops[len(ids)] = msg.stopReason
                     elif kind is ToolResultMessage:
                         details = msg.details
-                        ok = details is NO_DETAILS or _parses(details)
-                    if ok:
-                        if calls:
-                            calls_at[len(ids)] = calls
-                            if msg.stopReason in ("aborted", "error"):
-                                stops[len(ids)] = msg.stopReason
-                        elif kind is ToolResultMessage:
+                        if details is not NO_DETAILS and not _parses(details):
+                            m = None
+                        else:
                             call_id = msg.toolCallId
                             results[len(ids)] = call_id if type(call_id) is str else None
-                        add_id(m.id)
-                        add_parent(m.parentId or None)
+                    if m is not None:
+                        parent = m.parentId
+                        add_parent(last if parent == last else parent or None)
+                        last = m.id
+                        add_id(last)
                         add_line(line)
                         continue
             self._sync()  # the line as the log reads it, told what was read before it
             self._read_line(raw, line)
+            last = ids[-1] or None if ids else None
             if reader is None and self._reader is not None:  # the first readable line chose the reader
                 reader = self._reader
                 if type(reader) is not PiReader:

@@ -72,7 +72,9 @@ class Cost(Struct, forbid_unknown_fields=True):
 
 
 class Usage(Struct, forbid_unknown_fields=True):
-    totalTokens: Int  # (required: a usage without it is summed from its parts by the pi reader)
+    # Required, and above 0: a usage without it, or of 0 or less (which the pi reader may sum
+    # from its parts), is left to the pi reader, so no reading of it needs checking it again.
+    totalTokens: Annotated[int, Meta(gt=0, le=2**63 - 1)]
     input: Number = 0
     output: Number = 0
     cacheRead: Number = 0
@@ -171,7 +173,6 @@ class OutlineReader(PiReader):
                         if usage is not None:  # (`entries.usage_facts`, for a usage of the usual shape)
                             if not usage.estimated and msg.stopReason not in ("aborted", "error"):
                                 used = usage.totalTokens
-                                ok = used > 0  # (else summed from its parts: by the pi reader)
                             total = usage.cost.total if usage.cost is not None else None
                             cost = total if type(total) is float else 0.0 if total is None else float(total)
                     elif role == "toolResult":
