@@ -22,7 +22,7 @@ from operator import eq, ge, ne
 from .entries import COMPACTION, CUSTOM, LABEL, MARKER_TYPES, MESSAGE, SESSION_INFO, is_marker
 from .formats import READ_ONLY_FORMATS
 from .outline_read import ColumnLog, NotRead
-from .reader import Problem
+from .reader import Problem, gc_paused
 from .storage import JsonlStorage
 from .tree import (
     NOTED_TYPES,
@@ -78,7 +78,8 @@ def read_outline(path: str | os.PathLike) -> dict:
         from .session import Session  # (what every view reads with; `show` of a pi file does not load it)
 
         return tree_outline(Session.open_outline(path))
-    return _Columns(log).outline()
+    with gc_paused():  # (a row per entry, none in a cycle: the collector would walk them for nothing)
+        return _Columns(log).outline()
 
 
 class _Columns:
