@@ -20,6 +20,7 @@ from tests.test_cli import run
 from tests.test_hostile_files import ENTRY, FILES, FIXTURE_FILES, any_json, hostile, msg
 from webapp.core import outline
 from webapp.core.outline import read_outline, tree_outline
+from webapp.core.outline_read import ColumnLog
 from webapp.core.session import Session
 
 SAMPLES = sorted((Path(__file__).parents[2] / "sample_sessions").glob("*/*.jsonl"))
@@ -49,6 +50,20 @@ def test_a_pi_file_is_read_into_columns(tmp_path, lean):
     b.assistant("hi", id="a1")
     doc = read_outline(b.write(tmp_path / "s.jsonl"))
     assert [e["id"] for e in doc["entries"]] == ["u0", "a1"] and doc["leaves"] == ["a1"]
+
+
+def test_a_parent_id_naming_the_entry_before_is_kept_as_its_id(tmp_path):
+    """(One string per entry held, not two: the usual parent is the entry before.)"""
+    b = Builder()
+    b.user("hello", id="u0")
+    b.assistant("hi", id="a1")
+    b.user("again", id="u2")
+    path = b.write(tmp_path / "s.jsonl")
+    log = ColumnLog(path)
+    with open(path, "rb") as file:
+        log.read(file)
+    assert log.id_of == ["u0", "a1", "u2"] and not log.others
+    assert log.parents[1] is log.id_of[0] and log.parents[2] is log.id_of[1]
 
 
 @pytest.mark.parametrize("fixture", FIXTURE_FILES + SAMPLES, ids=lambda p: f"{p.parent.name[:20]}/{p.name}")
