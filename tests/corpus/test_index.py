@@ -207,6 +207,55 @@ def test_a_big_build_extracted_by_worker_processes_gives_the_rows_of_one_read_he
             == here.text.execute("SELECT count(*) FROM docs").fetchone())
 
 
+class _Pool:
+    """A process pool that runs nothing: it records what it was handed, in order."""
+
+    handed: list[str] = []
+
+    def __init__(self, *args, **kwargs):
+        _Pool.handed = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def submit(self, fn, path, from_line):
+        from concurrent.futures import Future
+
+        _Pool.handed.append(path)
+        done = Future()
+        done.set_result((None, "not read"))
+        return done
+
+
+def test_the_workers_are_handed_more_than_a_batch_ahead_bounded_in_bytes(tmp_path, monkeypatch):
+    # While this process writes a batch the workers must have files to go on with (with a few
+    # files ahead they stood idle during every write), but the rows of big files waiting to be
+    # written must not pile up here.
+    monkeypatch.setattr("webapp.corpus.db.POOL_BYTES", 0)
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    monkeypatch.setattr(db, "ProcessPoolExecutor", _Pool)
+    jobs = [db._Job(f"{tmp_path}/s{n}.jsonl", str(tmp_path), 1000, 0.0, "", "", 0) for n in range(3 * db.BATCH_FILES)]
+    got = db.Index(tmp_path / "c.duckdb")._extracted(jobs, None)
+    next(got)
+    assert len(_Pool.handed) == db.AHEAD_FILES + 1 > db.BATCH_FILES  # the first one given, and AHEAD_FILES behind it
+    assert [job.file for job, _, _ in got] == [j.file for j in jobs[1:]]  # in order, each once
+    assert _Pool.handed == [j.file for j in jobs]
+
+    monkeypatch.setattr("webapp.corpus.db.AHEAD_BYTES", 5000)  # files of 1,000 bytes: five at a time
+    got = db.Index(tmp_path / "c2.duckdb")._extracted(jobs, None)
+    next(got)
+    assert len(_Pool.handed) == 6
+    big = [jobs[0], db._Job(f"{tmp_path}/big.jsonl", str(tmp_path), 10**6, 0.0, "", "", 0), *jobs[1:3]]
+    got = db.Index(tmp_path / "c3.duckdb")._extracted(big, None)
+    next(got)
+    assert len(_Pool.handed) == 2  # a big file pending holds the next ones back
+    assert next(got)[0].file.endswith("big.jsonl")  # and a file bigger than the bound is still read
+    assert len(_Pool.handed) == 4
+
+
 def test_a_select_that_writes_is_refused_by_its_read_only_transaction(tmp_path):
     from webapp.corpus.sql import QueryError, run_query
 
