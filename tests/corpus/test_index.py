@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import sqlite3
 
 import duckdb
 import orjson
@@ -301,3 +302,40 @@ def test_a_claude_code_2_0_sub_agent_file_beside_its_session_is_no_session_of_it
     orphan = moved.with_name("agent-0rph.jsonl")  # a sub-agent file whose session is gone is listed
     orphan.write_bytes(agent.read_bytes().replace(session_id.encode(), b"no-such-session"))
     assert str(orphan) in [str(p) for p in corpus_files(root)]
+
+
+@pytest.mark.parametrize("where", ["text", "tables"])
+def test_a_batch_whose_text_or_tables_are_refused_lists_that_file_and_writes_the_rest_once(home, tmp_path, monkeypatch, where):
+    # The text is written in a thread while the tables are: a failure on either side must leave
+    # the two agreeing, the file refused listed with its error, every other file written once.
+    root, files = home
+    bad = str(files["agent-sessions_pi_small.jsonl"])
+    if where == "text":
+        real = db.add_docs
+
+        def add_docs(con, docs):
+            if any(d[0] == bad for d in docs):
+                raise sqlite3.OperationalError("disk I/O error")
+            real(con, docs)
+
+        monkeypatch.setattr(db, "add_docs", add_docs)
+    else:
+        real = db.insert_rows
+
+        def insert_rows(cur, table, rows):
+            if table == "sessions" and any(r[0] == bad for r in rows):
+                raise duckdb.ConstraintException("refused")
+            real(cur, table, rows)
+
+        monkeypatch.setattr(db, "insert_rows", insert_rows)
+    index = Index(tmp_path / "c.duckdb")
+    progress = index.build([root])
+    assert progress.failed == 1
+    failed = index.cursor().execute("SELECT file, error FROM files WHERE error IS NOT NULL").fetchall()
+    assert [f for f, _ in failed] == [bad] and ("disk I/O error" if where == "text" else "refused") in failed[0][1]
+    indexed = {r[0] for r in index.cursor().execute("SELECT file FROM sessions").fetchall()}
+    assert indexed == {str(p) for p in files.values()} - {bad}
+    texts = dict(index.text.execute("SELECT file, count(*) FROM docs GROUP BY file").fetchall())
+    assert bad not in texts
+    want = fresh(tmp_path, [root], "plain.duckdb")
+    assert texts == {f: n for f, n in want.text.execute("SELECT file, count(*) FROM docs GROUP BY file") if f != bad}
