@@ -339,3 +339,8 @@ def test_a_batch_whose_text_or_tables_are_refused_lists_that_file_and_writes_the
     assert bad not in texts
     want = fresh(tmp_path, [root], "plain.duckdb")
     assert texts == {f: n for f, n in want.text.execute("SELECT file, count(*) FROM docs GROUP BY file") if f != bad}
+
+
+def test_the_index_checkpoints_its_log_every_256_mb_not_every_16(tmp_path):
+    index = Index(tmp_path / "c.duckdb")  # (a build spends a sixth less CPU writing so)
+    assert index.con.execute("SELECT current_setting('checkpoint_threshold')").fetchone()[0].startswith("256")
