@@ -3,7 +3,7 @@
     PYTHONPATH=$PWD .venv/bin/python bench/corpus_ray.py [--files 200]
 
 The first `--files` session files of the 1,000-session corpus `bench/corpus.py` generated
-(/tmp/session-tree-bench/corpus-1000, hard-linked into DATA/ray-N). The embedded build
+(/tmp/session-tree-bench/corpus2-1000, hard-linked into DATA/ray-N). The embedded build
 (`parquet.write_embedded`) runs in this process, on one core; the Ray build (`write_ray`) on a
 local instance with num_cpus=2, its start-up (`ray.init`) timed apart. Throughput per core:
 MB of session files a second, divided by the cores each used. A measurement, not a test.
@@ -21,7 +21,7 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH.parent))
 
-SOURCE = Path("/tmp/session-tree-bench/corpus-1000")
+SOURCE = Path("/tmp/session-tree-bench/corpus2-1000")
 DATA = Path("/tmp/corpusrest")
 
 

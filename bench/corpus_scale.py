@@ -5,7 +5,7 @@
     PYTHONPATH=$PWD .venv/bin/python bench/corpus_scale.py measure [--runs 3]
 
 `make` takes the 1,000-session corpus `bench/corpus.py` generated and indexed
-(/tmp/session-tree-bench/corpus-1000 and its -db) and makes DATA/c10k: the 1,000 files, hard-linked
+(/tmp/session-tree-bench/corpus2-1000 and its -db) and makes DATA/c10k: the 1,000 files, hard-linked
 `--copies` times under new names (no disk: the same bytes, sizes and mtimes), and the index of
 them made by copying each table's rows with the file names changed (DuckDB `INSERT … SELECT`,
 the text index's rows and FTS5 text likewise): the database a build of those files writes,
@@ -29,8 +29,8 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH.parent))
 
-SOURCE = Path("/tmp/session-tree-bench/corpus-1000")
-SOURCE_DB = Path("/tmp/session-tree-bench/corpus-1000-db/c.duckdb")
+SOURCE = Path("/tmp/session-tree-bench/corpus2-1000")
+SOURCE_DB = Path("/tmp/session-tree-bench/corpus2-1000-db/c.duckdb")
 DATA = Path("/tmp/corpusrest")
 RARE, COMMON = "quetzalcoatl", "pipeline"
 

@@ -39,3 +39,24 @@ def test_a_second_app_renders_without_compiling_a_template_again(tmp_path, monke
     second_app = compiled[compiled.index("--next app--") + 1:-1]
     assert second_app == []
     assert "hello" in pages[1] and pages[0].count("hello") == pages[1].count("hello")
+
+
+def _options(parser, command):
+    import argparse
+
+    (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return sorted(s for a in sub.choices[command]._actions for s in a.option_strings or [a.dest])
+
+
+def test_the_corpus_commands_parse_alone_as_in_the_whole_parser_without_the_other_commands_modules():
+    import subprocess
+    import sys
+
+    whole, alone = cli.build_parser(), cli.build_parser("corpus")
+    for command in ("index", "sql", "ls"):
+        assert _options(alone, command) == _options(whole, command)
+    assert "--corpus" in _options(whole, "serve")  # (the corpus commands add it to the whole parser only)
+    probe = ("import sys; from webapp import cli; cli._parser(cli._ALONE['index']); "
+             "print(sorted(m for m in sys.modules if m.startswith('webapp.commands_')))")
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert loaded.strip() == "['webapp.commands_corpus']"

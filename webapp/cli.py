@@ -28,10 +28,11 @@ from .model.errors import ModelError
 if TYPE_CHECKING:
     from .core.session import Session
 
-# Each command imports the modules it uses, and the parser of `show` is built without the other
-# commands' modules (`build_parser`): `show --json` is timed as a whole process against a bare
-# parse of the file (bench/show_json.py), and the session, context, compaction and model modules
-# would double what it spends before reading.
+# Each command imports the modules it uses, and the parsers of `show` and of the corpus commands
+# are built without the other commands' modules (`build_parser`): `show --json` is timed as a
+# whole process against a bare parse of the file (bench/show_json.py), and the session, context,
+# compaction and model modules would double what it spends before reading; `index` after one
+# session grew is timed as a whole process too.
 
 
 # C0 controls but newline and tab, DEL, C1 controls, and lone surrogates (the bytes of a name
@@ -485,9 +486,26 @@ def _show_command(command) -> None:
     )
 
 
+def _ls_command(command) -> None:
+    sp = command("ls", cmd_ls, "list the sessions under a sessions root (else the agents' usual folders)",
+                 file=False)
+    sp.add_argument("root", metavar="ROOT", type=Path, nargs="?")
+    sp.add_argument("--json", action="store_true")
+    sp.add_argument("--pi", action="store_true", help="pi's sessions: ~/.pi/agent/sessions")
+    sp.add_argument("--claude", dest="claude_code", action="store_true",
+                    help="Claude Code's sessions: ~/.claude/projects")
+    sp.add_argument("--codex", action="store_true", help="Codex's sessions: ~/.codex/sessions")
+
+
+# The commands whose parser is built alone (`build_parser`'s `running`): `show`, and the corpus
+# commands, which a script runs after every session it writes (`index`, `ls --index`, `sql`).
+_ALONE = {"show": "show", "ls": "corpus", "index": "corpus", "sql": "corpus"}
+
+
 def build_parser(running: str | None = None) -> argparse.ArgumentParser:
-    """The parser of every command; with `running` = "show" (the command about to run), of that
-    one alone, without importing the other commands' modules (see the imports above)."""
+    """The parser of every command; with `running` = "show" or "corpus" (`_ALONE` of the command
+    about to run), of those commands alone, without importing the other commands' modules (see
+    the imports above)."""
     p = _Parser(prog="session-tree", description="Explore LLM agent sessions stored as trees.")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
 
@@ -501,26 +519,23 @@ def build_parser(running: str | None = None) -> argparse.ArgumentParser:
     if running == "show":
         _show_command(command)
         return p
+    from .commands_corpus import add_corpus_commands
+
+    if running == "corpus":
+        _ls_command(command)
+        add_corpus_commands(sub, _whole_number)
+        return p
     from .commands_ask import add_ask_commands
     from .commands_audit import add_audit_command
     from .commands_compare import add_compare_commands
     from .commands_context import add_diff_option
-    from .commands_corpus import add_corpus_commands
     from .commands_export import export_command
     from .commands_judge import add_judge_commands
     from .commands_replay import add_replay_commands
     from .commands_verdict import add_verdict_commands
     from .core.compaction import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
 
-    sp = command("ls", cmd_ls, "list the sessions under a sessions root (else the agents' usual folders)",
-                 file=False)
-    sp.add_argument("root", metavar="ROOT", type=Path, nargs="?")
-    sp.add_argument("--json", action="store_true")
-    sp.add_argument("--pi", action="store_true", help="pi's sessions: ~/.pi/agent/sessions")
-    sp.add_argument("--claude", dest="claude_code", action="store_true",
-                    help="Claude Code's sessions: ~/.claude/projects")
-    sp.add_argument("--codex", action="store_true", help="Codex's sessions: ~/.codex/sessions")
-
+    _ls_command(command)
     _show_command(command)
     command("tree", cmd_tree, "the tree as text")
 
@@ -608,12 +623,12 @@ def build_parser(running: str | None = None) -> argparse.ArgumentParser:
 
 # Built once per process: seventy commands take argparse a tenth of a second to set up, paid
 # again by every in-process call (the test suite makes thousands). Parsing leaves it unchanged.
-_parser = functools.lru_cache(maxsize=2)(build_parser)
+_parser = functools.lru_cache(maxsize=3)(build_parser)
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    args = _parser("show" if argv[:1] == ["show"] else None).parse_args(argv)
+    args = _parser(_ALONE.get(argv[0]) if argv else None).parse_args(argv)
     if not getattr(args, "json", False):  # human output: escaped (JSON escapes on its own)
         sys.stdout = _SafeText(sys.stdout)
     try:

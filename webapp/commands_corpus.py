@@ -160,7 +160,9 @@ def add_corpus_commands(sub, whole_number) -> None:
     list_files = ls.get_default("func")
     ls.set_defaults(func=lambda args: cmd_ls_indexed(args) if args.index else list_files(args))
 
-    serve = sub.choices["serve"]
+    serve = sub.choices.get("serve")
+    if serve is None:  # (a parser of the corpus commands alone: `cli.build_parser`)
+        return
     serve.add_argument("--corpus", metavar="DIR", type=Path,
                        help="the corpus page and its SQL box read the Parquet tables of DIR")
     run = serve.get_default("func")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import sqlite3
 
 import duckdb
 import orjson
@@ -207,6 +208,55 @@ def test_a_big_build_extracted_by_worker_processes_gives_the_rows_of_one_read_he
             == here.text.execute("SELECT count(*) FROM docs").fetchone())
 
 
+class _Pool:
+    """A process pool that runs nothing: it records what it was handed, in order."""
+
+    handed: list[str] = []
+
+    def __init__(self, *args, **kwargs):
+        _Pool.handed = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def submit(self, fn, path, from_line):
+        from concurrent.futures import Future
+
+        _Pool.handed.append(path)
+        done = Future()
+        done.set_result((None, "not read"))
+        return done
+
+
+def test_the_workers_are_handed_more_than_a_batch_ahead_bounded_in_bytes(tmp_path, monkeypatch):
+    # While this process writes a batch the workers must have files to go on with (with a few
+    # files ahead they stood idle during every write), but the rows of big files waiting to be
+    # written must not pile up here.
+    monkeypatch.setattr("webapp.corpus.db.POOL_BYTES", 0)
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    monkeypatch.setattr(db, "ProcessPoolExecutor", _Pool)
+    jobs = [db._Job(f"{tmp_path}/s{n}.jsonl", str(tmp_path), 1000, 0.0, "", "", 0) for n in range(3 * db.BATCH_FILES)]
+    got = db.Index(tmp_path / "c.duckdb")._extracted(jobs, None)
+    next(got)
+    assert len(_Pool.handed) == db.AHEAD_FILES + 1 > db.BATCH_FILES  # the first one given, and AHEAD_FILES behind it
+    assert [job.file for job, _, _ in got] == [j.file for j in jobs[1:]]  # in order, each once
+    assert _Pool.handed == [j.file for j in jobs]
+
+    monkeypatch.setattr("webapp.corpus.db.AHEAD_BYTES", 5000)  # files of 1,000 bytes: five at a time
+    got = db.Index(tmp_path / "c2.duckdb")._extracted(jobs, None)
+    next(got)
+    assert len(_Pool.handed) == 6
+    big = [jobs[0], db._Job(f"{tmp_path}/big.jsonl", str(tmp_path), 10**6, 0.0, "", "", 0), *jobs[1:3]]
+    got = db.Index(tmp_path / "c3.duckdb")._extracted(big, None)
+    next(got)
+    assert len(_Pool.handed) == 2  # a big file pending holds the next ones back
+    assert next(got)[0].file.endswith("big.jsonl")  # and a file bigger than the bound is still read
+    assert len(_Pool.handed) == 4
+
+
 def test_a_select_that_writes_is_refused_by_its_read_only_transaction(tmp_path):
     from webapp.corpus.sql import QueryError, run_query
 
@@ -252,3 +302,45 @@ def test_a_claude_code_2_0_sub_agent_file_beside_its_session_is_no_session_of_it
     orphan = moved.with_name("agent-0rph.jsonl")  # a sub-agent file whose session is gone is listed
     orphan.write_bytes(agent.read_bytes().replace(session_id.encode(), b"no-such-session"))
     assert str(orphan) in [str(p) for p in corpus_files(root)]
+
+
+@pytest.mark.parametrize("where", ["text", "tables"])
+def test_a_batch_whose_text_or_tables_are_refused_lists_that_file_and_writes_the_rest_once(home, tmp_path, monkeypatch, where):
+    # The text is written in a thread while the tables are: a failure on either side must leave
+    # the two agreeing, the file refused listed with its error, every other file written once.
+    root, files = home
+    bad = str(files["agent-sessions_pi_small.jsonl"])
+    if where == "text":
+        real = db.add_docs
+
+        def add_docs(con, docs):
+            if any(d[0] == bad for d in docs):
+                raise sqlite3.OperationalError("disk I/O error")
+            real(con, docs)
+
+        monkeypatch.setattr(db, "add_docs", add_docs)
+    else:
+        real = db.insert_rows
+
+        def insert_rows(cur, table, rows):
+            if table == "sessions" and any(r[0] == bad for r in rows):
+                raise duckdb.ConstraintException("refused")
+            real(cur, table, rows)
+
+        monkeypatch.setattr(db, "insert_rows", insert_rows)
+    index = Index(tmp_path / "c.duckdb")
+    progress = index.build([root])
+    assert progress.failed == 1
+    failed = index.cursor().execute("SELECT file, error FROM files WHERE error IS NOT NULL").fetchall()
+    assert [f for f, _ in failed] == [bad] and ("disk I/O error" if where == "text" else "refused") in failed[0][1]
+    indexed = {r[0] for r in index.cursor().execute("SELECT file FROM sessions").fetchall()}
+    assert indexed == {str(p) for p in files.values()} - {bad}
+    texts = dict(index.text.execute("SELECT file, count(*) FROM docs GROUP BY file").fetchall())
+    assert bad not in texts
+    want = fresh(tmp_path, [root], "plain.duckdb")
+    assert texts == {f: n for f, n in want.text.execute("SELECT file, count(*) FROM docs GROUP BY file") if f != bad}
+
+
+def test_the_index_checkpoints_its_log_every_256_mb_not_every_16(tmp_path):
+    index = Index(tmp_path / "c.duckdb")  # (a build spends a sixth less CPU writing so)
+    assert index.con.execute("SELECT current_setting('checkpoint_threshold')").fetchone()[0] == "244.1 MiB"  # (256 MB)
