@@ -22,7 +22,6 @@ import orjson
 from .cli_input import MAX_STDIN_BYTES, one_line, read_capped, read_summary_file
 from .cli_output import print_json
 from .core.errors import SessionError
-from .core.outline import read_outline
 from .model.errors import ModelError
 
 if TYPE_CHECKING:
@@ -131,6 +130,8 @@ def cmd_ls(args) -> int:
 
 def cmd_show(args) -> int:
     if args.json:
+        from .core.outline import read_outline
+
         print_json({"path": _path_text(args.file), **read_outline(args.file)})
         return 0
     from .core.session import Session
