@@ -43,8 +43,8 @@ if TYPE_CHECKING:
 EDGE = 4096  # bytes hashed at each end of a file
 BATCH_FILES = 64  # files written to the database in one transaction
 # Files handed to the workers ahead of the one being written: more than a batch, so that they
-# go on while this process writes one (with a few files ahead they stood idle for a third of a
-# 10,000-session build), and bounded in bytes, so that the rows of big files waiting to be
+# go on while this process writes one (with four files each ahead, a 10,000-session build kept
+# each worker a third busy), and bounded in bytes, so that the rows of big files waiting to be
 # written stay small beside a server's memory.
 AHEAD_FILES = 2 * BATCH_FILES
 AHEAD_BYTES = 96 << 20
@@ -317,8 +317,8 @@ class Index:
     def _write_batch(self, batch: list[tuple[_Job, Packed | Rows | None, str | None]], progress: Progress) -> None:
         """Write the rows of a batch of files: the tables here, their text in a thread meanwhile.
         Both libraries let go of the GIL while they work, and each took about half of this
-        process's CPU (a 10,000-session build spent 557 s of CPU here, on one core). The text is
-        tables are committed once the text is written, and the text once the tables are: a failure of
+        process's CPU (a 10,000-session build spent 557 s of CPU here, on one core). The tables
+        are committed once the text is written, and the text once the tables are: a failure of
         either leaves both as they were."""
         if not batch:
             return
