@@ -103,3 +103,60 @@ def test_an_index_made_before_the_per_session_text_has_it_made_from_the_entries(
     assert sessions_text_ready(index.text)
     assert content_matches(text_path(db), "session") == expected
     assert index.text.execute("SELECT count(DISTINCT file) FROM session_docs").fetchone()[0] == 7
+
+
+SAMPLE = next((Path(__file__).resolve().parents[2] / "sample_sessions").glob("--home-ana-projects-data-pipeline--/*.jsonl"))
+
+
+def _grown_against_fresh(tmp_path, monkeypatch, head: bytes, rest: bytes) -> list[str]:
+    """Index `head`, let the file grow by `rest`, index again: the ids of the summaries audited
+    by the second build (its rows are checked against a fresh build of the whole file)."""
+    import webapp.corpus.extract as extract_module
+    from webapp.corpus.db import Index
+    from webapp.corpus.extract import COLUMNS
+
+    root = tmp_path / "root"
+    root.mkdir()
+    path = root / "s.jsonl"
+    path.write_bytes(head)
+    index = Index(tmp_path / "grown.duckdb")
+    index.build([root])
+    audited = []
+    real = extract_module.audit_entry
+    monkeypatch.setattr(extract_module, "audit_entry", lambda tree, id: audited.append(id) or real(tree, id))
+    with open(path, "ab") as f:
+        f.write(rest)
+    assert index.build([root]).grown == 1
+    by_growth = list(audited)  # (not the fresh build's below)
+    whole = Index(tmp_path / "whole.duckdb")
+    whole.build([root])
+    for t, columns in COLUMNS.items():
+        order = ", ".join(columns)
+        assert (index.cursor().execute(f"SELECT * FROM {t} ORDER BY {order}").fetchall()
+                == whole.cursor().execute(f"SELECT * FROM {t} ORDER BY {order}").fetchall()), t
+    return by_growth
+
+
+def test_a_grown_file_keeps_its_earlier_summaries_rows_and_audits_only_the_new_ones(tmp_path, monkeypatch):
+    lines = SAMPLE.read_bytes().splitlines(keepends=True)
+    kinds = [orjson.loads(line).get("type") for line in lines]
+    summaries = [n for n, k in enumerate(kinds) if k in ("compaction", "branch_summary")]
+    cut = summaries[len(summaries) // 2] + 1  # half the summaries before the growth, half after
+    audited = _grown_against_fresh(tmp_path, monkeypatch, b"".join(lines[:cut]), b"".join(lines[cut:]))
+    # (the last line indexed is read again: the summary on it is audited again)
+    after = {orjson.loads(lines[n])["id"] for n in summaries if n >= cut - 1}
+    assert len(after) == 4 and set(audited) == after  # the earlier ones' rows held, not made again
+
+
+def test_a_growth_that_gives_an_earlier_entry_its_parent_audits_every_summary_again(tmp_path, monkeypatch):
+    # (a line naming a parent that only a later line holds: the path an earlier audit read changes)
+    lines = SAMPLE.read_bytes().splitlines(keepends=True)
+    kinds = [orjson.loads(line).get("type") for line in lines]
+    first = next(n for n, k in enumerate(kinds) if k == "compaction")
+    head = lines[:first + 3]
+    orphan = orjson.loads(head[first - 1])  # the compaction's parent, on the path its audit reads
+    parent = orjson.loads(head[first - 2])
+    head[first - 1] = orjson.dumps({**orphan, "parentId": "given-later"}) + b"\n"
+    rest = orjson.dumps({**parent, "id": "given-later", "parentId": parent["parentId"]}) + b"\n"
+    audited = _grown_against_fresh(tmp_path, monkeypatch, b"".join(head), rest)
+    assert orjson.loads(lines[first])["id"] in audited

@@ -365,8 +365,14 @@ class Index:
         cur.execute("BEGIN")
         try:
             all_files = [job.file for job, _, _ in batch if job.known]
+            kept = [(job.file, job.from_line) for job, got, _ in batch if got is not None and got.kept_summaries]
+            kept_files = {file for file, _ in kept}
+            for file, line in kept:  # (a grown file's summaries indexed before hold: those read again go)
+                cur.execute("DELETE FROM summaries WHERE file = ? AND entry_id IN "
+                            "(SELECT entry_id FROM entries WHERE file = ? AND line >= ?)", [file, file, line])
             for t in ("sessions", "branches", "summaries", "tool_calls", "files"):
-                cur.execute(f"DELETE FROM {t} WHERE file IN (SELECT unnest(?::VARCHAR[]))", [all_files])
+                files = [f for f in all_files if f not in kept_files] if t == "summaries" else all_files
+                cur.execute(f"DELETE FROM {t} WHERE file IN (SELECT unnest(?::VARCHAR[]))", [files])
             cur.execute("DELETE FROM entries WHERE file IN (SELECT unnest(?::VARCHAR[]))", [whole])
             for file, line in grown:
                 cur.execute("DELETE FROM entries WHERE file = ? AND line >= ?", [file, line])

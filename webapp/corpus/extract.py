@@ -54,6 +54,9 @@ class Extracted:
     rows: dict[str, list[tuple]] = field(default_factory=lambda: {t: [] for t in COLUMNS})
     # (entry id, leaf id) of the entries before `from_line`: their tip moves when the file grows
     tips: list[tuple[str, str]] = field(default_factory=list)
+    # (a grown file) the summaries before `from_line` are left out: their audits read what they
+    # read before the file grew, so the rows indexed then hold (`_audits_hold`)
+    kept_summaries: bool = False
 
 
 def _time(instant: float | None) -> datetime | None:
@@ -95,7 +98,9 @@ def extract(path: str | os.PathLike, from_line: int = 0) -> Extracted:
     """The rows of the session file at `path` (its `file` column: `storage.url_name` of its path,
     which any bytes of a name survive). `from_line`: entries and their text only from that
     line on (a grown file: the entries before it are in the index already); the other tables are
-    always whole, since a leaf's figures and a summary's audit read the whole tree."""
+    always whole, since a leaf's figures read the whole tree, but for the summaries before
+    `from_line` when the lines after it cannot change what their audits read (`kept_summaries`:
+    an audit is most of a summary's cost, and a growing session is indexed again and again)."""
     path = Path(path)
     file = url_name(str(path))
     tree = read_tree(path)
@@ -165,10 +170,13 @@ def extract(path: str | os.PathLike, from_line: int = 0) -> Extracted:
             f.errors, f.wall_seconds, f.status, f.active, model, _time(f.leaf.instant)))
 
     summaries = 0
+    out.kept_summaries = kept = from_line > 0 and _audits_hold(tree, from_line)
     for e in tree.entries:
         if e.type not in (COMPACTION, BRANCH_SUMMARY):
             continue
         summaries += e.type == BRANCH_SUMMARY
+        if kept and e.line < from_line:
+            continue
         audit = audit_entry(tree, e.id)
         before, after = e.get("tokensBefore"), e.get("tokensAfter")
         rows["summaries"].append((
@@ -235,6 +243,22 @@ def _tips(tree):
         return tips[chain[0]] if chain else tips[node]
 
     return tip
+
+
+def _audits_hold(tree: SessionTree, from_line: int) -> bool:
+    """Whether the audits of the summaries before `from_line` read what they read when the file
+    ended there. An audit reads the path to its summary (and a branch summary the branch it
+    left): the lines from `from_line` on change it only by holding an entry that an earlier one
+    names as its parent or as the branch it left, or one with an earlier entry's id."""
+    new = {e.id for e in tree.entries if e.line >= from_line}
+    for e in tree.entries:
+        if e.line >= from_line:
+            continue
+        if e.id in new or e.parent_id in new:
+            return False
+        if e.type == BRANCH_SUMMARY and as_key(e.get("fromId")) in new:
+            return False
+    return True
 
 
 def _parse_iso(value) -> float | None:

@@ -21,12 +21,13 @@ class Packed:
     next_line: int  # the last entry's line (where a grown file is read again from)
     docs: list[tuple]  # the text index's rows (`text.doc_rows`)
     tips: list[tuple[str, str]]  # as `Extracted.tips`
+    kept_summaries: bool = False  # as `Extracted.kept_summaries`
 
 
 def pack(got: Extracted, from_line: int) -> Packed:
     rows = as_rows(got, from_line)
     return Packed({t: arrow_table(t, rows.tables[t]) for t in TABLES if t in rows.tables}, rows.next_line,
-                  rows.docs, rows.tips)
+                  rows.docs, rows.tips, rows.kept_summaries)
 
 
 def extract_packed(path: str, from_line: int = 0) -> tuple[Packed | None, str | None]:

@@ -26,6 +26,7 @@ class Rows:
     next_line: int  # the last entry's line (where a grown file is read again from)
     docs: list[tuple]  # the text index's rows (`text.doc_rows`)
     tips: list[tuple[str, str]]  # as `Extracted.tips`
+    kept_summaries: bool = False  # as `Extracted.kept_summaries`
 
 
 def as_rows(got: Extracted, from_line: int) -> Rows:
@@ -33,7 +34,8 @@ def as_rows(got: Extracted, from_line: int) -> Rows:
     lines = [r[_LINE] for r in rows["entries"]]
     session = rows["sessions"][0] if rows["sessions"] else None
     docs = doc_rows(rows["entries"], session[3], session[4]) if session else []
-    return Rows({t: r for t, r in rows.items() if r}, max(lines) if lines else from_line, docs, got.tips)
+    return Rows({t: r for t, r in rows.items() if r}, max(lines) if lines else from_line, docs, got.tips,
+                got.kept_summaries)
 
 
 def extract_rows(path: str, from_line: int = 0) -> tuple[Rows | None, str | None]:
