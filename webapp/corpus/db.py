@@ -4,8 +4,9 @@ text in SQLite FTS5 beside it, kept up to date file by file.
 Incremental: a file whose size, mtime and hashes of its first and last bytes are those of the
 last build is skipped; one that grew (the same first bytes, and the bytes where it ended are
 still there) keeps its entries rows and its text up to its last entry and adds the rest (the
-files are append-only); its sessions, branches, summaries and tool calls rows are made again, as a
-leaf's figures read its whole path; a rewritten one is read again; a deleted one is removed; one
+files are append-only); its sessions, branches and tool calls rows are made again, as a leaf's
+figures read its whole path, and its summaries too unless what was added cannot change what the
+earlier ones' audits read (`extract.kept_summaries`); a rewritten one is read again; a deleted one is removed; one
 that fails is listed in `files` with its error and does not stop the rest.
 """
 
