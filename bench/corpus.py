@@ -230,7 +230,9 @@ def build(root: Path, db: Path) -> dict:
     index = Index(db)
     cpu = time.process_time()
     progress = index.build([root])
+    peak = int(Path("/proc/self/status").read_text().split("VmHWM:")[1].split()[0]) / 1024
     out = {"full index, CPU of the writing process": time.process_time() - cpu, "files failed": progress.failed,
+           "full index, peak memory of the writing process (MB)": peak,
            "load average (1 min) after the index": os.getloadavg()[0]}
     index.close()
     # The worker processes are the forkserver's children: stopping it (and waiting for it, as

@@ -6,8 +6,8 @@ last build is skipped; one that grew (the same first bytes, and the bytes where 
 still there) keeps its entries rows and its text up to its last entry and adds the rest (the
 files are append-only); its sessions, branches and tool calls rows are made again, as a leaf's
 figures read its whole path, and its summaries too unless what was added cannot change what the
-earlier ones' audits read (`extract.kept_summaries`); a rewritten one is read again; a deleted one is removed; one
-that fails is listed in `files` with its error and does not stop the rest.
+earlier ones' audits read (`extract.kept_summaries`); a rewritten one is read again; a deleted
+one is removed; one that fails is listed in `files` with its error and does not stop the rest.
 """
 
 from __future__ import annotations
@@ -366,14 +366,14 @@ class Index:
         cur.execute("BEGIN")
         try:
             all_files = [job.file for job, _, _ in batch if job.known]
-            kept = [(job.file, job.from_line) for job, got, _ in batch if got is not None and got.kept_summaries]
-            kept_files = {file for file, _ in kept}
-            for file, line in kept:  # (a grown file's summaries indexed before hold: those read again go)
+            kept = {job.file: job.from_line for job, got, _ in batch if got is not None and got.kept_summaries}
+            for file, line in kept.items():  # (a grown file's summaries indexed before hold: those read again go)
                 cur.execute("DELETE FROM summaries WHERE file = ? AND entry_id IN "
                             "(SELECT entry_id FROM entries WHERE file = ? AND line >= ?)", [file, file, line])
-            for t in ("sessions", "branches", "summaries", "tool_calls", "files"):
-                files = [f for f in all_files if f not in kept_files] if t == "summaries" else all_files
-                cur.execute(f"DELETE FROM {t} WHERE file IN (SELECT unnest(?::VARCHAR[]))", [files])
+            for t in ("sessions", "branches", "tool_calls", "files"):
+                cur.execute(f"DELETE FROM {t} WHERE file IN (SELECT unnest(?::VARCHAR[]))", [all_files])
+            cur.execute("DELETE FROM summaries WHERE file IN (SELECT unnest(?::VARCHAR[]))",
+                        [[f for f in all_files if f not in kept]])
             cur.execute("DELETE FROM entries WHERE file IN (SELECT unnest(?::VARCHAR[]))", [whole])
             for file, line in grown:
                 cur.execute("DELETE FROM entries WHERE file = ? AND line >= ?", [file, line])
