@@ -123,14 +123,21 @@ def test_search_finds_a_tool_result_on_a_side_branch_and_selects_it(live_server,
 def test_presenter_steps_through_turns_with_the_keyboard_and_a_reload_keeps_the_place(live_server, page, console):
     page.goto(live_server.url + live_server.rel(RICH) + f"/present?leaf={ACTIVE_LEAF}&turn=1")
     pos = page.locator(".present-pos")
+
+    def press(key: str) -> None:
+        # (each step loads a page: a key pressed once its text shows but before its script ran
+        # would be lost, as a person's would in those milliseconds)
+        page.wait_for_load_state("load")
+        page.keyboard.press(key)
+
     expect(pos).to_contain_text("Turn 1 of")
-    page.keyboard.press("ArrowRight")
+    press("ArrowRight")
     expect(pos).to_contain_text("Turn 2 of")
-    page.keyboard.press("Space")
+    press("Space")
     expect(pos).to_contain_text("Turn 3 of")
-    page.keyboard.press("ArrowRight")
+    press("ArrowRight")
     expect(pos).to_contain_text("Turn 4 of")
-    page.keyboard.press("ArrowLeft")
+    press("ArrowLeft")
     expect(pos).to_contain_text("Turn 3 of")
     expect(page).to_have_url(re.compile("turn=3"))
     shown = page.locator(".present-turn .t-user").first.get_attribute("data-entry")
