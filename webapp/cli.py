@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import orjson
 
 from .cli_input import MAX_STDIN_BYTES, one_line, read_capped, read_summary_file
-from .cli_output import print_json
+from .cli_output import print_json, print_json_pieces
 from .core.errors import SessionError
 from .model.errors import ModelError
 
@@ -130,9 +130,9 @@ def cmd_ls(args) -> int:
 
 def cmd_show(args) -> int:
     if args.json:
-        from .core.outline import read_outline
+        from .core.outline import outline_json
 
-        print_json({"path": _path_text(args.file), **read_outline(args.file)})
+        print_json_pieces(outline_json(args.file, {"path": _path_text(args.file)}))
         return 0
     from .core.session import Session
 

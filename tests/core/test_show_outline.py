@@ -1,4 +1,4 @@
-"""`show --json` reads a pi file into columns (`outline.read_outline`) instead of building its
+"""`show --json` reads a pi file into columns (`outline.outline_json`) instead of building its
 tree: its document is the tree's (`outline.tree_outline`, what `show --json` printed before),
 byte for byte, on every fixture, sample session, hostile file and crafted line, on files of
 broken structure (loops, orphans, duplicate ids, markers, compactions that keep nothing), on
@@ -19,7 +19,7 @@ from tests.core.test_outline_reader import CRAFTED
 from tests.test_cli import run
 from tests.test_hostile_files import ENTRY, FILES, FIXTURE_FILES, any_json, hostile, msg
 from webapp.core import outline
-from webapp.core.outline import read_outline, tree_outline
+from webapp.core.outline import outline_json, tree_outline
 from webapp.core.outline_read import ColumnLog
 from webapp.core.session import Session
 
@@ -27,12 +27,16 @@ SAMPLES = sorted((Path(__file__).parents[2] / "sample_sessions").glob("*/*.jsonl
 
 
 def _bytes(doc: dict) -> bytes:
-    return orjson.dumps(doc, option=orjson.OPT_INDENT_2)
+    return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+
+
+def outline_bytes(path: Path) -> bytes:
+    return b"".join(outline_json(path, {}))
 
 
 def check_same(path: Path) -> bytes:
     """The columns' document is the tree's, from the full read and from the outline read."""
-    new = _bytes(read_outline(path))
+    new = outline_bytes(path)
     assert new == _bytes(tree_outline(Session.open(path)))
     assert new == _bytes(tree_outline(Session.open_outline(path)))
     return new
@@ -48,7 +52,7 @@ def test_a_pi_file_is_read_into_columns(tmp_path, lean):
     b = Builder()
     b.user("hello", id="u0")
     b.assistant("hi", id="a1")
-    doc = read_outline(b.write(tmp_path / "s.jsonl"))
+    doc = orjson.loads(outline_bytes(b.write(tmp_path / "s.jsonl")))
     assert [e["id"] for e in doc["entries"]] == ["u0", "a1"] and doc["leaves"] == ["a1"]
 
 
@@ -230,10 +234,23 @@ def test_a_synthetic_session_gives_the_same_document(tmp_path, lean, seed, branc
     header, items = samplegen.synthetic_session(n_entries=3_000, seed=seed, branches=branches)
     path = tmp_path / "s.jsonl"
     samplegen.write_jsonl(path, header, items)
-    new = _bytes(read_outline(path))
+    new = outline_bytes(path)
     assert new == _bytes(tree_outline(Session.open(path)))  # (the module's name is the fixture's; this one is not)
     doc = orjson.loads(new)
     assert len(doc["entries"]) == len(items) and len(doc["leaves"]) > 1
+
+
+@pytest.mark.parametrize("batch", [1, 2, 3, 7])
+def test_rows_in_batches_of_any_size_give_the_same_document(tmp_path, monkeypatch, batch):
+    """(A batch that starts or ends at an odd row, or holds none: every structure, a synthetic session.)"""
+    monkeypatch.setattr(outline, "ROWS_BATCH", batch)
+    for name, lines in STRUCTURES.items():
+        path = tmp_path / f"{name}.jsonl"
+        path.write_bytes(hostile(*[any_json(line) for line in lines]))
+        check_same(path)
+    header, items = samplegen.synthetic_session(n_entries=300, seed=208)
+    samplegen.write_jsonl(tmp_path / "s.jsonl", header, items)
+    check_same(tmp_path / "s.jsonl")
 
 
 def test_show_json_prints_the_document(tmp_path, capsys, monkeypatch):

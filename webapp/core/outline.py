@@ -3,21 +3,25 @@ leaves, active leaf, labels and problems, then every entry's id, type, parent an
 bad lines.
 
 Two builders give the same document. `tree_outline` reads it off a `SessionTree`, as every view
-reads a session. `read_outline` reads a pi file into columns (`outline_read.ColumnLog`: no object
+reads a session. `outline_json` reads a pi file into columns (`outline_read.ColumnLog`: no object
 per usual entry) and computes the tree's facts over them, with the tree's own rules: parent
 indices instead of parent entries, a loop cut where the tree cuts it, the checks of `SessionTree.
 _check_references` made on the few entries that can fail them, leaves found among the entries
-with no child. What it does not read (another agent's file, repeated ids: `outline_read.NotRead`)
-is read by `tree_outline`. tests/core/test_show_outline.py holds the two documents equal, byte for
-byte, on every fixture, sample, hostile file and crafted line.
+with no child; the rows are written from the columns' JSON, a batch at a time. What it does not
+read (another agent's file, repeated ids: `outline_read.NotRead`) is read by `tree_outline`.
+tests/core/test_show_outline.py holds the two documents equal, byte for byte, on every fixture,
+sample, hostile file and crafted line.
 """
 
 from __future__ import annotations
 
 import os
 from collections import Counter
-from itertools import compress, filterfalse, repeat
+from collections.abc import Iterator
+from itertools import chain, compress, filterfalse, islice, repeat
 from operator import eq, ge, ne
+
+import orjson
 
 from .entries import COMPACTION, CUSTOM, LABEL, MARKER_TYPES, MESSAGE, SESSION_INFO, is_marker
 from .formats import READ_ONLY_FORMATS
@@ -66,9 +70,12 @@ def tree_outline(session) -> dict:
     }
 
 
-def read_outline(path: str | os.PathLike) -> dict:
-    """The document of the session file at `path`, read into columns (another agent's file: from
-    its tree)."""
+def outline_json(path: str | os.PathLike, first: dict) -> Iterator[bytes]:
+    """The document of the session file at `path` as `show --json` prints it (after the fields of
+    `first`, indented, ending in a newline), in pieces: the entries' rows are written from the
+    columns a batch at a time, so neither a dict per row nor the whole document's bytes are ever
+    held (at 100k entries they were a third of the memory the process touched). Another agent's
+    file: from its tree."""
     storage = JsonlStorage(path)  # (a missing file, a folder: the errors every reading gives)
     log = ColumnLog(path)
     try:
@@ -77,9 +84,24 @@ def read_outline(path: str | os.PathLike) -> dict:
     except NotRead:
         from .session import Session  # (what every view reads with; `show` of a pi file does not load it)
 
-        return tree_outline(Session.open_outline(path))
-    with gc_paused():  # (a row per entry, none in a cycle: the collector would walk them for nothing)
-        return _Columns(log).outline()
+        yield orjson.dumps({**first, **tree_outline(Session.open_outline(path))}, option=_JSON)
+        return
+    with gc_paused():  # (the facts' lists and sets, none in a cycle: the collector would walk them for nothing)
+        columns = _Columns(log)
+        doc = columns.outline()
+    head, tail = orjson.dumps({**first, **doc}, option=_JSON).split(_ROWS_AT)
+    yield head
+    yield from columns.rows_json()
+    yield tail
+
+
+_JSON = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
+_ROWS_AT = b"\x00"  # (where the rows go: orjson writes a NUL in a string as \u0000, never as itself)
+ROWS_BATCH = 2048  # rows written at a time (~340 KB of JSON)
+# A usual row, a message whose parent is the entry before it, as orjson indents it in the document:
+# these pieces, the id's JSON and its parent's (the id before) and line's between them.
+_ROW = (b',\n    {\n      "id": ', b',\n      "type": "message",\n      "parentId": ', b',\n      "line": ',
+        b"\n    }")
 
 
 class _Columns:
@@ -93,7 +115,8 @@ class _Columns:
         ids, parents, index = log.id_of, log.parents, log.index
         n = len(ids)
         self.up = up = list(range(-1, n - 1))  # most entries' parent is the entry before them
-        for i in compress(range(n), map(ne, parents, [None, *ids[:-1]])):  # (compared in C)
+        self.jumps = list(compress(range(n), map(ne, parents, [None, *ids[:-1]])))  # (compared in C)
+        for i in self.jumps:
             up[i] = index.get(parents[i], -1)
         self._kids: dict[int, list[int]] | None = None
 
@@ -124,11 +147,7 @@ class _Columns:
         counts: dict[str, int] = {}
         for t, k in Counter(types).items():
             counts[str(t)] = counts.get(str(t), 0) + k  # (a type that is not a string: its text)
-        out_parents = parents
-        if made_roots:
-            out_parents = list(parents)
-            for i in made_roots:
-                out_parents[i] = None
+        self.made_roots = made_roots
         bad_lines = log.all_bad_lines()
         bad = [Problem("bad-line", b.reason, b.line) for b in bad_lines]
         active = log.active_leaf
@@ -144,10 +163,52 @@ class _Columns:
             "activeLeaf": active,
             "labels": self.labels,
             "problems": [p.as_dict() for p in sorted(bad + problems, key=lambda p: (p.line or 0, p.kind))],
-            "entries": [{"id": a, "type": t, "parentId": p, "line": k}
-                        for a, t, p, k in zip(ids, types, out_parents, lines)],
+            "entries": orjson.Fragment(_ROWS_AT),  # (`rows_json`)
             "badLines": [{"line": b.line, "reason": b.reason} for b in bad_lines],
         }
+
+    def rows_json(self) -> Iterator[bytes]:
+        """The entries' rows, the document's `entries`, a batch at a time. A run of usual rows is
+        joined from `_ROW` and the JSON of its ids and lines, made by orjson a list at a time (no
+        object per row but a tuple, freed at once); any other row (another type, a parent that is
+        not the entry before, or none in the tree) is dumped whole, at the document's depth."""
+        n = len(self.ids)
+        if not n:
+            yield b"[]"
+            return
+        odd = sorted({*self.jumps, *self.others, *self.made_roots})
+        at = 0  # (in `odd`)
+        for start in range(0, n, ROWS_BATCH):
+            end = min(start + ROWS_BATCH, n)
+            parts = []
+            i = start
+            while at < len(odd) and odd[at] < end:
+                parts += [self._usual_rows(i, odd[at]), self._odd_row(odd[at])]
+                i = odd[at] + 1
+                at += 1
+            parts.append(self._usual_rows(i, end))
+            text = b"".join(parts)
+            yield b"[\n" + text[2:] if not start else text  # (each row starts with the comma before it)
+        yield b"\n  ]"
+
+    def _usual_rows(self, start: int, end: int) -> bytes:
+        """Rows `start` to `end` (excluded), each a message whose parent is the entry before it."""
+        if start == end:
+            return b""
+        ids = self.ids
+        before = ids[start - 1] if start else None
+        quoted = orjson.dumps([before, *ids[start:end]], option=orjson.OPT_INDENT_2)[4:-2]
+        quoted = quoted.split(b",\n  ")  # (one id's JSON each: a string's JSON never holds a newline)
+        lines = orjson.dumps(self.lines[start:end])[1:-1].split(b",")
+        a, b, c, d = _ROW
+        return b"".join(chain.from_iterable(zip(repeat(a), islice(quoted, 1, None), repeat(b), quoted,
+                                                repeat(c), lines, repeat(d))))
+
+    def _odd_row(self, i: int) -> bytes:
+        other = self.others.get(i)
+        row = {"id": self.ids[i], "type": MESSAGE if other is None else other.type,
+               "parentId": None if i in self.made_roots else self.log.parents[i], "line": self.lines[i]}
+        return b",\n" + orjson.dumps([[row]], option=orjson.OPT_INDENT_2)[6:-6]  # (a row at its depth in the document)
 
     # -- structure (`SessionTree._link`, `_cut_cycles`) ------------------------------------------
 

@@ -1,4 +1,4 @@
-"""A pi file read into columns, for `session-tree show --json` (`outline.read_outline`).
+"""A pi file read into columns, for `session-tree show --json` (`outline.outline_json`).
 
 `show --json` prints, of every entry, its id, type, parent and line, and of the whole file the
 tree's facts (roots, leaves, the active leaf, labels, problems). Those need no entry object: here
