@@ -18,7 +18,7 @@ from tests.conftest import Builder
 from tests.core.test_outline_reader import CRAFTED
 from tests.test_cli import run
 from tests.test_hostile_files import ENTRY, FILES, FIXTURE_FILES, any_json, hostile, msg
-from webapp.core import outline
+from webapp.core import outline, outline_read
 from webapp.core.outline import outline_json, tree_outline
 from webapp.core.outline_read import ColumnLog
 from webapp.core.session import Session
@@ -175,6 +175,10 @@ STRUCTURES = {
     "results-next-but-elsewhere": [_calls("u1", "a1", "q1", "q2"), _result("u2", "u1", "q1"), _result("u3", "a1", "q2"),
                                    _calls("w1", "u3", "q3"), _result("w2", "u1", "q3"),
                                    _calls("w3", "w2", "q4", "q4"), _result("w4", "w3", "q4")],
+    "a-streak-broken-after-some-results": [_calls("t1", "a1", "k1", "k2"), _result("t2", "t1", "k1"),
+                                           _result("t3", "t2", "wrong"), _result("t4", "t2", "k2"),
+                                           _calls("t5", "t4", "k3", "k4"), _result("t6", "t5", "k3"),
+                                           _result("t7", "t6", None), _user("t8", "t7"), _result("t9", "t7", "k4")],
     "results-without-call-ids": [_calls("t1", "a1", "k1"), msg("t2", {"role": "toolResult", "content": "x"},
                                                                 parent="t1")],
     "pi-v1-lines-after-decoded-ones": [_user("x1", "a1"),
@@ -251,6 +255,33 @@ def test_rows_in_batches_of_any_size_give_the_same_document(tmp_path, monkeypatc
     header, items = samplegen.synthetic_session(n_entries=300, seed=208)
     samplegen.write_jsonl(tmp_path / "s.jsonl", header, items)
     check_same(tmp_path / "s.jsonl")
+
+
+@pytest.mark.parametrize("size", [1, 100, 1000])
+def test_the_file_read_in_pieces_of_any_size_gives_the_same_document(tmp_path, monkeypatch, size):
+    """(A line, and a turn's results, split over pieces: every structure, a synthetic session.)"""
+    monkeypatch.setattr(outline_read, "READ_SIZE", size)
+    for name, lines in STRUCTURES.items():
+        path = tmp_path / f"{name}.jsonl"
+        path.write_bytes(hostile(*[any_json(line) for line in lines]))
+        check_same(path)
+    header, items = samplegen.synthetic_session(n_entries=300, seed=208)
+    samplegen.write_jsonl(tmp_path / "s.jsonl", header, items)
+    check_same(tmp_path / "s.jsonl")
+
+
+def test_a_turn_answered_by_the_results_after_it_keeps_no_call_id(tmp_path):
+    lines = [_calls("t1", "a1", "k1"), _result("t2", "t1", "k1"), _calls("t3", "t2", "k2", "k3"),
+             _result("t4", "t3", "k2"), _result("t5", "t4", "k3"), _calls("t6", "t5", "k4", "k5"),
+             _result("t7", "t6", "k4"), _user("t8", "t7")]
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(hostile(*[any_json(line) for line in lines]))
+    log = ColumnLog(path)
+    with open(path, "rb") as file:
+        log.read(file)
+    at = {entry_id: i for i, entry_id in enumerate(log.id_of)}
+    assert log.calls == {at["t6"]: ("k4", "k5")} and log.results == {at["t7"]: "k4"}  # (only the turn checked in full)
+    assert list(log.result_at) == [at[r] for r in ("t2", "t4", "t5", "t7")]
 
 
 def test_show_json_prints_the_document(tmp_path, capsys, monkeypatch):

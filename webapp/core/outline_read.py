@@ -19,6 +19,8 @@ tree's reading says which), is not read here (`NotRead`): `show` reads it as eve
 
 from __future__ import annotations
 
+from array import array
+from bisect import bisect_left
 from typing import BinaryIO
 
 from .entries import MESSAGE, Entry
@@ -97,9 +99,11 @@ class ColumnLog(SessionLog):
         self.parents: list[str | None] = []
         self.lines_of: list[int] = []  # (`lines` is SessionLog's count of the lines read)
         self.others: dict[int, Entry] = {}  # index -> the entry, for those not read by the decoder
-        self.calls: dict[int, tuple[str, ...]] = {}  # a decoded assistant turn's tool call ids
+        self.calls: dict[int, tuple[str, ...]] = {}  # a decoded turn's tool call ids, if kept (`_turn_ended`)
         self.stops: dict[int, str] = {}  # ... and how it stopped, when aborted or by an error
-        self.results: dict[int, str | None] = {}  # a decoded tool result's call id
+        self.result_at = array("q")  # every decoded tool result's index
+        self.results: dict[int, str | None] = {}  # ... and its call id, unless it answered a turn not kept
+        self._turn = (0, None, None, [])  # the turn whose results are being read: index, calls, stop, answers
 
     def add_other(self, entry: Entry) -> None:
         i = len(self.id_of)
@@ -115,7 +119,7 @@ class ColumnLog(SessionLog):
         return bool(self.id_of)
 
     def read(self, file: BinaryIO) -> None:
-        """Read a binary file from its start to its end, a megabyte at a time."""
+        """Read a binary file from its start to its end, a piece at a time."""
         pieces: list[bytes] = []  # the start of a line that goes on in the next piece
         line = 0
         with gc_paused():
@@ -133,6 +137,9 @@ class ColumnLog(SessionLog):
                     pieces.append(rest)
                 line = self._read_window(lines, line)
             self.lines = line
+            turn, calls, stop, answers = self._turn
+            if calls is not None and answers != calls:
+                self._turn_ended(turn, calls, stop, answers)
             if pieces:
                 self._sync()
                 self._read_tail(b"".join(pieces), line + 1)
@@ -145,16 +152,19 @@ class ColumnLog(SessionLog):
 
     def _read_window(self, lines: list[bytes], line: int) -> int:
         """Read `lines`, those after line `line`; the number of the last one read. (The hot
-        loop: a decoded line costs three appends and, for a turn that calls tools or a tool
-        result, one dict entry; ids are indexed in C when a line needs the index. A parent id
-        that names the entry before, as most do, is kept as that entry's id string: one string
-        less per entry held, and the columns' parent check finds it by identity.)"""
+        loop: a decoded line costs three appends; ids are indexed in C when a line needs the
+        index. A parent id that names the entry before, as most do, is kept as that entry's id
+        string: one string less per entry held, and the columns' parent check finds it by
+        identity. A decoded turn that calls tools is followed by its results, each the child of
+        the one before, whose call ids are gathered until another line comes: the turn is kept
+        only if they do not answer every call, see `_turn_ended`.)"""
         ids, parents, lines_of = self.id_of, self.parents, self.lines_of
         add_id, add_parent, add_line = ids.append, parents.append, lines_of.append
-        calls_at, stops, results = self.calls, self.stops, self.results
+        results, add_result = self.results, self.result_at.append
         decode, not_read = _decode, _NOT_READ
         reader = self._reader
         last = ids[-1] or None if ids else None  # (an empty id names no parent)
+        turn, calls, stop, answers = self._turn
         for raw in lines:
             line += 1
             if reader is not None:
@@ -164,29 +174,42 @@ class ColumnLog(SessionLog):
                     m = None
                 if m is not None and m.id:
                     msg = m.message
-                    kind = type(msg)
-                    if kind is AssistantMessage:  # (a usage the pi reader sums from its parts: refused by the decoder)
-                        content = msg.content
-                        if type(content) is list:
-                            calls = tuple([b.id for b in content if type(b) is ToolCallBlock])
-                            if calls:
-                                calls_at[len(ids)] = calls
-                                if msg.stopReason in ("aborted", "error"):
-                                    stops[len(ids)] = msg.stopReason
-                    elif kind is ToolResultMessage:
+                    parent = m.parentId
+                    if type(msg) is ToolResultMessage:
                         details = msg.details
                         if details is not NO_DETAILS and not _parses(details):
                             m = None
                         else:
                             call_id = msg.toolCallId
-                            results[len(ids)] = call_id if type(call_id) is str else None
+                            if type(call_id) is not str:
+                                call_id = None
+                            add_result(len(ids))
+                            if calls is not None and parent == last:
+                                answers.append(call_id)
+                            else:
+                                if calls is not None and answers != calls:
+                                    self._turn_ended(turn, calls, stop, answers)
+                                calls = None
+                                results[len(ids)] = call_id
+                    else:
+                        if calls is not None and answers != calls:
+                            self._turn_ended(turn, calls, stop, answers)
+                        calls = None
+                        if type(msg) is AssistantMessage:  # (a usage the pi reader sums from its parts: refused by the decoder)
+                            content = msg.content
+                            if type(content) is list:
+                                found = [b.id for b in content if type(b) is ToolCallBlock]
+                                if found:
+                                    turn, calls, stop, answers = len(ids), found, msg.stopReason, []
                     if m is not None:
-                        parent = m.parentId
                         add_parent(last if parent == last else parent or None)
                         last = m.id
                         add_id(last)
                         add_line(line)
                         continue
+            if calls is not None and answers != calls:
+                self._turn_ended(turn, calls, stop, answers)
+            calls = None
             self._sync()  # the line as the log reads it, told what was read before it
             self._read_line(raw, line)
             last = ids[-1] or None if ids else None
@@ -194,8 +217,23 @@ class ColumnLog(SessionLog):
                 reader = self._reader
                 if type(reader) is not PiReader:
                     raise NotRead
+        self._turn = turn, calls, stop, answers
         self._sync()
         return line
+
+    def _turn_ended(self, turn: int, calls: list[str], stop, answers: list[str | None]) -> None:
+        """The results after decoded turn `turn` (each the child of the one before) answered
+        `answers`, not its calls one by one in order. Most turns are answered so: then neither
+        the turn's call ids nor those results' are kept, as no check of the tree reads them (a
+        result answers the turn it follows, and a search for another turn's results never walks
+        through a turn). Otherwise the turn is checked in full, and those results kept for it.
+        (At 100k entries the call ids and the results' were 13 MB held until the checks.)"""
+        if set(calls).issubset(answers):
+            return
+        self.calls[turn] = tuple(calls)
+        if stop in ("aborted", "error"):
+            self.stops[turn] = stop
+        self.results.update(zip(range(turn + 1, turn + 1 + len(answers)), answers))
 
     def _sync(self) -> None:
         """Index the entries decoded since the last line the log read, and tell the pi reader
@@ -223,7 +261,9 @@ class ColumnLog(SessionLog):
         other = self.others.get(i)
         if other is not None:
             return other.role
-        return "toolResult" if i in self.results else ""
+        at = self.result_at
+        k = bisect_left(at, i)
+        return "toolResult" if k < len(at) and at[k] == i else ""
 
     def tool_call_ids(self, i: int) -> tuple[str, ...]:
         other = self.others.get(i)
