@@ -16,9 +16,9 @@ sample, hostile file and crafted line.
 from __future__ import annotations
 
 import os
-from collections import Counter
+from array import array
 from collections.abc import Iterator
-from itertools import compress, filterfalse, repeat
+from itertools import chain, compress, filterfalse, islice, repeat
 from operator import eq, ge, ne
 
 import orjson
@@ -113,11 +113,13 @@ class _Columns:
         self.ids, self.lines, self.others = log.id_of, log.lines_of, log.others
         ids, parents, index = log.id_of, log.parents, log.index
         n = len(ids)
-        self.up = up = list(range(-1, n - 1))  # most entries' parent is the entry before them
-        self.jumps = list(compress(range(n), map(ne, parents, [None, *ids[:-1]])))  # (compared in C)
+        # Most entries' parent is the entry before them. (Machine integers: a list would hold an
+        # int object per entry, and the entries' lists or counts by parent a dict entry per entry.)
+        self.up = up = array("q", range(-1, n - 1))
+        self.jumps = list(compress(range(n), map(ne, parents, chain((None,), ids))))  # (compared in C)
         for i in self.jumps:
             up[i] = index.get(parents[i], -1)
-        self._kids: dict[int, list[int]] | None = None
+        self._kids: dict[int, list[int]] = {}  # the children of entries that are not the entry after them
 
     def outline(self) -> dict:
         log, ids, lines, up = self.log, self.ids, self.lines, self.up
@@ -133,19 +135,24 @@ class _Columns:
             if cuts:
                 made_roots.update(cuts)
                 made = list(compress(range(n), map(eq, up, repeat(-1))))
-        self.kid_count = Counter(up)
+        for c in compress(range(n), map(ne, up, range(-1, n - 1))):
+            if up[c] != -1:
+                self._kids.setdefault(up[c], []).append(c)
         self.marker_parents: set[int] = set()
         self.labels: dict[str, str] = {}
         self.name: str | None = None
         self._check_references(problems)
         title = (log.header or {}).get("title")
         name = self.name or (title if isinstance(title, str) and title.strip() else None)
-        types = [MESSAGE] * n
+        counts: dict[str, int] = {}  # (in the order the types first come: the decoded messages' among the others')
+        decoded, first = n - len(self.others), next(filterfalse(self.others.__contains__, range(n)), n)
         for i, e in self.others.items():
-            types[i] = e.type
-        counts: dict[str, int] = {}
-        for t, k in Counter(types).items():
-            counts[str(t)] = counts.get(str(t), 0) + k  # (a type that is not a string: its text)
+            if decoded and first < i:
+                counts[MESSAGE], decoded = counts.get(MESSAGE, 0) + decoded, 0
+            t = str(e.type)  # (a type that is not a string: its text)
+            counts[t] = counts.get(t, 0) + 1
+        if decoded:
+            counts[MESSAGE] = counts.get(MESSAGE, 0) + decoded
         self.made_roots = made_roots
         bad_lines = log.all_bad_lines()
         bad = [Problem("bad-line", b.reason, b.line) for b in bad_lines]
@@ -238,12 +245,6 @@ class _Columns:
         """The children of entry `i` (in no order: the checks below need none). Most entries are
         the child of the entry before them; the others are listed by parent once, found in C."""
         up = self.up
-        if self._kids is None:
-            kids: dict[int, list[int]] = {}
-            for c in compress(range(len(up)), map(ne, up, range(-1, len(up) - 1))):
-                if up[c] != -1:
-                    kids.setdefault(up[c], []).append(c)
-            self._kids = kids
         more = self._kids.get(i)
         if i + 1 < len(up) and up[i + 1] == i:
             return [i + 1, *more] if more else [i + 1]
@@ -307,12 +308,13 @@ class _Columns:
     def _check_tool_results(self, i: int, problems: list[Problem]) -> None:
         log = self.log
         calls = log.tool_call_ids(i)
-        if len(calls) == 1 and self.kid_count.get(i) == 1:  # the usual case: its one result is its child
-            k = i + 1 if i + 1 < len(self.up) and self.up[i + 1] == i else self.children(i)[0]
+        kids = self.children(i)
+        if len(calls) == 1 and len(kids) == 1:  # the usual case: its one result is its child
+            k = kids[0]
             if log.tool_call_id(k) == calls[0] and log.role_of(k) == "toolResult":
                 return
         answered: set = set()
-        stack = list(self.children(i))
+        stack = kids
         while stack:
             c = stack.pop()
             if log.role_of(c) == "toolResult" or self.is_marker(c):
@@ -327,9 +329,10 @@ class _Columns:
     # -- leaves (`SessionTree.leaves`) -----------------------------------------------------------
 
     def _leaves(self, active: str | None) -> list[int]:
-        kids, marker_parents, others = self.kid_count, self.marker_parents, self.others
-        n = len(self.up)
-        ends = filterfalse(kids.__contains__, range(n))  # (found in C: most entries have a child)
+        up, marker_parents, others = self.up, self.marker_parents, self.others
+        n = len(up)
+        ends = compress(range(n), map(ne, chain(islice(up, 1, None), (None,)), range(n)))  # (no child after it)
+        ends = filterfalse(self._kids.__contains__, ends)  # (nor elsewhere; found in C: most entries have a child)
         if marker_parents:
             ends = sorted({*ends, *marker_parents})
         tips = [i for i in ends if (i not in others or not is_marker(others[i]) and not others[i].sidechain)
