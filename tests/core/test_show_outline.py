@@ -244,10 +244,7 @@ def test_a_synthetic_session_gives_the_same_document(tmp_path, lean, seed, branc
     assert len(doc["entries"]) == len(items) and len(doc["leaves"]) > 1
 
 
-@pytest.mark.parametrize("batch", [1, 2, 3, 7])
-def test_rows_in_batches_of_any_size_give_the_same_document(tmp_path, monkeypatch, batch):
-    """(A batch that starts or ends at an odd row, or holds none: every structure, a synthetic session.)"""
-    monkeypatch.setattr(outline, "ROWS_BATCH", batch)
+def _check_every_structure_and_a_synthetic_session(tmp_path):
     for name, lines in STRUCTURES.items():
         path = tmp_path / f"{name}.jsonl"
         path.write_bytes(hostile(*[any_json(line) for line in lines]))
@@ -255,19 +252,20 @@ def test_rows_in_batches_of_any_size_give_the_same_document(tmp_path, monkeypatc
     header, items = samplegen.synthetic_session(n_entries=300, seed=208)
     samplegen.write_jsonl(tmp_path / "s.jsonl", header, items)
     check_same(tmp_path / "s.jsonl")
+
+
+@pytest.mark.parametrize("batch", [1, 2, 3, 7])
+def test_rows_in_batches_of_any_size_give_the_same_document(tmp_path, monkeypatch, batch):
+    """(A batch that starts or ends at an odd row, or holds none: every structure, a synthetic session.)"""
+    monkeypatch.setattr(outline, "ROWS_BATCH", batch)
+    _check_every_structure_and_a_synthetic_session(tmp_path)
 
 
 @pytest.mark.parametrize("size", [1, 100, 1000])
 def test_the_file_read_in_pieces_of_any_size_gives_the_same_document(tmp_path, monkeypatch, size):
     """(A line, and a turn's results, split over pieces: every structure, a synthetic session.)"""
     monkeypatch.setattr(outline_read, "READ_SIZE", size)
-    for name, lines in STRUCTURES.items():
-        path = tmp_path / f"{name}.jsonl"
-        path.write_bytes(hostile(*[any_json(line) for line in lines]))
-        check_same(path)
-    header, items = samplegen.synthetic_session(n_entries=300, seed=208)
-    samplegen.write_jsonl(tmp_path / "s.jsonl", header, items)
-    check_same(tmp_path / "s.jsonl")
+    _check_every_structure_and_a_synthetic_session(tmp_path)
 
 
 def test_a_turn_answered_by_the_results_after_it_keeps_no_call_id(tmp_path):
