@@ -439,7 +439,7 @@ def cmd_serve(args) -> int:
         root, within = _agent_folders(args)  # the agents' folders, else the bundled samples
     return serve(root, host=args.host, port=args.port, open_browser=args.open,
                  model=args.model, api_base=args.api_base, allow_hosts=tuple(args.allow_host),
-                 within=tuple(within), read_only=args.read_only)
+                 within=tuple(within), read_only=args.read_only, corpus_db=args.db)
 
 
 
@@ -618,6 +618,9 @@ def build_parser(running: str | None = None) -> argparse.ArgumentParser:
     sp.add_argument("--api-base", help="an OpenAI-compatible server for that model (else $SESSION_TREE_API_BASE)")
     sp.add_argument("--read-only", action="store_true",
                     help="write nothing: hide every write control and refuse every writing route (403)")
+    sp.add_argument("--db", metavar="PATH", type=Path,
+                    help="the corpus index it builds and reads (default: $XDG_CACHE_HOME/session-tree/corpus.duckdb; "
+                         "one process at a time may write an index)")
     add_corpus_commands(sub, _whole_number)
     return p
 

@@ -6,9 +6,23 @@ from __future__ import annotations
 import csv
 import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 from .core.errors import SessionError
+
+
+@contextmanager
+def _written(index):
+    """`index` closed at the end; a failure of the database (a full disk, say) said in one line."""
+    import duckdb
+
+    try:
+        yield index
+    except duckdb.Error as exc:
+        raise SessionError(f"{index.path}: the index could not be written ({str(exc).splitlines()[0]})") from None
+    finally:
+        index.close()
 
 
 def cmd_index(args) -> int:
@@ -30,12 +44,10 @@ def cmd_index(args) -> int:
             name = Path(p.current).name[-40:]
             print(f"\rindexing {p.done:,}/{p.total:,} ({p.percent}%) {name:<40}", end="", file=sys.stderr, flush=True)
 
-    try:
+    with _written(index):
         p = index.build(roots, on_progress=show)
         failed = index.cursor().execute("SELECT file, error FROM files WHERE error IS NOT NULL ORDER BY file").fetchall()
         count = index.cursor().execute("SELECT count(*) FROM sessions").fetchone()[0]
-    finally:
-        index.close()
     if tty:
         print("\r" + " " * 80 + "\r", end="", file=sys.stderr)
     print(f"session-tree: {count:,} sessions in {index.path}; read {p.read - p.failed:,} "
@@ -75,12 +87,9 @@ def cmd_ls_indexed(args) -> int:
     root = (args.root or Path.home()).resolve()
     if not root.is_dir():
         raise SessionError(f"{root}: not a folder")
-    index = Index(args.db)
-    try:
+    with _written(Index(args.db)) as index:
         index.build([root])
         got = list_sessions(index.cursor(), text_path(index.path), root, per_page=10**9)
-    finally:
-        index.close()
     rows = [{**s.as_dict(), "path": fs_name(f)} if s else {"path": fs_name(f), "error": e} for f, s, e in got.rows]
     if args.json:
         import orjson

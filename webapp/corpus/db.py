@@ -28,11 +28,12 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
+from ..core.errors import SessionError
 from ..core.storage import fs_name, url_name
 from .discovery import corpus_names
 from .extract import Extracted
 from .schema import SCHEMA_VERSION, TABLES, duckdb_ddl
-from .sql import default_db_path, lock_down
+from .sql import default_db_path, lock_down, open_failure
 from .stamps import stamps
 from .text import add_docs, connect as text_connect, drop_file, fill_sessions_text, text_path
 from . import tuples
@@ -111,13 +112,21 @@ class _Job:
     known: bool = True  # in the index already (a new file has no rows to remove first)
 
 
+class IndexUnavailable(SessionError):
+    """The index database cannot be opened for writing (another process writes it, most often)."""
+
+
 class Index:
     """The index database (`path`) and its text index beside it, opened read-write by one process."""
 
     def __init__(self, path: Path | None = None):
         self.path = Path(path) if path else default_db_path()
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.con = duckdb.connect(str(self.path))
+        try:
+            self.con = duckdb.connect(str(self.path))
+        except duckdb.Error as exc:
+            raise IndexUnavailable(open_failure(self.path, exc, "one process at a time may write an index: "
+                                                "stop that one, or give this one its own with --db PATH")) from None
         # A checkpoint when the log holds 256 MB, not 16: a build of 1,000 sessions spent a sixth
         # less CPU writing (BENCHMARKS.md), and its peak memory did not grow.
         self.con.execute("SET checkpoint_threshold = '256MB'")

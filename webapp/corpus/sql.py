@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,20 @@ TABLE_FUNCTIONS = frozenset({"range", "generate_series", "unnest", "duckdb_table
 
 class QueryError(Exception):
     """A query refused or failed: the message says why."""
+
+
+# DuckDB lets one process write a database, or several read it, never both: opening one that
+# another process writes fails with this (the process's program and PID).
+_HELD = re.compile(r"Conflicting lock is held in .*? \(PID (\d+)\)")
+
+
+def open_failure(path: Path, exc: Exception, remedy: str) -> str:
+    """Why the database at `path` could not be opened, said plainly: another process that holds
+    it (then `remedy`, what to do about it), else DuckDB's own first line."""
+    held = _HELD.search(str(exc))
+    if held:
+        return f"{path}: in use by another process (PID {held.group(1)}): {remedy}"
+    return f"{path}: cannot be opened ({str(exc).splitlines()[0]})"
 
 
 @dataclass
@@ -53,8 +68,8 @@ def read_only_connection(path: Path | None) -> duckdb.DuckDBPyConnection:
     try:
         con = duckdb.connect(str(path), read_only=True)
     except duckdb.Error as exc:
-        raise QueryError(f"{path}: cannot be opened ({str(exc).splitlines()[0]}); "
-                         "a server that is building it holds it: use its SQL box") from None
+        raise QueryError(open_failure(path, exc, "it writes the index, so nothing else may read it meanwhile: "
+                                                 "ask in that server's SQL box (/corpus), or stop it")) from None
     lock_down(con)
     return con
 

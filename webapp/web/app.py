@@ -172,9 +172,9 @@ def create_app(
 
 def serve(root=None, host: str = "127.0.0.1", port: int = 8000, open_browser: bool = False,
           model: str | None = None, api_base: str | None = None, allow_hosts: tuple[str, ...] = (),
-          within: tuple[str, ...] = (), read_only: bool = False) -> int:
+          within: tuple[str, ...] = (), read_only: bool = False, corpus_db=None) -> int:
     app = create_app(root, host=host, allow_hosts=allow_hosts, model=model, api_base=api_base, within=within,
-                     READ_ONLY=read_only)
+                     READ_ONLY=read_only, CORPUS_DB=corpus_db)
     url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}/"
     from .corpus import open_corpus
 

@@ -34,7 +34,7 @@ def open_corpus(app) -> CorpusService | None:
     """The server's index, opened on first use (`serve` opens it at start) with its first build
     started; None without one (the database is held by another process, the cache folder cannot
     be written): the index page then reads the files, and says why."""
-    from ..corpus.db import Index
+    from ..corpus.db import Index, IndexUnavailable
     from ..corpus.service import CorpusService
     from ..corpus.sql import default_db_path
 
@@ -44,9 +44,10 @@ def open_corpus(app) -> CorpusService | None:
         path = app.config.get("CORPUS_DB") or default_db_path()
         try:
             index = Index(Path(path))
-        except Exception as exc:  # duckdb.IOException, a PermissionError, ...: the app works without it
+        except Exception as exc:  # held by another process, a PermissionError, ...: the app works without it
             app.extensions["corpus"] = None
-            app.extensions["corpus_error"] = f"{path}: {str(exc).splitlines()[0]}"
+            said = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            app.extensions["corpus_error"] = said if isinstance(exc, IndexUnavailable) else f"{path}: {said}"
             return None
         store = app.extensions["session_store"]
         service = app.extensions["corpus"] = CorpusService(index, store.root, store.files)

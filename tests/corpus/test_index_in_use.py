@@ -1,0 +1,83 @@
+"""An index another process writes (DuckDB lets one process write a database, or several read
+it): every command and the index page say which process holds it and what to do, in one line,
+and a second server can be given an index of its own."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import duckdb
+import pytest
+
+from webapp.cli import main
+from webapp.corpus.db import Index
+from webapp.web.app import create_app
+from tests.corpus.test_index_page import write_sessions
+
+HOLD = "import sys; from webapp.corpus.db import Index; held = Index(sys.argv[1]); print('held', flush=True); sys.stdin.read()"
+
+
+@pytest.fixture
+def held(tmp_path):
+    """(the index's path, the PID of the process that holds it open for writing)."""
+    db = tmp_path / "held.duckdb"
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        yield db, holder.pid
+    finally:
+        holder.stdin.close()
+        holder.wait(10)
+
+
+@pytest.mark.parametrize("command, says", [
+    (["index"], "one process at a time may write an index: stop that one, or give this one its own with --db PATH"),
+    (["ls", "--index"], "one process at a time may write an index"),
+    (["sql", "SELECT count(*) FROM sessions"], "ask in that server's SQL box (/corpus), or stop it"),
+])
+def test_a_command_on_an_index_another_process_writes_says_which_in_one_line(held, tmp_path, capsys, command, says):
+    db, pid = held
+    write_sessions(tmp_path / "root", 1)
+    argv = [*command, *([str(tmp_path / "root")] if command[0] != "sql" else []), "--db", str(db)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"session-tree: error: {db}: in use by another process (PID {pid}): ")
+    assert says in err and err.count("\n") == 1 and err.endswith("\n")
+
+
+def test_the_index_page_of_a_second_server_says_which_process_holds_the_index(held, tmp_path):
+    db, pid = held
+    write_sessions(tmp_path / "root", 2)
+    page = create_app(tmp_path / "root", CORPUS_DB=db).test_client().get("/").text
+    assert "2 sessions" in page  # read from the files
+    assert f"No corpus index ({db}: in use by another process (PID {pid}): one process at a time" in page
+
+
+def test_serve_db_gives_the_server_an_index_of_its_own(held, tmp_path, monkeypatch):
+    import webapp.web.app as web_app
+
+    write_sessions(tmp_path / "root", 2)
+    own = tmp_path / "own.duckdb"
+    apps = []
+    monkeypatch.setattr(web_app.Flask, "run", lambda app, **kw: apps.append(app))
+    assert main(["serve", str(tmp_path / "root"), "--db", str(own), "--port", "5999"]) == 0
+    app = apps[0]
+    app.extensions["corpus"].join()
+    page = app.test_client().get("/").text
+    assert "2 sessions" in page and "No corpus index" not in page
+    assert own.is_file()
+    app.extensions["corpus"].index.close()
+
+
+def test_a_database_that_fails_during_a_build_is_said_in_one_line(tmp_path, capsys, monkeypatch):
+    def full(self, roots, on_progress=None):
+        raise duckdb.IOException("IO Error: Could not write file: No space left on device\nmore")
+
+    write_sessions(tmp_path / "root", 1)
+    monkeypatch.setattr(Index, "build", full)
+    assert main(["index", str(tmp_path / "root"), "--db", str(tmp_path / "c.duckdb")]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"session-tree: error: {tmp_path / 'c.duckdb'}: the index could not be written "
+                   "(IO Error: Could not write file: No space left on device)\n")
