@@ -106,12 +106,19 @@ def cmd_ls_indexed(args) -> int:
     return 0
 
 
+def _parquet_folder(folder: Path) -> Path:
+    """`folder`, if it is one (a mistyped one would answer every query with empty tables)."""
+    if not folder.is_dir():
+        raise SessionError(f"{folder}: not a folder of Parquet tables")
+    return folder
+
+
 def cmd_sql(args) -> int:
     from .corpus.parquet import parquet_connection
     from .corpus.sql import QueryError, run_query, read_only_connection
 
     try:
-        con = parquet_connection(args.parquet) if args.parquet else read_only_connection(args.db)
+        con = parquet_connection(_parquet_folder(args.parquet)) if args.parquet else read_only_connection(args.db)
     except QueryError as exc:
         raise SessionError(str(exc)) from None
     try:
@@ -178,9 +185,7 @@ def add_corpus_commands(sub, whole_number) -> None:
 
     def serve_corpus(args) -> int:
         if args.corpus is not None:
-            if not args.corpus.is_dir():
-                raise SessionError(f"{args.corpus}: not a folder of Parquet tables")
-            os.environ["SESSION_TREE_CORPUS"] = str(args.corpus.resolve())
+            os.environ["SESSION_TREE_CORPUS"] = str(_parquet_folder(args.corpus).resolve())
         return run(args)
 
     serve.set_defaults(func=serve_corpus)

@@ -61,3 +61,12 @@ def test_sql_and_the_corpus_page_read_a_parquet_dataset(embedded, tmp_path, caps
         .test_client().get("/corpus", query_string={"sql": "SELECT sum(leaves) AS l FROM sessions"}).text
     assert "7 sessions" in page and page.count('<svg class="chart"') == 8
     assert "<td>%d</td>" % sum(r[0] for r in parquet_connection(out).execute("SELECT leaves FROM sessions").fetchall()) in page
+
+
+@pytest.mark.parametrize("command", [["sql", "SELECT count(*) FROM sessions", "--parquet"], ["serve", "--corpus"]])
+def test_a_parquet_folder_that_is_not_there_is_refused_not_read_as_empty_tables(tmp_path, capsys, command):
+    from webapp.cli import main
+
+    missing = tmp_path / "mistyped"
+    assert main([*command, str(missing)]) == 2
+    assert capsys.readouterr().err == f"session-tree: error: {missing}: not a folder of Parquet tables\n"
