@@ -13,3 +13,15 @@ def test_a_long_value_is_cut_to_the_chart_and_kept_whole_in_its_title():
     shown = re.findall(r'<text class="chart-value"[^>]*>([^<]*)</text>', svg)
     assert shown == [text[: VALUE_CHARS - 1] + "…", "1 answered"]
     assert f"<title>claude-sonnet-4-5: {text}</title>" in svg
+
+
+def test_an_outcome_bar_says_its_most_common_outcome_first_so_the_cut_keeps_it():
+    from webapp.core.outcome import STATUSES
+    from webapp.corpus.figures import Figures
+    from webapp.corpus.page import charts
+
+    first, second = list(STATUSES)[:2]  # the stack's order: the rarer one of the two comes first there
+    fig = Figures([], [], [], [], [], [], {}, [], [("m", {first: 1, second: 12})], (0, 0, 0, 0, 0))
+    svg = str(charts(fig, lambda kind, value: "/corpus", lambda *a, **k: "/s")["outcomes"])
+    assert f"<title>m: 12 {STATUSES[second]} · 1 {STATUSES[first]}</title>" in svg
+    assert svg.index(f"outcome-{first}") < svg.index(f"outcome-{second}")  # the stack keeps its order

@@ -126,8 +126,9 @@ def test_branch_outcomes_by_model_read_as_the_core_names_them(home, tmp_path):
                           and e.role == "assistant" and e.message.get("model")), None)
             outcomes[model or "(none)"][outcome(path).status] += 1
     assert len({s for c in outcomes.values() for s in c}) >= 2  # the fixtures end in more than one way
-    for model, counts in outcomes.items():  # each model's bar says its counts with the core's words
-        said = " · ".join(f"{counts[s]} {label}" for s, label in STATUSES.items() if counts.get(s))
+    for model, counts in outcomes.items():  # each model's bar says its counts with the core's words, most first
+        ranked = sorted((s for s in STATUSES if counts.get(s)), key=lambda s: (-counts[s], list(STATUSES).index(s)))
+        said = " · ".join(f"{counts[s]} {STATUSES[s]}" for s in ranked)
         assert f"{model}: {said}</title>" in page, model
         for s in counts:
             assert f'class="chart-bar outcome-{s}"' in page

@@ -45,7 +45,8 @@ def charts(fig: Figures, link: Callable[[str, str], str], session_link: Callable
         "tools": bar_chart([Bar(name, rate * 100, f"{rate:.0%} of {calls:,} ({errors:,} failed)", link("tool", name))
                             for name, calls, errors, rate in fig.tool_errors], "tool error rates"),
         "outcomes": bar_chart([Bar(model, sum(counts.values()),
-                                   " · ".join(f"{counts[s]} {label}" for s, label in STATUSES.items() if counts.get(s)),
+                                   " · ".join(f"{counts[s]} {STATUSES[s]}"  # (most first: the text is cut to fit)
+                                              for s in sorted((s for s in STATUSES if counts.get(s)), key=lambda s: -counts[s])),
                                    link("outcome", f"{model} · {max(counts, key=counts.get)}"),
                                    tuple((counts.get(s, 0), f"chart-bar outcome-{s}") for s in STATUSES))
                                for model, counts in fig.outcomes], "branch outcomes by model"),
