@@ -10,6 +10,9 @@ best of `--runs` fresh processes in CPU time (user + system, what the process it
 shared machine) with the median wall time beside it. Modules are compiled once beforehand, into a
 cache outside the checkouts, as an installed package has them (this machine's environment sets
 PYTHONDONTWRITEBYTECODE, which would make every run compile every module again).
+With `--instructions`, each command is also run once under valgrind's callgrind (Debian's
+`valgrind`), which counts the instructions it executes: the same on a busy machine as on a quiet
+one, where the CPU time of a best-of-N still moves with what shares the cores.
 A measurement, not a test: it prints figures against the goal and never fails.
 """
 
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import resource
 import statistics
 import subprocess
@@ -72,12 +76,20 @@ def measure(cmd: list[str], env: dict, runs: int, cwd: Path) -> tuple[float, flo
     return min(cpu), statistics.median(wall)
 
 
+def instructions(cmd: list[str], env: dict, cwd: Path) -> int:
+    """The instructions `cmd` executes, counted by callgrind (about 50× slower than the run)."""
+    done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *cmd],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=True, env=env, cwd=cwd)
+    return int(re.search(r"Collected : (\d+)", done.stderr).group(1))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--only", nargs="+", choices=list(FILES), default=list(FILES))
     ap.add_argument("--project", type=Path, default=PROJECT_DIR, help="the checkout whose code is measured")
     ap.add_argument("--data", type=Path, default=Path("/tmp/session-tree-bench"))
+    ap.add_argument("--instructions", action="store_true", help="also count instructions (needs valgrind)")
     args = ap.parse_args()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env.update(PYTHONPATH=str(args.project.resolve()), PYTHONPYCACHEPREFIX=str(args.data / "pycache"))
@@ -95,6 +107,10 @@ def main() -> None:
         print(f"{name:>6} ({path.stat().st_size / 1e6:4.0f} MB): show --json {s_cpu:5.2f} s ({s_wall:5.2f}), "
               f"bare parse {b_cpu:5.2f} s ({b_wall:5.2f}): {ratio:4.2f}× CPU, {s_wall / b_wall:4.2f}× wall "
               f"(goal ≤ {GOAL}×: {'met' if ratio <= GOAL else 'NOT met'})", flush=True)
+        if args.instructions:
+            s_ins, b_ins = instructions([*show, str(path), "--json"], env, project), instructions([*bare, str(path)], env, project)
+            print(f"{'':>6}  instructions: show --json {s_ins / 1e6:,.0f} M, bare parse {b_ins / 1e6:,.0f} M: "
+                  f"{s_ins / b_ins:4.2f}×", flush=True)
     print(f"load average after: {os.getloadavg()[0]:.1f}")
 
 
