@@ -43,7 +43,7 @@ def test_a_command_on_an_index_another_process_writes_says_which_in_one_line(hel
     argv = [*command, *([str(tmp_path / "root")] if command[0] != "sql" else []), "--db", str(db)]
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"session-tree: error: {db}: in use by another process (PID {pid}): ")
+    assert err.startswith(f"session-tree: error: {db}: in use by another process (PID {pid}); ")
     assert says in err and err.count("\n") == 1 and err.endswith("\n")
 
 
@@ -52,7 +52,7 @@ def test_the_index_page_of_a_second_server_says_which_process_holds_the_index(he
     write_sessions(tmp_path / "root", 2)
     page = create_app(tmp_path / "root", CORPUS_DB=db).test_client().get("/").text
     assert "2 sessions" in page  # read from the files
-    assert f"No corpus index ({db}: in use by another process (PID {pid}): one process at a time" in page
+    assert f"No corpus index ({db}: in use by another process (PID {pid}); one process at a time" in page
 
 
 def test_serve_db_gives_the_server_an_index_of_its_own(held, tmp_path, monkeypatch):

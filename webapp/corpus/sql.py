@@ -43,7 +43,7 @@ def open_failure(path: Path, exc: Exception, remedy: str) -> str:
     it (then `remedy`, what to do about it), else DuckDB's own first line."""
     held = _HELD.search(str(exc))
     if held:
-        return f"{path}: in use by another process (PID {held.group(1)}): {remedy}"
+        return f"{path}: in use by another process (PID {held.group(1)}); {remedy}"
     return f"{path}: cannot be opened ({str(exc).splitlines()[0]})"
 
 
