@@ -12,6 +12,7 @@ import pytest
 
 from webapp.cli import main
 from webapp.corpus.db import Index
+from webapp.corpus.sql import default_db_path
 from webapp.web.app import create_app
 from tests.corpus.test_index_page import write_sessions
 
@@ -19,9 +20,11 @@ HOLD = "import sys; from webapp.corpus.db import Index; held = Index(sys.argv[1]
 
 
 @pytest.fixture
-def held(tmp_path):
-    """(the index's path, the PID of the process that holds it open for writing)."""
-    db = tmp_path / "held.duckdb"
+def held(tmp_path, monkeypatch):
+    """(the index's path, the PID of the process that holds it open for writing): the default
+    index, in a cache folder of the test's own."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    db = default_db_path()
     holder = subprocess.Popen([sys.executable, "-c", HOLD, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               text=True)
     try:
@@ -55,7 +58,7 @@ def test_the_index_page_of_a_second_server_says_which_process_holds_the_index(he
     assert f"No corpus index ({db}: in use by another process (PID {pid}); one process at a time" in page
 
 
-def test_serve_db_gives_the_server_an_index_of_its_own(held, tmp_path, monkeypatch):
+def test_serve_db_gives_a_second_server_an_index_of_its_own(held, tmp_path, monkeypatch):
     import webapp.web.app as web_app
 
     write_sessions(tmp_path / "root", 2)
