@@ -26,6 +26,8 @@ import sys
 import time
 from pathlib import Path
 
+from processes import child_times
+
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH.parent))
 
@@ -102,15 +104,7 @@ def timed(fn, runs: int) -> float:
 
 
 def _run(cmd: list[str]) -> tuple[float, float]:
-    """(wall, CPU) seconds of a command in a fresh process."""
-    import resource
-
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t = time.perf_counter()
-    subprocess.run(cmd, capture_output=True, cwd=BENCH.parent, check=True)
-    wall = time.perf_counter() - t
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return child_times(cmd, cwd=BENCH.parent)
 
 
 def _median(pairs: list[tuple[float, float]]) -> str:

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
+
+from processes import child_times, compiled_env
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 GOAL = 1.0
@@ -36,16 +36,6 @@ def grown_file(root: Path, kb: int) -> Path:
     if not own:
         sys.exit(f"{root}: no pi session with bytes of its own")
     return min(own, key=lambda p: abs(p.stat().st_size - kb * 1000))
-
-
-def timed(cmd: list[str], env: dict) -> tuple[float, float]:
-    """(wall, CPU) of one process."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t = time.perf_counter()
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True, env=env, cwd=PROJECT_DIR)
-    wall = time.perf_counter() - t
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
 
 def report(name: str, figures: list[tuple[float, float]]) -> None:
@@ -62,20 +52,23 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--size", type=int, default=600, help="KB of the session to grow")
     args = ap.parse_args()
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env.update(PYTHONPATH=str(PROJECT_DIR), PYTHONPYCACHEPREFIX=str(args.db.parent / "pycache"))
+    env = compiled_env(PROJECT_DIR, args.db.parent / "pycache")
     cmd = [sys.executable, "-m", "webapp.cli", "index", str(args.root), "--db", str(args.db)]
     grown = grown_file(args.root, args.size)
     print(f"code: {PROJECT_DIR}; {args.root} into {args.db}; growing {grown} ({grown.stat().st_size / 1e3:.0f} KB); "
           f"load average {os.getloadavg()[0]:.1f}", flush=True)
-    timed(cmd, env)  # (brings the index up to date and compiles the modules)
+
+    def timed() -> tuple[float, float]:
+        return child_times(cmd, env, PROJECT_DIR)
+
+    timed()  # (brings the index up to date and compiles the modules)
     figures = []
     for _ in range(args.runs):
         with open(grown, "ab") as fh:
             fh.write(ENTRY % time.time_ns())
-        figures.append(timed(cmd, env))
+        figures.append(timed())
     report("re-index after one session grew", figures)
-    report("re-index, nothing changed", [timed(cmd, env) for _ in range(args.runs)])
+    report("re-index, nothing changed", [timed() for _ in range(args.runs)])
     print(f"load average after: {os.getloadavg()[0]:.1f}")
 
 

@@ -21,12 +21,13 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import resource
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from processes import child_times, compiled_env
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT_DIR))
@@ -65,14 +66,7 @@ def ensure(data: Path, name: str) -> Path:
 def measure(cmd: list[str], env: dict, runs: int, cwd: Path) -> tuple[float, float]:
     """(best CPU time, median wall time) of `cmd` run `runs` times in `cwd` (`python -m` puts the
     current folder first on the path: run elsewhere, it would import that folder's code)."""
-    cpu, wall = [], []
-    for _ in range(runs):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        t = time.perf_counter()
-        subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True, env=env, cwd=cwd)
-        wall.append(time.perf_counter() - t)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    wall, cpu = zip(*(child_times(cmd, env, cwd) for _ in range(runs)))
     return min(cpu), statistics.median(wall)
 
 
@@ -91,8 +85,7 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=Path("/tmp/session-tree-bench"))
     ap.add_argument("--instructions", action="store_true", help="also count instructions (needs valgrind)")
     args = ap.parse_args()
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env.update(PYTHONPATH=str(args.project.resolve()), PYTHONPYCACHEPREFIX=str(args.data / "pycache"))
+    env = compiled_env(args.project.resolve(), args.data / "pycache")
     show = [sys.executable, "-m", "webapp.cli", "show"]
     bare = [sys.executable, "-c", BARE]
     print(f"code: {args.project.resolve()}; load average {os.getloadavg()[0]:.1f}; best CPU of {args.runs} "
