@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 
 import orjson
 
-from .cli_input import MAX_STDIN_BYTES, one_line, read_capped, read_summary_file
-from .cli_output import print_json, print_json_pieces
+from .cli_input import MAX_STDIN_BYTES, read_capped, read_summary_file
+from .cli_output import path_text, print_json, print_json_pieces, print_listing
 from .core.errors import SessionError
 from .model.errors import ModelError
 
@@ -64,11 +64,6 @@ class _SafeText(io.TextIOBase):
         self.stream.flush()
 
 
-def _path_text(path) -> str:
-    """A path as JSON can hold it: bytes that are not UTF-8 as `\\xNN`."""
-    return os.fsencode(str(path)).decode("utf-8", "backslashreplace")
-
-
 def _open(args) -> Session:
     from .core.session import Session
 
@@ -108,23 +103,10 @@ def cmd_ls(args) -> int:
     root, within = _agent_folders(args)
     for path in discover(root, within):
         try:
-            rows.append({**summarize_session(path).as_dict(), "path": _path_text(path)})
+            rows.append({**summarize_session(path).as_dict(), "path": path_text(path)})
         except (OSError, SessionError) as exc:
-            rows.append({"path": _path_text(path), "error": escape_controls(str(exc))})
-    if args.json:
-        print_json(rows)
-        return 0
-    for r in rows:
-        r = {k: one_line(v) if isinstance(v, str) else v for k, v in r.items()}
-        if "error" in r:
-            print(f"{r['path']}\n    error: {r['error']}")
-            continue
-        title = r["name"] or (r["firstMessage"] or "")[:60] or "(no messages)"
-        print(f"{r['path']}\n    {title}")
-        print(
-            f"    {r['format']}  id {r['id']}  cwd {r['cwd']}  entries {r['entries']}  leaves {r['leaves']}  "
-            f"compactions {r['compactions']}  bad lines {r['badLines']}  modified {r['modified']}"
-        )
+            rows.append({"path": path_text(path), "error": escape_controls(str(exc))})
+    print_listing(rows, args.json)
     return 0
 
 
@@ -132,7 +114,7 @@ def cmd_show(args) -> int:
     if args.json:
         from .core.outline import outline_json
 
-        print_json_pieces(outline_json(args.file, {"path": _path_text(args.file)}))
+        print_json_pieces(outline_json(args.file, {"path": path_text(args.file)}))
         return 0
     from .core.session import Session
 

@@ -9,6 +9,7 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 
+from .cli_output import path_text, print_listing
 from .core.errors import SessionError
 
 
@@ -84,25 +85,21 @@ def cmd_ls_indexed(args) -> int:
     chosen = [a for a in ("pi", "claude_code", "codex") if getattr(args, a, False)]
     if chosen:
         raise SessionError("ls --index lists a ROOT (or the home folder): --pi, --claude and --codex list the files")
-    root = (args.root or Path.home()).resolve()
+    asked = args.root or Path.home()
+    root = asked.resolve()
     if not root.is_dir():
         raise SessionError(f"{root}: not a folder")
     with _written(Index(args.db)) as index:
         index.build([root])
         got = list_sessions(index.cursor(), text_path(index.path), root, per_page=10**9)
-    rows = [{**s.as_dict(), "path": fs_name(f)} if s else {"path": fs_name(f), "error": e} for f, s, e in got.rows]
-    if args.json:
-        import orjson
 
-        sys.stdout.write(orjson.dumps(rows, option=orjson.OPT_INDENT_2).decode() + "\n")
-        return 0
-    for r in rows:
-        if "error" in r:
-            print(f"{r['path']}\n    error: {r['error']}")
-            continue
-        print(f"{r['path']}\n    {r['name'] or (r['firstMessage'] or '')[:60] or '(no messages)'}")
-        print(f"    {r['format']}  id {r['id']}  cwd {r['cwd']}  entries {r['entries']}  leaves {r['leaves']}  "
-              f"compactions {r['compactions']}  bad lines {r['badLines']}  modified {r['modified']}")
+    under = len(str(root).rstrip(os.sep)) + 1
+
+    def shown(file: str) -> str:  # (under ROOT as it was typed, as `ls` shows it)
+        return path_text(asked / fs_name(file)[under:])
+
+    print_listing([{**s.as_dict(), "path": shown(f)} if s else {"path": shown(f), "error": e}
+                   for f, s, e in got.rows], args.json)
     return 0
 
 

@@ -177,19 +177,43 @@ def test_ls_of_a_root_holding_the_agents_folders_lists_their_sessions(home, caps
     assert sorted(r["path"] for r in listed) == sorted(str(p) for p in files.values())
 
 
-def test_ls_index_lists_the_rows_of_ls_from_the_index(home, tmp_path, capsys):
+def test_ls_index_lists_the_rows_of_ls_from_the_index(home, tmp_path, capsys, monkeypatch):
+    # A script moved from `ls --json` to `ls --index --json` reads the same rows: the paths as
+    # ROOT was typed, the times written alike, the format's version.
     from webapp.cli import main
 
     root, files = home
-    assert main(["ls", str(root), "--json"]) == 0
-    plain = {r["path"]: r for r in orjson.loads(capsys.readouterr().out)}
-    assert main(["ls", str(root), "--index", "--db", str(tmp_path / "c.duckdb"), "--json"]) == 0
-    indexed = {r["path"]: r for r in orjson.loads(capsys.readouterr().out)}
-    assert indexed.keys() == plain.keys()
-    for path, row in plain.items():
-        for key in ("id", "name", "firstMessage", "cwd", "size", "entries", "leaves", "compactions", "badLines",
-                    "problems", "format"):
-            assert indexed[path][key] == (row[key][:500] if key == "firstMessage" and row[key] else row[key]), (path, key)
+    monkeypatch.chdir(root.parent)
+    typed = root.name  # a relative ROOT
+    listings = {}
+    for how in ([], ["--index", "--db", str(tmp_path / "c.duckdb")]):
+        assert main(["ls", typed, *how, "--json"]) == 0
+        listings[bool(how)] = {r["path"]: r for r in orjson.loads(capsys.readouterr().out)}
+    plain, indexed = listings[False], listings[True]
+    assert plain and indexed == plain
+    assert all(path.startswith(typed + "/") for path in indexed)
+    assert {r["version"] for r in indexed.values() if r["format"].startswith("pi-v")} == {1, 3}
+    long = files["pi-mono_before-compaction.jsonl"]  # a first message longer than a listing holds
+    assert len(plain[f"{typed}/{long.relative_to(root)}"]["firstMessage"]) == 500
+
+
+def test_ls_index_prints_the_lines_of_ls_and_a_name_with_a_newline_on_its_own_line(home, tmp_path, capsys):
+    from webapp.cli import main
+
+    root, files = home
+    odd = root / ".pi/agent/sessions/--odd--/odd.jsonl"
+    odd.parent.mkdir(parents=True)
+    odd.write_bytes(b'{"type":"session","version":3,"id":"odd-1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/odd"}\n'
+                    b'{"type":"session_info","id":"n1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z",'
+                    b'"name":"two\\nlines"}\n')
+    printed = {}
+    for how in ([], ["--index", "--db", str(tmp_path / "c.duckdb")]):
+        assert main(["ls", str(root), *how]) == 0
+        printed[bool(how)] = capsys.readouterr().out
+    blocks = {plain: sorted(b.strip() for b in ("\n" + text).split("\n" + str(root))[1:])
+              for plain, text in printed.items()}
+    assert blocks[True] == blocks[False] and len(blocks[True]) == len(files) + 1
+    assert "\n    two\\nlines\n" in printed[True]
 
 
 def test_a_big_build_extracted_by_worker_processes_gives_the_rows_of_one_read_here(home, tmp_path, monkeypatch):

@@ -23,6 +23,11 @@ USUAL_PLACES = {
 SOURCE_TITLES = {"pi": "pi", "claude-code": "Claude Code", "codex": "Codex"}
 
 
+def pi_version(fmt: str) -> int | None:
+    """The version of a pi file's format (`pi-v3`: 3); None for another agent's."""
+    return int(fmt[4:]) if fmt.startswith("pi-v") and fmt[4:].isdigit() else None
+
+
 def source_of(fmt: str) -> str:
     """The agent a `SessionLog.format` belongs to (pi's versions and unknown files are pi's)."""
     return fmt if fmt in ("claude-code", "codex") else "pi"
@@ -95,6 +100,14 @@ class SessionSummary:
 _FIELD_KEYS = tuple((f.name, _JSON_KEYS.get(f.name, f.name)) for f in fields(SessionSummary))
 
 
+FIRST_MESSAGE_CHARS = 500  # of the first message a listing holds (a pasted file is not a title)
+
+
+def first_message_preview(tree: SessionTree) -> str | None:
+    """The start of the first user message, as `ls` and the index both list it."""
+    return (first_user_message(tree) or "")[:FIRST_MESSAGE_CHARS] or None
+
+
 def first_user_message(tree: SessionTree) -> str | None:
     for e in tree.entries:
         if e.type == MESSAGE and e.role == "user" and not e.sidechain and not e.message.get("isMeta"):
@@ -114,7 +127,7 @@ def summarize_session(path: Path, session: Session | None = None) -> SessionSumm
         path=str(path),
         id=as_key(header.get("id")),
         name=tree.name,
-        first_message=first_user_message(tree),
+        first_message=first_message_preview(tree),
         cwd=as_key(header.get("cwd")),
         created=as_key(header.get("timestamp")),
         modified=datetime.fromtimestamp(st.st_mtime, timezone.utc).isoformat(timespec="seconds"),

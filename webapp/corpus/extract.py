@@ -19,7 +19,7 @@ from pathlib import Path
 import orjson
 
 from ..core.audit import audit_entry
-from ..core.catalog import first_user_message, source_of
+from ..core.catalog import first_message_preview, source_of
 from ..core.entries import (BRANCH_SUMMARY, COMPACTION, MESSAGE, MODEL_CHANGE, Entry, as_key,
                             parse_time)
 from ..core.bodies import Bodies
@@ -188,7 +188,7 @@ def extract(path: str | os.PathLike, from_line: int = 0) -> Extracted:
     cwd = as_key(header.get("cwd"))
     rows["sessions"].append((
         file, as_key(header.get("id")), tree.format, source_of(tree.format), project_of(cwd, file), cwd,
-        tree.name, (first_user_message(tree) or "")[:500] or None, _time(_parse_iso(header.get("timestamp"))
+        tree.name, first_message_preview(tree), _time(_parse_iso(header.get("timestamp"))
                                                                        or _first_instant(tree)),
         _time(file_mtime(path)), st.st_size, len(tree.entries), len(tree.leaves()),
         sum(1 for e in tree.entries if e.type == COMPACTION), summaries, len(tree.bad_lines),
