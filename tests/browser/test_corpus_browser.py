@@ -44,3 +44,20 @@ def test_the_corpus_page_shows_its_figures_and_answers_sql(live_server, page):
     page.get_by_role("button", name="Run").click()
     expect(page.locator("#sql-result .error")).to_contain_text("only SELECT")
     expect(charts).to_have_count(8)
+
+
+def test_the_index_page_fits_1280_pixels_with_a_title_of_one_long_word(sessions_root, live_server, page):
+    # A title that is one long word (a test's name in backticks) once pushed the table past the
+    # window; and the narrow time columns broke "2026-02-11 08:02" over three lines.
+    word = "`tests/test_transform.py::test_normalize_dates_skips_rows_without_id_and_keeps_the_rest`"
+    (sessions_root / "long-title.jsonl").write_text(
+        '{"type":"session","version":3,"id":"long-1","timestamp":"2026-02-11T08:02:00.000Z","cwd":"/p"}\n'
+        '{"type":"message","id":"u1","parentId":null,"timestamp":"2026-02-11T08:02:01.000Z",'
+        f'"message":{{"role":"user","content":"{word} fails on CI","timestamp":1}}}}\n')
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(live_server.url + "/")
+    expect(page.locator("td.title a", has_text="test_normalize_dates")).to_be_visible()
+    assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+    lines = page.evaluate("""[...document.querySelectorAll('td.when')].map(td => {
+        const r = document.createRange(); r.selectNodeContents(td); return r.getClientRects().length; })""")
+    assert lines and set(lines) == {1}, lines
