@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import csv
 import os
 import sys
 from contextlib import contextmanager
@@ -112,34 +111,36 @@ def _parquet_folder(folder: Path) -> Path:
 
 def cmd_sql(args) -> int:
     from .corpus.parquet import parquet_connection
-    from .corpus.sql import QueryError, run_query, read_only_connection
+    from .corpus.sql import HeldIndex, QueryError, format_result, read_only_connection, run_query
 
+    how = "json" if args.json else "csv" if args.csv else "text"
     try:
-        con = parquet_connection(_parquet_folder(args.parquet)) if args.parquet else read_only_connection(args.db)
+        try:
+            con = parquet_connection(_parquet_folder(args.parquet)) if args.parquet else read_only_connection(args.db)
+        except HeldIndex as held:  # a server writes it: that server answers
+            output, truncated = _ask_holder(held, args.query, how, args.limit, args.timeout)
+        else:
+            try:
+                result = run_query(con, args.query, limit=args.limit, seconds=args.timeout)
+            finally:
+                con.close()
+            output, truncated = format_result(result, how), result.truncated
     except QueryError as exc:
         raise SessionError(str(exc)) from None
-    try:
-        result = run_query(con, args.query, limit=args.limit, seconds=args.timeout)
-    except QueryError as exc:
-        raise SessionError(str(exc)) from None
-    finally:
-        con.close()
-    if args.json:
-        import orjson
-
-        rows = [dict(zip(result.columns, r)) for r in result.rows]
-        sys.stdout.write(orjson.dumps(rows, default=str, option=orjson.OPT_INDENT_2).decode() + "\n")
-    elif args.csv:
-        w = csv.writer(sys.stdout, lineterminator="\n")
-        w.writerow(result.columns)
-        w.writerows(result.rows)
-    else:
-        print("\t".join(result.columns))
-        for r in result.rows:
-            print("\t".join("" if v is None else str(v) for v in r))
-    if result.truncated:
+    sys.stdout.write(output)
+    if truncated:
         print(f"session-tree: only the first {args.limit:,} rows (--limit)", file=sys.stderr)
     return 0
+
+
+def _ask_holder(held, query: str, how: str, limit: int, seconds: float) -> tuple[str, bool]:
+    """The query answered by the server that holds the index, if it is a session-tree server."""
+    from .corpus.holder import ask, holder_of
+
+    holder = holder_of(held.path, held.pid)
+    if holder is None:
+        raise held
+    return ask(holder, query, how, limit, seconds)
 
 
 def add_corpus_commands(sub, whole_number) -> None:

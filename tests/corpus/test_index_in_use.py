@@ -38,7 +38,7 @@ def held(tmp_path, monkeypatch):
 @pytest.mark.parametrize("command, says", [
     (["index"], "one process at a time may write an index: stop that one, or give this one its own with --db PATH"),
     (["ls", "--index"], "one process at a time may write an index"),
-    (["sql", "SELECT count(*) FROM sessions"], "ask in that server's SQL box (/corpus), or stop it"),
+    (["sql", "SELECT count(*) FROM sessions"], "nothing else may read it meanwhile: wait for it to end, or stop it"),
 ])
 def test_a_command_on_an_index_another_process_writes_says_which_in_one_line(held, tmp_path, capsys, command, says):
     db, pid = held

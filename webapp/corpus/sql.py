@@ -10,6 +10,8 @@ the table functions of `TABLE_FUNCTIONS` (its syntax tree, `json_serialize_sql`,
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import re
@@ -33,17 +35,31 @@ class QueryError(Exception):
     """A query refused or failed: the message says why."""
 
 
+class HeldIndex(QueryError):
+    """The index cannot be read: process `pid` writes it."""
+
+    def __init__(self, message: str, path: Path, pid: int):
+        super().__init__(message)
+        self.path, self.pid = path, pid
+
+
 # DuckDB lets one process write a database, or several read it, never both: opening one that
 # another process writes fails with this (the process's program and PID).
 _HELD = re.compile(r"Conflicting lock is held in .*? \(PID (\d+)\)")
 
 
+def held_by(exc: Exception) -> int | None:
+    """The PID of the process that holds the database DuckDB could not open, if that is why."""
+    held = _HELD.search(str(exc))
+    return int(held.group(1)) if held else None
+
+
 def open_failure(path: Path, exc: Exception, remedy: str) -> str:
     """Why the database at `path` could not be opened, said plainly: another process that holds
     it (then `remedy`, what to do about it), else DuckDB's own first line."""
-    held = _HELD.search(str(exc))
-    if held:
-        return f"{path}: in use by another process (PID {held.group(1)}); {remedy}"
+    pid = held_by(exc)
+    if pid is not None:
+        return f"{path}: in use by another process (PID {pid}); {remedy}"
     return f"{path}: cannot be opened ({str(exc).splitlines()[0]})"
 
 
@@ -68,8 +84,10 @@ def read_only_connection(path: Path | None) -> duckdb.DuckDBPyConnection:
     try:
         con = duckdb.connect(str(path), read_only=True)
     except duckdb.Error as exc:
-        raise QueryError(open_failure(path, exc, "it writes the index, so nothing else may read it meanwhile: "
-                                                 "ask in that server's SQL box (/corpus), or stop it")) from None
+        said = open_failure(path, exc, "it writes the index, so nothing else may read it meanwhile: "
+                                       "wait for it to end, or stop it")
+        pid = held_by(exc)
+        raise (QueryError(said) if pid is None else HeldIndex(said, path, pid)) from None
     lock_down(con)
     return con
 
@@ -112,6 +130,25 @@ def run_query(con: duckdb.DuckDBPyConnection, query: str, limit: int = ROW_CAP,
             pass
         cur.close()
     return QueryResult(columns, rows[:limit], len(rows) > limit)
+
+
+def format_result(result: QueryResult, how: str) -> str:
+    """The rows as `session-tree sql` prints them: `json` (one object a row), `csv`, or `text`
+    (tab-separated, a header line first)."""
+    if how == "json":
+        import orjson
+
+        rows = [dict(zip(result.columns, r)) for r in result.rows]
+        return orjson.dumps(rows, default=str, option=orjson.OPT_INDENT_2).decode() + "\n"
+    out = io.StringIO()
+    if how == "csv":
+        w = csv.writer(out, lineterminator="\n")
+        w.writerow(result.columns)
+        w.writerows(result.rows)
+    else:
+        for r in (result.columns, *result.rows):
+            out.write("\t".join("" if v is None else str(v) for v in r) + "\n")
+    return out.getvalue()
 
 
 def _refuse_file_readers(con: duckdb.DuckDBPyConnection, query: str) -> None:

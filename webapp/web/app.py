@@ -8,7 +8,10 @@ scripts, so even content that slipped through escaping could not run.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import sys
 import webbrowser
 from pathlib import Path
 
@@ -178,13 +181,27 @@ def serve(root=None, host: str = "127.0.0.1", port: int = 8000, open_browser: bo
     url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}/"
     from .corpus import open_corpus
 
-    open_corpus(app)  # the index is built in the background from the start
+    service = open_corpus(app)  # the index is built in the background from the start
     mode = " read-only" if read_only else ""
     print(f"session-tree: serving {app.config['SESSION_TREE_ROOT']}{mode} on {url}", flush=True)
     if open_browser:
         webbrowser.open(url)
-    app.run(host=host, port=port, threaded=True, use_reloader=False)
+    # (a SIGTERM ends the server as Ctrl-C does: what it wrote beside the index goes with it)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    with _holding(app, service, url):
+        app.run(host=host, port=port, threaded=True, use_reloader=False)
     return 0
+
+
+def _holding(app, service, url: str):
+    """While serving: say beside the index that this server holds it (`session-tree sql` then
+    asks it); nothing without an index."""
+    if service is None:
+        return contextlib.nullcontext()
+    from ..corpus.holder import announced, new_token
+
+    app.config["CLI_TOKEN"] = token = new_token()
+    return announced(service.index.path, url, token)
 
 
 def export_session(path: Path, leaf: str | None = None, redaction: str | None = None) -> str:

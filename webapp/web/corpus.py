@@ -180,6 +180,35 @@ def corpus_page():
                            root=store.root, row_cap=sql.ROW_CAP, seconds=sql.SECONDS, statuses=STATUSES)
 
 
+@bp.get("/-/corpus/sql")
+def sql_for_cli():
+    """`session-tree sql` asking the server that holds the index (`corpus.holder`): its output as
+    the command prints it, with the command's row cap and time limit, for the holder of the token
+    `serve` wrote beside the index only."""
+    from ..corpus.holder import TOKEN_HEADER
+    from ..corpus.sql import QueryError, format_result, run_query
+
+    token = current_app.config.get("CLI_TOKEN")
+    if not token or request.headers.get(TOKEN_HEADER) != token:
+        return {"error": "this server answers `session-tree sql` only with the token it wrote beside its index"}, 403
+    service = corpus()
+    if service is None:
+        return {"error": f"No corpus index: {current_app.extensions.get('corpus_error')}"}, 409
+    a = request.args
+    how = a.get("how", "text")
+    try:
+        limit, seconds = int(a.get("limit", "")), float(a.get("seconds", ""))
+        if how not in ("json", "csv", "text") or limit < 1 or not 0 < seconds < float("inf"):
+            raise ValueError
+    except ValueError:
+        return {"error": "how (json, csv or text), limit (a whole number) and seconds are asked for"}, 400
+    try:
+        result = run_query(service.index.cursor(), a.get("sql", ""), limit, seconds)
+    except QueryError as exc:
+        return {"error": str(exc)}, 400
+    return {"output": format_result(result, how), "truncated": result.truncated}
+
+
 @bp.get("/-/corpus/progress")
 def progress():
     service = corpus()

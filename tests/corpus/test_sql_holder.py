@@ -1,0 +1,108 @@
+"""`session-tree sql` while a server holds the index (DuckDB lets no other process read it then):
+the server that wrote where it answers beside the index answers the query, and the command
+prints what it prints on an index nobody holds."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from webapp.cli import main
+from webapp.corpus.holder import TOKEN_HEADER, holder_path
+from tests.browser.test_make_serve_browser import free_port
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
+QUERIES = [
+    ["SELECT agent, count(*) AS n, sum(entries) AS entries FROM sessions GROUP BY agent"],
+    ["SELECT file, created, cost FROM sessions ORDER BY file", "--csv"],
+    ["SELECT leaf_id, status, time FROM branches ORDER BY file, leaf_id", "--json"],
+    ["SELECT entry_id, role FROM entries ORDER BY file, line", "--limit", "3"],
+]
+
+
+@pytest.fixture
+def server(tmp_path):
+    """(the index, the server's address, its process) of a real `session-tree serve` on a copy
+    of the samples, with its first index built."""
+    root, db, port = tmp_path / "sessions", tmp_path / "c.duckdb", free_port()
+    shutil.copytree(SAMPLES, root)
+    proc = subprocess.Popen([sys.executable, "-m", "webapp.cli", "serve", str(root), "--port", str(port), "--db", str(db)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        for _ in range(300):
+            assert proc.poll() is None, proc.stdout.read()
+            try:
+                if "indexed so far" not in urllib.request.urlopen(url, timeout=5).read().decode():
+                    break  # (the page says so while the first index builds)
+            except OSError:
+                pass
+            time.sleep(0.1)
+        else:
+            raise AssertionError("the server did not start")
+        yield db, url, proc
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(10)
+
+
+def test_sql_on_a_served_index_is_answered_by_that_server_as_it_is_when_nobody_holds_it(server, capsys):
+    db, url, proc = server
+    holder = json.loads(holder_path(db).read_text())
+    assert (holder["pid"], holder["url"]) == (proc.pid, url)
+    assert oct(holder_path(db).stat().st_mode & 0o777) == "0o600"  # (its token is the user's alone)
+    served = []
+    for query in QUERIES:
+        assert main(["sql", *query, "--db", str(db)]) == 0
+        served.append(capsys.readouterr())
+    assert main(["sql", "DROP TABLE sessions", "--db", str(db)]) == 2
+    assert "only SELECT queries are run here" in capsys.readouterr().err
+    proc.send_signal(signal.SIGTERM)  # a server stopped takes its file away
+    assert proc.wait(10) == 0
+    assert not holder_path(db).exists()
+    for query, got in zip(QUERIES, served):
+        assert main(["sql", *query, "--db", str(db)]) == 0
+        assert capsys.readouterr() == got, query  # what the server answered is what is read alone
+    assert "pi\t4\t" in served[0].out and served[3].err == "session-tree: only the first 3 rows (--limit)\n"
+
+
+def test_the_servers_sql_answers_only_with_the_token_it_wrote(server):
+    db, url, _ = server
+    ask = f"{url}-/corpus/sql?sql=SELECT+1&how=text&limit=5&seconds=5"
+    token = json.loads(holder_path(db).read_text())["token"]
+    for headers in ({}, {TOKEN_HEADER: "not-" + token}):
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(urllib.request.Request(ask, headers=headers), timeout=10)
+        assert refused.value.code == 403
+    with urllib.request.urlopen(urllib.request.Request(ask, headers={TOKEN_HEADER: token}), timeout=10) as got:
+        assert json.load(got) == {"output": "1\n1\n", "truncated": False}
+
+
+def test_a_file_left_by_another_process_is_not_asked(tmp_path, capsys, monkeypatch):
+    from tests.corpus.test_index_in_use import HOLD
+
+    db = tmp_path / "c.duckdb"
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        # (a server that was killed left its file; the index is held by a process that is no server)
+        holder_path(db).write_text(json.dumps({"pid": holder.pid + 1, "url": "http://127.0.0.1:9/", "token": "t"}))
+        assert main(["sql", "SELECT 1", "--db", str(db)]) == 2
+        err = capsys.readouterr().err
+        assert f"in use by another process (PID {holder.pid})" in err and "wait for it to end, or stop it" in err
+    finally:
+        holder.stdin.close()
+        holder.wait(10)
+    assert os.path.exists(holder_path(db))  # (not ours to remove)
