@@ -48,6 +48,18 @@ def percent(text: str) -> float:
     return value
 
 
+def seconds(text: str) -> float:
+    """An argparse type: a time limit, more than 0 and finite (`inf` would overflow a timer, `0`
+    or `nan` stop at once)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds above 0, not {text!r}")
+    return value
+
+
 def one_line(text) -> str:
     """A value printed on a line of a listing: a newline in it (a session's name) would start a
     line that looks like another session's."""

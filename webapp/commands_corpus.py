@@ -8,6 +8,7 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 
+from .cli_input import seconds
 from .cli_output import path_text, print_listing
 from .core.errors import SessionError
 
@@ -164,7 +165,7 @@ def add_corpus_commands(sub, whole_number) -> None:
     out.add_argument("--json", action="store_true")
     out.add_argument("--csv", action="store_true")
     sp.add_argument("--limit", type=whole_number(1), default=10_000, help="at most this many rows (default 10,000)")
-    sp.add_argument("--timeout", type=float, default=30.0, help="seconds before the query is stopped (default 30)")
+    sp.add_argument("--timeout", type=seconds, default=30.0, help="seconds before the query is stopped (default 30)")
     sp.set_defaults(func=cmd_sql)
 
     ls = sub.choices["ls"]

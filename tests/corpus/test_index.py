@@ -168,6 +168,29 @@ def test_sql_refuses_writes_other_files_and_long_queries(home, tmp_path, capsys,
     assert capsys.readouterr().out.splitlines()[1] == "7"
 
 
+@pytest.mark.parametrize("limit, says", [
+    ("0", "argument --timeout: must be a number of seconds above 0, not '0'"),
+    ("-1", "argument --timeout: must be a number of seconds above 0, not '-1'"),
+    ("nan", "argument --timeout: must be a number of seconds above 0, not 'nan'"),
+    ("inf", "argument --timeout: must be a number of seconds above 0, not 'inf'"),  # (it overflowed the timer)
+    ("1e308", "the time limit must be above 0 and at most 86,400 seconds, not 1e+308"),
+])
+def test_sql_refuses_a_time_limit_it_cannot_keep_in_one_line(home, tmp_path, capsys, limit, says):
+    from webapp.cli import main
+
+    root, _ = home
+    db = tmp_path / "c.duckdb"
+    main(["index", str(root), "--db", str(db)])
+    capsys.readouterr()
+    try:
+        code = main(["sql", "SELECT 1", "--db", str(db), f"--timeout={limit}"])
+    except SystemExit as exc:  # (argparse's refusal)
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2
+    assert says in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
 def test_ls_of_a_root_holding_the_agents_folders_lists_their_sessions(home, capsys):
     from webapp.cli import main
 

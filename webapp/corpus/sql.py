@@ -23,6 +23,7 @@ import duckdb
 
 ROW_CAP = 1000  # rows the SQL box shows
 SECONDS = 5.0  # before the SQL box stops a query
+MAX_SECONDS = 86_400.0  # the longest time limit a query is given (`sql --timeout`)
 
 
 # The table functions a query may call: none of them reads a file (`read_blob`, `read_text`,
@@ -101,6 +102,8 @@ def lock_down(con: duckdb.DuckDBPyConnection) -> None:
 def run_query(con: duckdb.DuckDBPyConnection, query: str, limit: int = ROW_CAP,
               seconds: float = SECONDS) -> QueryResult:
     """Run `query` if it is one SELECT; stop it after `seconds`; keep its first `limit` rows."""
+    if not 0 < seconds <= MAX_SECONDS:  # (NaN too)
+        raise QueryError(f"the time limit must be above 0 and at most {MAX_SECONDS:,.0f} seconds, not {seconds:g}")
     try:
         statements = duckdb.extract_statements(query)
     except duckdb.Error as exc:
