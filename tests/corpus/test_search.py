@@ -89,3 +89,18 @@ def test_too_many_matches_to_rank_are_the_latest_first_and_say_so(tmp_path, monk
     page = make_app(tmp_path).test_client().get("/?q=wombat").text
     assert "4 entries hold every word: too many to rank" in page
     assert len(hits(page)) == 4
+
+
+def test_a_word_asked_again_is_asked_once_and_past_32_words_the_page_says_what_was_left_out(tmp_path):
+    from webapp.corpus.text import MAX_TERMS, match_query
+
+    # (one common word typed 5,000 times held a page for 40 s: every repeat read its every entry)
+    assert match_query("wombat " * 5000) == '"wombat"'
+    assert match_query('wombat "in the" Wombat "In the" x') == '"wombat" AND "in the" AND "x"'
+    client = make_app(tmp_path).test_client()
+    filler = [f"word{i}" for i in range(MAX_TERMS + 5)]  # each in "once"'s first message
+    page = client.get("/", query_string={"q": " ".join(["wombat", *filler[:MAX_TERMS - 1]])}).text
+    assert hits(page) == ["/s/a/once.jsonl?node=once-0"] and "Only the first" not in page
+    page = client.get("/", query_string={"q": " ".join(["wombat", *filler, "nowhere"])}).text
+    assert hits(page) == ["/s/a/once.jsonl?node=once-0"]  # the words past the first 32 are not asked for
+    assert "Only the first 32 words are searched: 7 words after them are left out." in page

@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 from markupsafe import Markup, escape
 
-from .text import match_query
+from .text import MAX_TERMS, match_query, query_terms
 
 HITS = 30  # on one page of results
 # Past this many matching entries, bm25 (which scores every match before it can sort) costs more
@@ -81,6 +81,8 @@ class Results:
     problem: str | None = None
     matches: int = 0  # entries holding every word, before the filters
     ranked: bool = True  # best first (else the latest first: too many to rank)
+    words_left: int = 0  # words past the first `max_terms`, not searched
+    max_terms: int = MAX_TERMS
 
 
 def highlight(snippet: str) -> Markup:
@@ -93,6 +95,7 @@ def search(text_db: Path, cur: duckdb.DuckDBPyConnection, query: str, filters: F
     """The best hits for `query` (every word in an entry), best first, from `offset` on; only
     under `prefix` (a root's path) when given."""
     out = Results(query)
+    out.words_left = max(0, len(query_terms(query)) - MAX_TERMS)
     match = match_query(query)
     if match is None:
         return out

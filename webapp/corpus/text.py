@@ -119,12 +119,24 @@ def matching_files(con: sqlite3.Connection, match: str) -> list[str]:
         "SELECT DISTINCT docs.file FROM body JOIN docs ON docs.id = body.rowid WHERE body MATCH ?", (match,))]
 
 
-def match_query(text: str) -> str | None:
-    """A person's words as an FTS5 query: every word must appear, each as a literal (so `-`, `:`
-    or a quote in what they typed is never FTS5 syntax); a quoted phrase stays a phrase."""
-    parts = []
+# Words (or quoted phrases) one search asks for: each one more reads every entry that holds it,
+# so a paste of thousands of words, or one common word typed 5,000 times, took 40 s.
+MAX_TERMS = 32
+
+
+def query_terms(text: str) -> list[str]:
+    """A person's words as FTS5 phrases, each once (in any case: the tokenizer folds it): every
+    word a literal (so `-`, `:` or a quote in what they typed is never FTS5 syntax); a quoted
+    phrase stays a phrase."""
+    parts: dict[str, str] = {}
     for m in re.finditer(r'"([^"]*)"|(\S+)', text):
         words = _WORD.findall(m.group(1) if m.group(1) is not None else m.group(2))
         if words:
-            parts.append('"' + " ".join(words) + '"')
-    return " AND ".join(parts) or None
+            phrase = '"' + " ".join(words) + '"'
+            parts.setdefault(phrase.casefold(), phrase)
+    return list(parts.values())
+
+
+def match_query(text: str) -> str | None:
+    """The FTS5 query for every term of `query_terms` (the first MAX_TERMS of them)."""
+    return " AND ".join(query_terms(text)[:MAX_TERMS]) or None
