@@ -76,9 +76,10 @@ def _index_parquet(args, roots) -> int:
 
 
 def cmd_ls_indexed(args) -> int:
-    """`ls --index`: the rows of `ls` read from the index (brought up to date first)."""
+    """`ls --index`: the rows of `ls` read from the index (brought up to date first), or from the
+    server that holds it."""
     from .core.storage import fs_name
-    from .corpus.db import Index
+    from .corpus.db import Index, IndexUnavailable
     from .corpus.listing import list_sessions
     from .corpus.text import text_path
 
@@ -89,18 +90,34 @@ def cmd_ls_indexed(args) -> int:
     root = asked.resolve()
     if not root.is_dir():
         raise SessionError(f"{root}: not a folder")
-    with _written(Index(args.db)) as index:
-        index.build([root])
-        got = list_sessions(index.cursor(), text_path(index.path), root, per_page=10**9)
-
+    try:
+        index = Index(args.db)
+    except IndexUnavailable as held:  # a server writes it: that server lists
+        rows = _listed_by_holder(held, root)
+    else:
+        with _written(index):
+            index.build([root])
+            got = list_sessions(index.cursor(), text_path(index.path), root, per_page=10**9)
+        rows = [{**s.as_dict(), "path": f} if s else {"path": f, "error": e} for f, s, e in got.rows]
     under = len(str(root).rstrip(os.sep)) + 1
-
-    def shown(file: str) -> str:  # (under ROOT as it was typed, as `ls` shows it)
-        return path_text(asked / fs_name(file)[under:])
-
-    print_listing([{**s.as_dict(), "path": shown(f)} if s else {"path": shown(f), "error": e}
-                   for f, s, e in got.rows], args.json)
+    for r in rows:  # (under ROOT as it was typed, as `ls` shows it)
+        r["path"] = path_text(asked / fs_name(r["path"])[under:])
+    print_listing(rows, args.json)
     return 0
+
+
+def _listed_by_holder(held, root: Path) -> list[dict]:
+    """`ls --index`'s rows from the server that holds the index, if it is a session-tree server."""
+    from .corpus.holder import holder_of, listed
+    from .corpus.sql import QueryError
+
+    holder = holder_of(held.path, held.pid) if held.pid is not None else None
+    if holder is None:
+        raise held
+    try:
+        return listed(holder, root)
+    except QueryError as exc:
+        raise SessionError(str(exc)) from None
 
 
 def _parquet_folder(folder: Path) -> Path:
@@ -135,7 +152,7 @@ def cmd_sql(args) -> int:
 
 
 def _ask_holder(held, query: str, how: str, limit: int, seconds: float) -> tuple[str, bool]:
-    """The query answered by the server that holds the index, if it is a session-tree server."""
+    """`sql`'s output from the server that holds the index, if it is a session-tree server."""
     from .corpus.holder import ask, holder_of
 
     holder = holder_of(held.path, held.pid)

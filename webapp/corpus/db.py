@@ -33,7 +33,7 @@ from ..core.storage import fs_name, url_name
 from .discovery import corpus_names
 from .extract import Extracted
 from .schema import SCHEMA_VERSION, TABLES, duckdb_ddl
-from .sql import default_db_path, lock_down, open_failure
+from .sql import default_db_path, held_by, lock_down, open_failure
 from .stamps import stamps
 from .text import add_docs, connect as text_connect, drop_file, fill_sessions_text, text_path
 from . import tuples
@@ -113,7 +113,12 @@ class _Job:
 
 
 class IndexUnavailable(SessionError):
-    """The index database cannot be opened for writing (another process writes it, most often)."""
+    """The index database at `path` cannot be opened for writing: process `pid` writes it (None:
+    another reason)."""
+
+    def __init__(self, message: str, path: Path, pid: int | None):
+        super().__init__(message)
+        self.path, self.pid = path, pid
 
 
 class Index:
@@ -126,7 +131,8 @@ class Index:
             self.con = duckdb.connect(str(self.path))
         except duckdb.Error as exc:
             raise IndexUnavailable(open_failure(self.path, exc, "one process at a time may write an index: "
-                                                "stop that one, or give this one its own with --db PATH")) from None
+                                                "stop that one, or give this one its own with --db PATH"),
+                                   self.path, held_by(exc)) from None
         # A checkpoint when the log holds 256 MB, not 16: a build of 1,000 sessions spent a sixth
         # less CPU writing (BENCHMARKS.md), and its peak memory did not grow.
         self.con.execute("SET checkpoint_threshold = '256MB'")

@@ -1,6 +1,6 @@
 """The server that holds an index. DuckDB lets one process write a database and no other read it
-meanwhile, so `session-tree sql` cannot open the index of a running server: `serve` writes
-where it answers beside the database while it runs, and `sql` sends its query there instead.
+meanwhile, so `session-tree sql` and `ls --index` cannot open the index of a running server:
+`serve` writes where it answers beside the database while it runs, and they ask it instead.
 
 The file is the user's alone (0600): its token is what lets a query run with the CLI's own row
 cap and time limit, which a web page the browser opens could not send."""
@@ -64,11 +64,22 @@ def holder_of(db: Path, pid: int) -> Holder | None:
 
 def ask(holder: Holder, query: str, how: str, limit: int, seconds: float) -> tuple[str, bool]:
     """(what `sql` prints, whether rows were left out) for `query`, answered by `holder`."""
-    args = urllib.parse.urlencode({"sql": query, "how": how, "limit": limit, "seconds": seconds})
-    request = urllib.request.Request(f"{holder.url}-/corpus/sql?{args}", headers={TOKEN_HEADER: holder.token})
+    got = _get(holder, "sql", {"sql": query, "how": how, "limit": limit, "seconds": seconds}, seconds + 30)
+    return got["output"], bool(got["truncated"])
+
+
+def listed(holder: Holder, root: Path) -> list[dict]:
+    """`ls --index`'s rows of the sessions under `root` (a path under the server's root), from
+    the server's index once it is up to date."""
+    return _get(holder, "ls", {"root": str(root)}, None)["rows"]
+
+
+def _get(holder: Holder, route: str, args: dict, timeout: float | None) -> dict:
+    request = urllib.request.Request(f"{holder.url}-/corpus/{route}?{urllib.parse.urlencode(args)}",
+                                     headers={TOKEN_HEADER: holder.token})
     try:
-        with urllib.request.urlopen(request, timeout=seconds + 30) as response:
-            got = json.load(response)
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return json.load(response)
     except urllib.error.HTTPError as exc:
         try:
             said = json.load(exc)["error"]
@@ -78,4 +89,3 @@ def ask(holder: Holder, query: str, how: str, limit: int, seconds: float) -> tup
     except (OSError, ValueError) as exc:
         raise QueryError(f"the server at {holder.url} (PID {holder.pid}), which holds the index, "
                          f"did not answer ({exc})") from None
-    return got["output"], bool(got["truncated"])

@@ -103,6 +103,13 @@ class CorpusService:
             got = self._memo[name] = (key, make())
         return got[1]
 
+    def refreshed(self) -> Progress:
+        """Wait for a refresh that starts now, after the one running if any, to end: what a
+        command asking for the index up to date waits for."""
+        self.join()
+        self.start().join()
+        return self.progress
+
     def join(self) -> None:
         """Wait for the running build, if any, to end."""
         if self._thread is not None:

@@ -13,6 +13,7 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import orjson
 from flask import Blueprint, abort, current_app, render_template, request, url_for
 
 from ..core.outcome import STATUSES
@@ -180,20 +181,30 @@ def corpus_page():
                            root=store.root, row_cap=sql.ROW_CAP, seconds=sql.SECONDS, statuses=STATUSES)
 
 
-@bp.get("/-/corpus/sql")
-def sql_for_cli():
-    """`session-tree sql` asking the server that holds the index (`corpus.holder`): its output as
-    the command prints it, with the command's row cap and time limit, for the holder of the token
-    `serve` wrote beside the index only."""
+def _refused_cli():
+    """The answer to a request that does not hold the token `serve` wrote beside its index
+    (`corpus.holder`), else None; the server's index, else why not."""
     from ..corpus.holder import TOKEN_HEADER
-    from ..corpus.sql import QueryError, format_result, run_query
 
     token = current_app.config.get("CLI_TOKEN")
     if not token or request.headers.get(TOKEN_HEADER) != token:
-        return {"error": "this server answers `session-tree sql` only with the token it wrote beside its index"}, 403
+        return None, ({"error": "this server answers `session-tree` commands only with the token it wrote beside "
+                                "its index"}, 403)
     service = corpus()
     if service is None:
-        return {"error": f"No corpus index: {current_app.extensions.get('corpus_error')}"}, 409
+        return None, ({"error": f"No corpus index: {current_app.extensions.get('corpus_error')}"}, 409)
+    return service, None
+
+
+@bp.get("/-/corpus/sql")
+def sql_for_cli():
+    """`session-tree sql` asking the server that holds the index: its output as the command
+    prints it, with the command's row cap and time limit."""
+    from ..corpus.sql import QueryError, format_result, run_query
+
+    service, refused = _refused_cli()
+    if refused:
+        return refused
     a = request.args
     how = a.get("how", "text")
     try:
@@ -207,6 +218,27 @@ def sql_for_cli():
     except QueryError as exc:
         return {"error": str(exc)}, 400
     return {"output": format_result(result, how), "truncated": result.truncated}
+
+
+@bp.get("/-/corpus/ls")
+def ls_for_cli():
+    """`session-tree ls --index` asking the server that holds the index: the rows of every
+    session under `root` (a folder under this server's), read once a refresh that started
+    after the question has ended."""
+    from ..corpus.listing import list_sessions
+
+    service, refused = _refused_cli()
+    if refused:
+        return refused
+    root, served = Path(request.args.get("root", "")), current_app.extensions["session_store"].root
+    if not root.is_absolute() or not root.is_relative_to(served):
+        return {"error": f"the server that holds the index (PID {os.getpid()}) indexes {served}, and {root} is not "
+                         f"in it: give this command an index of its own with --db PATH"}, 409
+    service.refreshed()
+    got = list_sessions(service.index.cursor(), text_path(service.index.path), root, per_page=10**9)
+    rows = [{**s.as_dict(), "path": f} if s else {"path": f, "error": e} for f, s, e in got.rows]
+    # (orjson: the keys in the order `ls` prints them, which Flask's JSON would sort)
+    return current_app.response_class(orjson.dumps({"rows": rows}), mimetype="application/json")
 
 
 @bp.get("/-/corpus/progress")

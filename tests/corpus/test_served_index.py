@@ -1,6 +1,6 @@
-"""`session-tree sql` while a server holds the index (DuckDB lets no other process read it then):
-the server that wrote where it answers beside the index answers the query, and the command
-prints what it prints on an index nobody holds."""
+"""`session-tree sql` and `ls --index` while a server holds the index (DuckDB lets no other
+process read it then): the server that wrote where it answers beside the index answers, and the
+command prints what it prints on an index nobody holds."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import orjson
 import pytest
 
 from webapp.cli import main
@@ -50,7 +51,7 @@ def server(tmp_path):
             time.sleep(0.1)
         else:
             raise AssertionError("the server did not start")
-        yield db, url, proc
+        yield root, db, url, proc
     finally:
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
@@ -58,7 +59,7 @@ def server(tmp_path):
 
 
 def test_sql_on_a_served_index_is_answered_by_that_server_as_it_is_when_nobody_holds_it(server, capsys):
-    db, url, proc = server
+    _, db, url, proc = server
     holder = json.loads(holder_path(db).read_text())
     assert (holder["pid"], holder["url"]) == (proc.pid, url)
     assert oct(holder_path(db).stat().st_mode & 0o777) == "0o600"  # (its token is the user's alone)
@@ -78,7 +79,7 @@ def test_sql_on_a_served_index_is_answered_by_that_server_as_it_is_when_nobody_h
 
 
 def test_the_servers_sql_answers_only_with_the_token_it_wrote(server):
-    db, url, _ = server
+    _, db, url, _ = server
     ask = f"{url}-/corpus/sql?sql=SELECT+1&how=text&limit=5&seconds=5"
     token = json.loads(holder_path(db).read_text())["token"]
     for headers in ({}, {TOKEN_HEADER: "not-" + token}):
@@ -87,6 +88,29 @@ def test_the_servers_sql_answers_only_with_the_token_it_wrote(server):
         assert refused.value.code == 403
     with urllib.request.urlopen(urllib.request.Request(ask, headers={TOKEN_HEADER: token}), timeout=10) as got:
         assert json.load(got) == {"output": "1\n1\n", "truncated": False}
+
+
+def test_ls_index_on_a_served_index_lists_what_ls_lists_once_the_server_has_read_what_changed(server, capsys,
+                                                                                                monkeypatch):
+    root, db, _, _ = server
+    grown = next(root.rglob("*.jsonl"))
+    with grown.open("a") as f:  # after the server's first index: its refresh reads it
+        f.write('{"type":"session_info","id":"late-name","parentId":null,"timestamp":"2026-03-01T00:00:00.000Z",'
+                '"name":"Named after the server started"}\n')
+    monkeypatch.chdir(root.parent)
+    printed = {}
+    for how in (["--index", "--db", str(db)], []):
+        for out in ([], ["--json"]):
+            assert main(["ls", root.name, *how, *out]) == 0
+            printed[bool(how), bool(out)] = capsys.readouterr().out
+    assert "Named after the server started" in printed[True, False]
+    assert sorted(orjson.loads(printed[True, True]), key=str) == sorted(orjson.loads(printed[False, True]), key=str)
+    assert sorted(printed[True, False].splitlines()) == sorted(printed[False, False].splitlines())
+    elsewhere = root.parent / "elsewhere"
+    elsewhere.mkdir()
+    assert main(["ls", str(elsewhere), "--index", "--db", str(db)]) == 2
+    err = capsys.readouterr().err
+    assert f"indexes {root}, and {elsewhere} is not in it: give this command an index of its own with --db PATH" in err
 
 
 def test_a_file_left_by_another_process_is_not_asked(tmp_path, capsys, monkeypatch):
