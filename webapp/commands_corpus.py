@@ -27,7 +27,7 @@ def _written(index):
 
 
 def cmd_index(args) -> int:
-    from .corpus.db import Index, Progress
+    from .corpus.db import Index, IndexUnavailable, Progress, built
 
     roots = args.roots or [Path.home()]
     for root in roots:
@@ -37,7 +37,17 @@ def cmd_index(args) -> int:
         return _index_parquet(args, roots)
     if args.engine != "embedded":
         raise SessionError("--engine ray writes Parquet: name the folder with --parquet DIR")
-    index = Index(args.db)
+    try:
+        index = Index(args.db)
+    except IndexUnavailable as held:  # a server writes it: that server brings it up to date
+        from .corpus.holder import indexed
+
+        def refresh(holder) -> dict:
+            print(f"session-tree: the server at {holder.url} (PID {holder.pid}) holds this index; it brings it "
+                  "up to date", file=sys.stderr, flush=True)
+            return indexed(holder, [root.resolve() for root in roots])
+
+        return _say_built(**_from_holder(held, refresh))
     tty = sys.stderr.isatty()
 
     def show(p: Progress) -> None:
@@ -47,15 +57,34 @@ def cmd_index(args) -> int:
 
     with _written(index):
         p = index.build(roots, on_progress=show)
-        failed = index.cursor().execute("SELECT file, error FROM files WHERE error IS NOT NULL ORDER BY file").fetchall()
-        count = index.cursor().execute("SELECT count(*) FROM sessions").fetchone()[0]
+        got = built(index, p)
     if tty:
         print("\r" + " " * 80 + "\r", end="", file=sys.stderr)
-    print(f"session-tree: {count:,} sessions in {index.path}; read {p.read - p.failed:,} "
-          f"({p.grown:,} grown), removed {p.removed:,}, failed {p.failed:,}, in {p.seconds:.1f} s")
-    for file, error in failed:
+    return _say_built(**got)
+
+
+def _say_built(path: str, sessions: int, read: int, grown: int, removed: int, failed: int, seconds: float,
+               failures: list) -> int:
+    """What `index` prints of a build (`corpus.db.built`); its exit code."""
+    print(f"session-tree: {sessions:,} sessions in {path}; read {read:,} ({grown:,} grown), removed {removed:,}, "
+          f"failed {failed:,}, in {seconds:.1f} s")
+    for file, error in failures:
         print(f"{file}\n    error: {error}")
-    return 1 if failed else 0
+    return 1 if failures else 0
+
+
+def _from_holder(held, asked):
+    """`asked(holder)` of the server that holds the index, if a session-tree server holds it."""
+    from .corpus.holder import holder_of
+    from .corpus.sql import QueryError
+
+    holder = holder_of(held.path, held.pid) if held.pid is not None else None
+    if holder is None:
+        raise held
+    try:
+        return asked(holder)
+    except QueryError as exc:
+        raise SessionError(str(exc)) from None
 
 
 def _index_parquet(args, roots) -> int:
@@ -93,7 +122,9 @@ def cmd_ls_indexed(args) -> int:
     try:
         index = Index(args.db)
     except IndexUnavailable as held:  # a server writes it: that server lists
-        rows = _listed_by_holder(held, root)
+        from .corpus.holder import listed
+
+        rows = _from_holder(held, lambda holder: listed(holder, root))
     else:
         with _written(index):
             index.build([root])
@@ -104,20 +135,6 @@ def cmd_ls_indexed(args) -> int:
         r["path"] = path_text(asked / fs_name(r["path"])[under:])
     print_listing(rows, args.json)
     return 0
-
-
-def _listed_by_holder(held, root: Path) -> list[dict]:
-    """`ls --index`'s rows from the server that holds the index, if it is a session-tree server."""
-    from .corpus.holder import holder_of, listed
-    from .corpus.sql import QueryError
-
-    holder = holder_of(held.path, held.pid) if held.pid is not None else None
-    if holder is None:
-        raise held
-    try:
-        return listed(holder, root)
-    except QueryError as exc:
-        raise SessionError(str(exc)) from None
 
 
 def _parquet_folder(folder: Path) -> Path:
@@ -136,7 +153,10 @@ def cmd_sql(args) -> int:
         try:
             con = parquet_connection(_parquet_folder(args.parquet)) if args.parquet else read_only_connection(args.db)
         except HeldIndex as held:  # a server writes it: that server answers
-            output, truncated = _ask_holder(held, args.query, how, args.limit, args.timeout)
+            from .corpus.holder import ask
+
+            output, truncated = _from_holder(held, lambda holder: ask(holder, args.query, how, args.limit,
+                                                                      args.timeout))
         else:
             try:
                 result = run_query(con, args.query, limit=args.limit, seconds=args.timeout)
@@ -149,16 +169,6 @@ def cmd_sql(args) -> int:
     if truncated:
         print(f"session-tree: only the first {args.limit:,} rows (--limit)", file=sys.stderr)
     return 0
-
-
-def _ask_holder(held, query: str, how: str, limit: int, seconds: float) -> tuple[str, bool]:
-    """`sql`'s output from the server that holds the index, if it is a session-tree server."""
-    from .corpus.holder import ask, holder_of
-
-    holder = holder_of(held.path, held.pid)
-    if holder is None:
-        raise held
-    return ask(holder, query, how, limit, seconds)
 
 
 def add_corpus_commands(sub, whole_number) -> None:

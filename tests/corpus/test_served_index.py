@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -106,11 +107,31 @@ def test_ls_index_on_a_served_index_lists_what_ls_lists_once_the_server_has_read
     assert "Named after the server started" in printed[True, False]
     assert sorted(orjson.loads(printed[True, True]), key=str) == sorted(orjson.loads(printed[False, True]), key=str)
     assert sorted(printed[True, False].splitlines()) == sorted(printed[False, False].splitlines())
+
+
+def test_index_and_ls_index_of_a_folder_outside_the_servers_are_refused_in_one_line(server, capsys):
+    root, db, _, _ = server
     elsewhere = root.parent / "elsewhere"
     elsewhere.mkdir()
-    assert main(["ls", str(elsewhere), "--index", "--db", str(db)]) == 2
-    err = capsys.readouterr().err
-    assert f"indexes {root}, and {elsewhere} is not in it: give this command an index of its own with --db PATH" in err
+    for command in (["ls", str(elsewhere), "--index"], ["index", str(elsewhere)]):
+        assert main([*command, "--db", str(db)]) == 2
+        err = capsys.readouterr().err
+        assert err.endswith(f"indexes {root}, and {elsewhere} is not in it: give this command an index of its own "
+                            "with --db PATH\n"), command
+
+
+def test_index_of_a_served_index_is_the_servers_refresh_of_what_changed(server, capsys):
+    root, db, url, proc = server
+    grown, gone = sorted(root.rglob("*.jsonl"))[:2]
+    with grown.open("a") as f:
+        f.write('{"type":"custom","id":"late-1","parentId":null,"timestamp":"2026-03-01T00:00:00.000Z"}\n')
+    gone.unlink()
+    (root / "new.jsonl").write_bytes(b'{"type":"session","version":3,"id":"new-1","timestamp":"2026-03-01T00:00:00.000Z"}\n')
+    assert main(["index", str(root), "--db", str(db)]) == 0
+    out, err = capsys.readouterr()
+    assert err == f"session-tree: the server at {url} (PID {proc.pid}) holds this index; it brings it up to date\n"
+    assert re.fullmatch(rf"session-tree: 4 sessions in {re.escape(str(db))}; read 2 \(1 grown\), removed 1, "
+                        r"failed 0, in \d+\.\d s\n", out), out
 
 
 def test_a_file_left_by_another_process_is_not_asked(tmp_path, capsys, monkeypatch):

@@ -112,6 +112,15 @@ class _Job:
     known: bool = True  # in the index already (a new file has no rows to remove first)
 
 
+def built(index: Index, progress: Progress) -> dict:
+    """What `index` says of a build: the figures of `progress`, and every file that failed."""
+    cur = index.cursor()
+    return {"path": str(index.path), "sessions": cur.execute("SELECT count(*) FROM sessions").fetchone()[0],
+            "read": progress.read - progress.failed, "grown": progress.grown, "removed": progress.removed,
+            "failed": progress.failed, "seconds": progress.seconds,
+            "failures": cur.execute("SELECT file, error FROM files WHERE error IS NOT NULL ORDER BY file").fetchall()}
+
+
 class IndexUnavailable(SessionError):
     """The index database at `path` cannot be opened for writing: process `pid` writes it (None:
     another reason)."""

@@ -1,5 +1,5 @@
 """The server that holds an index. DuckDB lets one process write a database and no other read it
-meanwhile, so `session-tree sql` and `ls --index` cannot open the index of a running server:
+meanwhile, so `session-tree sql`, `index` and `ls --index` cannot open the index of a running server:
 `serve` writes where it answers beside the database while it runs, and they ask it instead.
 
 The file is the user's alone (0600): its token is what lets a query run with the CLI's own row
@@ -74,8 +74,14 @@ def listed(holder: Holder, root: Path) -> list[dict]:
     return _get(holder, "ls", {"root": str(root)}, None)["rows"]
 
 
+def indexed(holder: Holder, roots: list[Path]) -> dict:
+    """`index`'s figures (`db.built`) of a refresh of `holder`'s index that started with the
+    question, which covers `roots` (folders under the server's)."""
+    return _get(holder, "index", {"root": [str(r) for r in roots]}, None)
+
+
 def _get(holder: Holder, route: str, args: dict, timeout: float | None) -> dict:
-    request = urllib.request.Request(f"{holder.url}-/corpus/{route}?{urllib.parse.urlencode(args)}",
+    request = urllib.request.Request(f"{holder.url}-/corpus/{route}?{urllib.parse.urlencode(args, doseq=True)}",
                                      headers={TOKEN_HEADER: holder.token})
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:

@@ -220,6 +220,24 @@ def sql_for_cli():
     return {"output": format_result(result, how), "truncated": result.truncated}
 
 
+def _outside(roots: list[Path]):
+    """The answer to a command about folders that are not all under this server's root, else None."""
+    served = current_app.extensions["session_store"].root
+    for root in roots:
+        if not root.is_absolute() or not root.is_relative_to(served):
+            return {"error": f"the server that holds the index (PID {os.getpid()}) indexes {served}, and {root} is "
+                             f"not in it: give this command an index of its own with --db PATH"}, 409
+    return None
+
+
+def _refreshed(service):
+    """Wait for a refresh that starts now; the answer to a command when it failed, else None."""
+    service.refreshed()
+    if service.error:
+        return {"error": f"the server's index could not be brought up to date ({service.error})"}, 500
+    return None
+
+
 @bp.get("/-/corpus/ls")
 def ls_for_cli():
     """`session-tree ls --index` asking the server that holds the index: the rows of every
@@ -228,17 +246,27 @@ def ls_for_cli():
     from ..corpus.listing import list_sessions
 
     service, refused = _refused_cli()
+    root = Path(request.args.get("root", ""))
+    refused = refused or _outside([root]) or _refreshed(service)
     if refused:
         return refused
-    root, served = Path(request.args.get("root", "")), current_app.extensions["session_store"].root
-    if not root.is_absolute() or not root.is_relative_to(served):
-        return {"error": f"the server that holds the index (PID {os.getpid()}) indexes {served}, and {root} is not "
-                         f"in it: give this command an index of its own with --db PATH"}, 409
-    service.refreshed()
     got = list_sessions(service.index.cursor(), text_path(service.index.path), root, per_page=10**9)
     rows = [{**s.as_dict(), "path": f} if s else {"path": f, "error": e} for f, s, e in got.rows]
     # (orjson: the keys in the order `ls` prints them, which Flask's JSON would sort)
     return current_app.response_class(orjson.dumps({"rows": rows}), mimetype="application/json")
+
+
+@bp.get("/-/corpus/index")
+def index_for_cli():
+    """`session-tree index` asking the server that holds the index: the figures of a refresh
+    that started after the question, which covers every `root` (folders under this server's)."""
+    from ..corpus.db import built
+
+    service, refused = _refused_cli()
+    refused = refused or _outside([Path(r) for r in request.args.getlist("root")]) or _refreshed(service)
+    if refused:
+        return refused
+    return built(service.index, service.progress)
 
 
 @bp.get("/-/corpus/progress")
