@@ -182,8 +182,8 @@ def corpus_page():
 
 
 def _refused_cli():
-    """The answer to a request that does not hold the token `serve` wrote beside its index
-    (`corpus.holder`), else None; the server's index, else why not."""
+    """(the server's index, None) for a command holding the token `serve` wrote beside the index
+    (`corpus.holder`); else (None, the answer that refuses it)."""
     from ..corpus.holder import TOKEN_HEADER
 
     token = current_app.config.get("CLI_TOKEN")
