@@ -104,3 +104,5 @@ def test_a_word_asked_again_is_asked_once_and_past_32_words_the_page_says_what_w
     page = client.get("/", query_string={"q": " ".join(["wombat", *filler, "nowhere"])}).text
     assert hits(page) == ["/s/a/once.jsonl?node=once-0"]  # the words past the first 32 are not asked for
     assert "Only the first 32 words are searched: 7 words after them are left out." in page
+    said = re.search(r"<h2>Entries mentioning “([^”]*)”", page).group(1)  # (a long query, shortened)
+    assert said.startswith("wombat word0 word1") and said.endswith("…") and len(said) <= 81
