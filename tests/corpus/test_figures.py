@@ -140,7 +140,7 @@ def test_the_sql_box_answers_a_select_and_refuses_writes_and_long_queries(home, 
     root, _ = home
     client = create_app(root, CORPUS_DB=tmp_path / "c.duckdb").test_client()
     ok = client.get("/corpus", query_string={"sql": "SELECT agent, count(*) AS n FROM sessions GROUP BY agent ORDER BY agent"}).text
-    assert "<td>claude-code</td><td>3</td>" in ok and "<td>pi</td><td>3</td>" in ok
+    assert '<td>claude-code</td><td class="num">3</td>' in ok and '<td>pi</td><td class="num">3</td>' in ok
     refused = client.get("/corpus", query_string={"sql": "DELETE FROM sessions"}).text
     assert "only SELECT queries are run here" in refused
     assert "7 sessions" in client.get("/corpus").text
@@ -157,7 +157,7 @@ def test_the_sql_box_answers_a_select_and_refuses_writes_and_long_queries(home, 
     assert "stopped after 0.3 s" in slow
     monkeypatch.setattr("webapp.corpus.sql.ROW_CAP", 5)
     capped = client.get("/corpus", query_string={"sql": "SELECT * FROM range(100)"}).text
-    assert capped.count("<tr><td>") == 5 and "(the first 5)" in capped
+    assert capped.count('<tr><td class="num">') == 5 and "(the first 5)" in capped
 
 
 def test_the_sql_box_reads_no_file_not_even_the_database_s_own(home, tmp_path):
@@ -180,7 +180,7 @@ def test_the_sql_box_reads_no_file_not_even_the_database_s_own(home, tmp_path):
                            (f"SELECT * FROM '{web_db}'", "is a file name")):
         page = client.get("/corpus", query_string={"sql": query}).text
         assert refused in page and "the SQL box reads the corpus tables only" in page, query
-        assert "<tr><td>" not in page, query
+        assert 'class="sql-rows"' not in page, query  # (no rows at all)
     con = read_only_connection(db)
     try:
         with pytest.raises(QueryError, match=r"read_blob\(\) is not allowed"):
@@ -193,3 +193,11 @@ def test_the_sql_box_reads_no_file_not_even_the_database_s_own(home, tmp_path):
         assert ("sessions",) in run_query(con, "SELECT table_name FROM duckdb_tables()").rows
     finally:
         con.close()
+
+
+def test_the_sql_box_cuts_a_long_value_and_says_how_long_it_was(home, tmp_path):
+    root, _ = home
+    client = create_app(root, CORPUS_DB=tmp_path / "c.duckdb").test_client()
+    page = client.get("/corpus", query_string={"sql": "SELECT repeat('ab', 5000) AS long, 'short' AS s, NULL AS n"}).text
+    assert f"<td>{'ab' * 150}… (10,000 characters)</td><td>short</td><td></td>" in page
+    assert "each value cut to 300 characters" in page

@@ -60,7 +60,7 @@ def test_sql_and_the_corpus_page_read_a_parquet_dataset(embedded, tmp_path, caps
     page = create_app(tmp_path / "parquet", CORPUS_PARQUET=str(out), CORPUS_DB=tmp_path / "other.duckdb") \
         .test_client().get("/corpus", query_string={"sql": "SELECT sum(leaves) AS l FROM sessions"}).text
     assert "7 sessions" in page and page.count('<svg class="chart"') == 8
-    assert "<td>%d</td>" % sum(r[0] for r in parquet_connection(out).execute("SELECT leaves FROM sessions").fetchall()) in page
+    assert "<td class=\"num\">%d</td>" % sum(r[0] for r in parquet_connection(out).execute("SELECT leaves FROM sessions").fetchall()) in page
 
 
 @pytest.mark.parametrize("command", [["sql", "SELECT count(*) FROM sessions", "--parquet"], ["serve", "--corpus"]])

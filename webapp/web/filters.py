@@ -46,7 +46,21 @@ def counted(n: int, one: str, many: str) -> str:
     return f"{n:,} {one if n == 1 else many}"
 
 
+CELL_CHARS = 300  # of a value the SQL box shows (`session-tree sql` prints it whole)
+
+
+def cell(value) -> str:
+    """A value of the SQL box's rows: empty for NULL; a long one (an entry's text may hold 100,000
+    characters) cut, with its length said."""
+    if value is None:
+        return ""
+    text = str(value)
+    return text if len(text) <= CELL_CHARS else f"{text[:CELL_CHARS]}… ({len(text):,} characters)"
+
+
 def register(app: Flask) -> None:
+    app.add_template_filter(cell)
+    app.add_template_global(CELL_CHARS, "cell_chars")
     app.add_template_filter(counted)
     app.add_template_filter(tokens)
     app.add_template_filter(cost)
