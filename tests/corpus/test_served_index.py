@@ -151,3 +151,14 @@ def test_a_file_left_by_another_process_is_not_asked(tmp_path, capsys, monkeypat
         holder.stdin.close()
         holder.wait(10)
     assert os.path.exists(holder_path(db))  # (not ours to remove)
+
+
+def test_a_server_that_cannot_write_beside_its_index_serves_all_the_same(tmp_path, capsys):
+    from webapp.corpus.holder import announced
+
+    db = tmp_path / "c.duckdb"
+    holder_path(db).mkdir()  # (where the file would go: a folder, which no open() replaces)
+    with announced(db, "http://127.0.0.1:1/", "t"):
+        ran = True
+    assert ran and holder_path(db).is_dir()
+    assert "c.duckdb.server.json: not written" in capsys.readouterr().err

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import sys
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -41,9 +42,13 @@ def new_token() -> str:
 def announced(db: Path, url: str, token: str):
     """Say, while the block runs, that this process (serving at `url`) holds the index `db`."""
     path = holder_path(db)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        json.dump({"pid": os.getpid(), "url": url, "token": token}, f)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            json.dump({"pid": os.getpid(), "url": url, "token": token}, f)
+    except OSError as exc:  # the server serves all the same; the commands then say who holds the index
+        print(f"session-tree: {path}: not written ({exc.strerror or exc}): `session-tree sql`, `index` and "
+              "`ls --index` cannot ask this server", file=sys.stderr)
     try:
         yield
     finally:
