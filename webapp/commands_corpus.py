@@ -173,7 +173,8 @@ def cmd_sql(args) -> int:
 
 def add_corpus_commands(sub, whole_number) -> None:
     sp = sub.add_parser("index", help="index every session under the ROOTs (default: the home folder's agents)",
-                        description="Build or bring up to date the corpus index (DuckDB, in the cache folder).")
+                        description="Build or bring up to date the corpus index (DuckDB, in the cache folder); "
+                                    "on the index a running server holds, that server does.")
     sp.add_argument("roots", metavar="ROOT", type=Path, nargs="*")
     sp.add_argument("--db", metavar="PATH", type=Path,
                     help="the database file (default: $XDG_CACHE_HOME/session-tree/corpus.duckdb)")
@@ -184,7 +185,8 @@ def add_corpus_commands(sub, whole_number) -> None:
     sp.set_defaults(func=cmd_index)
 
     sp = sub.add_parser("sql", help="a read-only SQL query on the corpus index",
-                        description="Run one SELECT on the corpus tables (docs/corpus-tables.md).")
+                        description="Run one SELECT on the corpus tables (docs/corpus-tables.md); on the index a "
+                                    "running server holds, that server answers it.")
     sp.add_argument("query", metavar="SELECT")
     sp.add_argument("--db", metavar="PATH", type=Path, help="the database file (default: the cache folder's)")
     sp.add_argument("--parquet", metavar="DIR", type=Path, help="ask the Parquet tables of DIR instead")
@@ -197,7 +199,8 @@ def add_corpus_commands(sub, whole_number) -> None:
 
     ls = sub.choices["ls"]
     ls.add_argument("--index", action="store_true",
-                    help="bring the corpus index up to date and list from it (fast on thousands of sessions)")
+                    help="bring the corpus index up to date and list from it (fast on thousands of sessions; "
+                         "the server that holds it does both)")
     ls.add_argument("--db", metavar="PATH", type=Path, help="with --index: the database file")
     list_files = ls.get_default("func")
     ls.set_defaults(func=lambda args: cmd_ls_indexed(args) if args.index else list_files(args))
