@@ -129,7 +129,7 @@ def cmd_ls_indexed(args) -> int:
         with _written(index):
             index.build([root])
             got = list_sessions(index.cursor(), text_path(index.path), root, per_page=10**9)
-        rows = [{**s.as_dict(), "path": f} if s else {"path": f, "error": e} for f, s, e in got.rows]
+        rows = got.dicts()
     under = len(str(root).rstrip(os.sep)) + 1
     for r in rows:  # (under ROOT as it was typed, as `ls` shows it)
         r["path"] = path_text(asked / fs_name(r["path"])[under:])
@@ -146,13 +146,13 @@ def _parquet_folder(folder: Path) -> Path:
 
 def cmd_sql(args) -> int:
     from .corpus.parquet import parquet_connection
-    from .corpus.sql import HeldIndex, QueryError, format_result, read_only_connection, run_query
+    from .corpus.sql import IndexUnavailable, QueryError, format_result, read_only_connection, run_query
 
     how = "json" if args.json else "csv" if args.csv else "text"
     try:
         try:
             con = parquet_connection(_parquet_folder(args.parquet)) if args.parquet else read_only_connection(args.db)
-        except HeldIndex as held:  # a server writes it: that server answers
+        except IndexUnavailable as held:  # a server writes it: that server answers
             from .corpus.holder import ask
 
             output, truncated = _from_holder(held, lambda holder: ask(holder, args.query, how, args.limit,

@@ -28,12 +28,11 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
-from ..core.errors import SessionError
 from ..core.storage import fs_name, url_name
 from .discovery import corpus_names
 from .extract import Extracted
 from .schema import SCHEMA_VERSION, TABLES, duckdb_ddl
-from .sql import default_db_path, held_by, lock_down, open_failure
+from .sql import IndexUnavailable, default_db_path, held_by, lock_down, open_failure
 from .stamps import stamps
 from .text import add_docs, connect as text_connect, drop_file, fill_sessions_text, text_path
 from . import tuples
@@ -119,15 +118,6 @@ def built(index: Index, progress: Progress) -> dict:
             "read": progress.read - progress.failed, "grown": progress.grown, "removed": progress.removed,
             "failed": progress.failed, "seconds": progress.seconds,
             "failures": cur.execute("SELECT file, error FROM files WHERE error IS NOT NULL ORDER BY file").fetchall()}
-
-
-class IndexUnavailable(SessionError):
-    """The index database at `path` cannot be opened for writing: process `pid` writes it (None:
-    another reason)."""
-
-    def __init__(self, message: str, path: Path, pid: int | None):
-        super().__init__(message)
-        self.path, self.pid = path, pid
 
 
 class Index:

@@ -40,6 +40,10 @@ class Listing:
     page: int
     pages: int
 
+    def dicts(self) -> list[dict]:
+        """The rows as `ls --json` prints them, each `path` the file as the index names it."""
+        return [{**s.as_dict(), "path": f} if s else {"path": f, "error": e} for f, s, e in self.rows]
+
 
 def _summary(r: tuple) -> SessionSummary:
     file, sid, name, first, cwd, created, modified, size, entries, leaves, comp, bad, problems, fmt, warnings = r

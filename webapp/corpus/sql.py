@@ -21,6 +21,8 @@ from pathlib import Path
 
 import duckdb
 
+from ..core.errors import SessionError
+
 ROW_CAP = 1000  # rows the SQL box shows
 SECONDS = 5.0  # before the SQL box stops a query
 MAX_SECONDS = 86_400.0  # the longest time limit a query is given (`sql --timeout`)
@@ -36,10 +38,11 @@ class QueryError(Exception):
     """A query refused or failed: the message says why."""
 
 
-class HeldIndex(QueryError):
-    """The index cannot be read: process `pid` writes it."""
+class IndexUnavailable(QueryError, SessionError):
+    """The index database at `path` cannot be opened: process `pid` writes it (None: another
+    reason). A command asks that process when it is a server (`holder.py`)."""
 
-    def __init__(self, message: str, path: Path, pid: int):
+    def __init__(self, message: str, path: Path, pid: int | None):
         super().__init__(message)
         self.path, self.pid = path, pid
 
@@ -87,8 +90,7 @@ def read_only_connection(path: Path | None) -> duckdb.DuckDBPyConnection:
     except duckdb.Error as exc:
         said = open_failure(path, exc, "it writes the index, so nothing else may read it meanwhile: "
                                        "wait for it to end, or stop it")
-        pid = held_by(exc)
-        raise (QueryError(said) if pid is None else HeldIndex(said, path, pid)) from None
+        raise IndexUnavailable(said, path, held_by(exc)) from None
     lock_down(con)
     return con
 

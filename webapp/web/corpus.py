@@ -251,9 +251,8 @@ def ls_for_cli():
     if refused:
         return refused
     got = list_sessions(service.index.cursor(), text_path(service.index.path), root, per_page=10**9)
-    rows = [{**s.as_dict(), "path": f} if s else {"path": f, "error": e} for f, s, e in got.rows]
     # (orjson: the keys in the order `ls` prints them, which Flask's JSON would sort)
-    return current_app.response_class(orjson.dumps({"rows": rows}), mimetype="application/json")
+    return current_app.response_class(orjson.dumps({"rows": got.dicts()}), mimetype="application/json")
 
 
 @bp.get("/-/corpus/index")
