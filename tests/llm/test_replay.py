@@ -151,10 +151,37 @@ def test_bash_runs_in_the_copy_only_when_allowed(tmp_path, llm_server, config):
     assert "bash" in [t["function"]["name"] for t in llm_server.requests[0]["tools"]]
     results = tool_results(session, replay.written)
     out = results[0]["content"][0]["text"]
-    assert out.startswith("hi\n") and out.strip().endswith("/work") and str(root) not in out
+    # The copy is where the session's folder was (in bubblewrap's view), so its absolute paths work.
+    assert out == f"hi\n{root}\n"
     assert results[1]["isError"] and "Command exited with code 3" in results[1]["content"][0]["text"]
     assert digests(root) == before and not (root / "bashed.txt").exists()
     assert llm_server.refused == []
+
+
+def test_a_tool_argument_of_the_wrong_type_gets_an_error_result_and_the_replay_goes_on(tmp_path, llm_server,
+                                                                                        config, monkeypatch):
+    path, root = recorded_session(tmp_path)
+    script(llm_server, {"calls": [("read", {"path": "src/app.py", "limit": [1]}), ("grep", {"pattern": 5}),
+                                  ("read", {"path": "src/app.py"})]},
+           {"calls": [("ls", {})]}, {"text": "Done."})
+    session = Session.open(path)
+    replay = prepare(session, other_config(config), "a6", "u1", tools="sandbox")
+
+    def broken(*_):
+        raise RuntimeError("the runner broke")
+    ran = replay.tools.run
+    calls = iter([ran, ran, ran, broken])
+    monkeypatch.setattr(replay.tools, "run", lambda *a: next(calls)(*a))
+    run_replay(replay)
+    assert replay.finished and llm_server.refused == []
+    results = tool_results(session, replay.written)
+    assert [r["isError"] for r in results] == [True, True, False, True]
+    assert "read's argument limit must be a whole number, not list [1]" in results[0]["content"][0]["text"]
+    assert "grep's argument pattern must be a string, not int 5" in results[1]["content"][0]["text"]
+    assert results[2]["content"][0]["text"] == APP
+    assert results[3]["content"][0]["text"] == "Error: the tool call could not be answered: RuntimeError: the runner broke"
+    # Every call has its result, so the next request is one a strict server accepts.
+    assert len(llm_server.requests) == 3
 
 
 def test_a_step_limit_stops_the_replay_and_writes_why(tmp_path, llm_server, config):
