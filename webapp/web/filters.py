@@ -12,6 +12,7 @@ from ..core.entries import parse_time, short_id
 from ..core.tokens import compaction_text, format_tokens, token_text, usage_text
 from ..core.tree import WARNING_KINDS
 from . import budget, render
+from .owner import offered_models
 from .views import context_meter, entry_summary, entry_title, session_counts, short
 
 
@@ -75,6 +76,7 @@ def register(app: Flask) -> None:
     app.add_template_global(compaction_text)
     app.add_template_filter(usage_text)
     app.add_template_global(lambda: app.config["MODEL_CONFIG"].configured, "model_configured")
+    app.add_template_global(offered_models)  # (the models a form may pick: owner.py)
     app.add_template_global(first_user_message)
     app.add_template_global(entry_title)
     app.add_template_global(entry_summary)
