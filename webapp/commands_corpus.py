@@ -146,7 +146,7 @@ def _parquet_folder(folder: Path) -> Path:
 
 def cmd_sql(args) -> int:
     from .corpus.parquet import parquet_connection
-    from .corpus.sql import IndexUnavailable, QueryError, format_result, read_only_connection, run_query
+    from .corpus.sql import BYTE_CAP, IndexUnavailable, QueryError, format_result, read_only_connection, run_query
 
     how = "json" if args.json else "csv" if args.csv else "text"
     try:
@@ -155,18 +155,20 @@ def cmd_sql(args) -> int:
         except IndexUnavailable as held:  # a server writes it: that server answers
             from .corpus.holder import ask
 
-            output, truncated = _from_holder(held, lambda holder: ask(holder, args.query, how, args.limit,
-                                                                      args.timeout))
+            output, truncated, over_bytes = _from_holder(held, lambda holder: ask(holder, args.query, how,
+                                                                                  args.limit, args.timeout))
         else:
             try:
                 result = run_query(con, args.query, limit=args.limit, seconds=args.timeout)
             finally:
                 con.close()
-            output, truncated = format_result(result, how), result.truncated
+            output, truncated, over_bytes = format_result(result, how), result.truncated, result.over_bytes
     except QueryError as exc:
         raise SessionError(str(exc)) from None
     sys.stdout.write(output)
-    if truncated:
+    if over_bytes:
+        print(f"session-tree: only the rows that fit in {BYTE_CAP // 1024 // 1024} MB of values", file=sys.stderr)
+    elif truncated:
         print(f"session-tree: only the first {args.limit:,} rows (--limit)", file=sys.stderr)
     return 0
 

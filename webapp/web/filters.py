@@ -56,6 +56,9 @@ def cell(value) -> str:
     if value is None:
         return ""
     text = str(value)
+    full = getattr(value, "full_length", 0)  # (a value the query cut already: corpus.sql.CutText)
+    if full:
+        return f"{text[:CELL_CHARS]}… ({full:,} characters)"
     return text if len(text) <= CELL_CHARS else f"{text[:CELL_CHARS]}… ({len(text):,} characters)"
 
 
