@@ -16,11 +16,13 @@ from .core.errors import SessionError
 @contextmanager
 def _written(index):
     """`index` closed at the end; a failure of the database (a full disk, say) said in one line."""
+    import sqlite3
+
     import duckdb
 
     try:
         yield index
-    except duckdb.Error as exc:
+    except (duckdb.Error, sqlite3.Error) as exc:
         raise SessionError(f"{index.path}: the index could not be written ({str(exc).splitlines()[0]})") from None
     finally:
         index.close()
