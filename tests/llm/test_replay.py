@@ -323,3 +323,13 @@ def test_a_cancel_stops_the_replay_and_before_its_first_reply_writes_nothing(tmp
     job.budget = Budget(max_steps=5)
     done = run_replay(job, lambda event, data: job.cancel.set() if event == "reply" else None)
     assert done.stopped == "cancelled" and lines_of(path.read_bytes())[-1]["data"]["reason"] == "cancelled"
+
+
+@pytest.mark.parametrize("limit", ["inf", "nan"])
+def test_a_copy_limit_that_is_no_number_is_refused_in_one_line(tmp_path, llm_server, model_env, capsys, limit):
+    path, _ = recorded_session(tmp_path)
+    before = path.read_bytes()
+    code, out, err = run(capsys, "replay", path, "--leaf", "a8", "--from", "u1", *model_env, "--tools", "sandbox",
+                         "--max-copy-mb", limit)
+    assert code == 2 and err == f"session-tree: error: the copy limit must be a number of MB above 0, not {limit}\n"
+    assert path.read_bytes() == before and llm_server.requests == []
