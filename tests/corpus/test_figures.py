@@ -245,3 +245,10 @@ def test_sql_answers_are_capped_in_bytes(home, tmp_path, monkeypatch):
     page = client.post("/corpus", data={"csrf_token": TOKEN, "sql": big}).text
     assert f"<td>{'x' * 300}… (500,000 characters)</td>" in page
     assert "(the first rows only: their values fill the" in page and page.count("<tr><td>") < 1001
+
+
+def test_a_read_only_server_still_answers_the_sql_box(home, tmp_path):
+    root, _ = home
+    client = create_app(root, CORPUS_DB=tmp_path / "c.duckdb", CSRF_TOKEN=TOKEN, READ_ONLY=True).test_client()
+    page = client.post("/corpus", data={"csrf_token": TOKEN, "sql": "SELECT 40 + 2 AS x"})
+    assert page.status_code == 200 and '<td class="num">42</td>' in page.text

@@ -19,6 +19,7 @@ from flask import Blueprint, abort, current_app, render_template, request, url_f
 from ..core.outcome import STATUSES
 from ..core.storage import fs_name, url_name
 from .filters import CELL_CHARS
+from .guard import computes_only
 from ..corpus.text import text_path
 
 if TYPE_CHECKING:
@@ -134,6 +135,7 @@ def hits(store, query: str, offset: int) -> dict | None:
 
 
 @bp.route("/corpus", methods=["GET", "POST"])
+@computes_only
 def corpus_page():
     """Figures across every session, with charts; the sessions behind a bar (`by`, `value`);
     the SQL box (`sql`), run only when the form is posted: a GET from another site's page
