@@ -124,3 +124,31 @@ def test_a_read_only_file_offers_no_replay_and_refuses_one(tmp_path, llm_server)
     assert "pi v1 session" in html and 'id="replay-form"' not in html
     r = client.post("/s/v1.jsonl/-/replay", data={"csrf_token": token, "leaf": "e2", "from": "e1", "model": "m"})
     assert r.status_code == 403 and v1.read_bytes() == before and llm_server.requests == []
+
+
+def test_serve_takes_its_models_and_what_may_run_from_its_flags(tmp_path, monkeypatch, capsys):
+    import signal
+
+    import flask
+
+    from webapp.cli import main
+
+    root = tmp_path / "sessions"
+    root.mkdir()
+    recorded_session(root)
+    served = []
+    monkeypatch.setattr(flask.Flask, "run", lambda app, **_: served.append(app))
+    monkeypatch.setattr(signal, "signal", lambda *_: None)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert main(["serve", str(root), "--model", "openai/a", "--model", "openai/b", "--allow-bash", "--port", "8123"]) == 0
+    out = capsys.readouterr().out
+    assert "sandbox tools and bash allowed in replays; each tool call runs in bubblewrap" in out
+    (app,) = served
+    assert app.config["MODEL_CONFIG"].model == "openai/a" and app.config["MODELS"] == ("openai/b",)
+    assert app.config["ALLOW_SANDBOX"] and app.config["ALLOW_BASH"]
+    html = app.test_client().get("/s/s.jsonl/replay").get_data(as_text=True)
+    assert "<option selected>openai/a</option>" in html and "<option>openai/b</option>" in html
+    assert 'name="allow_bash"' in html
+    served.clear()
+    assert main(["serve", str(root), "--port", "8123"]) == 0
+    assert not served[0].config["ALLOW_SANDBOX"] and "allowed in replays" not in capsys.readouterr().out
