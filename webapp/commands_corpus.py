@@ -92,10 +92,10 @@ def _from_holder(held, asked):
     from .corpus.holder import holder_of
     from .corpus.sql import QueryError
 
-    holder = holder_of(held.path, held.pid) if held.pid is not None else None
-    if holder is None:
-        raise held
     try:
+        holder = holder_of(held.path, held.pid) if held.pid is not None else None
+        if holder is None:
+            raise held
         return asked(holder)
     except QueryError as exc:
         raise SessionError(str(exc)) from None
