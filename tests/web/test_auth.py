@@ -50,11 +50,11 @@ def anonymous(app) -> FlaskClient:
 
 
 def every_route(app) -> list[tuple[str, str, str]]:
-    """(method, URL, endpoint) of every route of the app but the static files."""
+    """(method, URL, endpoint) of every route of the app but the assets (its static files, its icon)."""
     out = []
     with app.test_request_context():
         for rule in app.url_map.iter_rules():
-            if rule.endpoint == "static":
+            if rule.endpoint in ("static", "auth.favicon"):
                 continue
             url = url_for(rule.endpoint, **{a: ARGS[a] for a in rule.arguments})
             out += [(m, url, rule.endpoint) for m in sorted(rule.methods - {"HEAD", "OPTIONS"})]
@@ -72,6 +72,8 @@ def test_every_route_but_the_assets_refuses_a_request_that_shows_nothing(app):
     assert client.get("/no/such/page").status_code == 401  # (not even which pages exist)
     assert client.get("/static/app.css").status_code == 200  # the assets are nobody's secret
     assert client.get("/static/favicon.svg").status_code == 200
+    icon = client.get("/favicon.ico")
+    assert icon.status_code == 200 and icon.mimetype == "image/svg+xml"
 
 
 def test_a_page_refused_is_the_login_page_and_a_fragment_or_a_stream_a_bare_401(app):
@@ -156,7 +158,7 @@ def test_a_password_set_with_the_command_logs_in(app, tmp_path, capsys, monkeypa
     assert b"correct horse" not in kept.read_bytes()  # a salted hash, not the password
     client = anonymous(app)
     wrong = client.post("/-/login", data={"secret": "correct horse", "next": "/"})
-    assert wrong.status_code == 401 and "neither this server&#39;s token nor the password" in wrong.text
+    assert wrong.status_code == 401 and "neither this server&#39;s token nor its password" in wrong.text
     assert "Set-Cookie" not in wrong.headers
     got = client.post("/-/login", data={"secret": "correct horse battery", "next": "/s/p/s.jsonl"})
     assert got.status_code == 303 and "HttpOnly" in got.headers["Set-Cookie"]

@@ -19,10 +19,11 @@ from __future__ import annotations
 import hmac
 import os
 import secrets
+import threading
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
-from flask import Blueprint, Flask, current_app, redirect, render_template, request
+from flask import Blueprint, Flask, current_app, redirect, render_template, request, send_from_directory
 from flask.testing import FlaskClient
 
 from ..core.password import check_password
@@ -34,6 +35,8 @@ OPEN_WARNING = ("this server asks nobody who they are (serve --no-auth): every a
                 "and change what it serves")
 
 bp = Blueprint("auth", __name__)
+_one_check_at_a_time = threading.Lock()
+ASSETS = ("static", "auth.favicon")  # what anyone may load: the app's own files, no session's
 
 
 def given_token() -> str | None:
@@ -147,13 +150,13 @@ def protect(app: Flask) -> None:
     @app.before_request
     def who_are_you():
         view = app.view_functions.get(request.endpoint)  # None for a URL no route has: refused alike
-        if "token" in request.args and request.method in ("GET", "HEAD"):
+        if "token" in request.args and request.method in ("GET", "HEAD") and not owner().open:
             if owner().is_token(request.args["token"]):
                 return _logged_in(_without_token())
             return _refused("That link's token is not this server's (a server has a new one each time it starts).")
         if getattr(view, "token_only", False):
             return None if owner().is_token(header_token()) else _refused()
-        if request.endpoint == "static" or getattr(view, "public", False) or owner().open or is_owner():
+        if request.endpoint in ASSETS or getattr(view, "public", False) or owner().open or is_owner():
             return None
         return _refused()
 
@@ -169,10 +172,19 @@ def login():
             return redirect(target, 303)
         return render_template("login.html", next=target, message=""), 401, {"Cache-Control": "no-store"}
     secret = request.form.get("secret", "")
-    if owner().is_token(secret) or check_password(secret):
+    if owner().is_token(secret):
         return _logged_in(target)
-    return render_template("login.html", next=target, message="That is neither this server's token nor the "
-                           "password set with `session-tree password`."), 401, {"Cache-Control": "no-store"}
+    with _one_check_at_a_time:  # (each costs 16 MB and 50 ms: a flood of guesses holds one core, not all)
+        if check_password(secret):
+            return _logged_in(target)
+    return render_template("login.html", next=target, message="That is neither this server's token nor its password."
+                           ), 401, {"Cache-Control": "no-store"}
+
+
+@bp.get("/favicon.ico")
+def favicon():
+    """The icon a browser asks for by itself where a page names none (a raw text, an image)."""
+    return send_from_directory(current_app.static_folder, "favicon.svg", mimetype="image/svg+xml")
 
 
 class OwnerClient(FlaskClient):
