@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import sys
 import threading
 from pathlib import Path
 
@@ -13,6 +14,10 @@ from werkzeug.serving import make_server
 from webapp.model.llm import ModelConfig, model_identity
 from webapp.web.app import create_app
 from webapp.web.auth import owner
+
+# The tests import this module as `tests.browser.conftest`, pytest as `conftest`: one module under
+# both names, so that LiveServer.page, set by the `page` fixture, is the one the tests' servers read.
+sys.modules.setdefault("tests.browser.conftest", sys.modules[__name__])
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
 # What a test waits for must appear, however long a loaded 2-core machine takes to draw the

@@ -29,7 +29,9 @@ QUERIES = [
     ["SELECT file, created, cost FROM sessions ORDER BY file", "--csv"],
     ["SELECT leaf_id, status, time FROM branches ORDER BY file, leaf_id", "--json"],
     ["SELECT entry_id, role FROM entries ORDER BY file, line", "--limit", "3"],
+    ["SELECT chr(27) || '[2J' || chr(127) || chr(155) || chr(7) || 'x' AS c", "--json"],  # controls in an answer
 ]
+RAW_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 @pytest.fixture
@@ -70,6 +72,8 @@ def test_sql_on_a_served_index_is_answered_by_that_server_as_it_is_when_nobody_h
         assert main(["sql", *query, "--db", str(db)]) == 0
         assert capsys.readouterr() == got, query  # what the server answered is what is read alone
     assert "pi\t4\t" in served[0].out and served[3].err == "session-tree: only the first 3 rows (--limit)\n"
+    # JSON escapes, not the bytes a terminal would obey; the same value read back
+    assert not RAW_CONTROLS.search(served[4].out) and json.loads(served[4].out) == [{"c": "\x1b[2J\x7f\x9b\x07x"}]
 
 
 def test_the_servers_sql_answers_only_with_the_token_it_wrote(server):

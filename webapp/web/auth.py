@@ -150,10 +150,11 @@ def protect(app: Flask) -> None:
     @app.before_request
     def who_are_you():
         view = app.view_functions.get(request.endpoint)  # None for a URL no route has: refused alike
-        if "token" in request.args and request.method in ("GET", "HEAD") and not owner().open:
+        if "token" in request.args and request.method in ("GET", "HEAD"):
             if owner().is_token(request.args["token"]):
                 return _logged_in(_without_token())
-            return _refused("That link's token is not this server's (a server has a new one each time it starts).")
+            if not owner().open:
+                return _refused("That link's token is not this server's (a server has a new one each time it starts).")
         if getattr(view, "token_only", False):
             return None if owner().is_token(header_token()) else _refused()
         if request.endpoint in ASSETS or getattr(view, "public", False) or owner().open or is_owner():
