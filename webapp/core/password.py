@@ -97,10 +97,6 @@ def _record() -> dict:
             "n": int(got["n"]), "r": int(got["r"]), "p": int(got["p"])}
 
 
-def has_password() -> bool:
-    return password_path().exists() and password_problem() is None
-
-
 def check_password(password: str) -> bool:
     """Whether `password` is the one set (False when none is set, or its file is not usable)."""
     if not password or not password_path().exists() or password_problem() is not None:

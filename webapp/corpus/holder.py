@@ -79,9 +79,9 @@ def holder_of(db: Path, pid: int) -> Holder | None:
     if holder is None or holder.pid != pid:
         return None
     said = "not trusted, so the server it names is not asked"
-    why = private_stat(st) or owned_alone(path.parent, folder=True, mode=False)
-    if why:
-        raise UntrustedHolder(f"{path if private_stat(st) else path.parent}: {said}: {why}")
+    file_why, folder_why = private_stat(st), owned_alone(path.parent, mode=False)
+    if file_why or folder_why:
+        raise UntrustedHolder(f"{path if file_why else path.parent}: {said}: {file_why or folder_why}")
     runner = process_owner(pid)
     if runner != os.getuid():
         why = "gone" if runner is None else f"run by another user (uid {runner})"
