@@ -234,7 +234,7 @@ def test_write_compaction_appends_at_the_leaf_and_the_context_restarts_from_it(m
     assert tree.active_leaf == entry["id"]
     ctx = build_context(tree, tree.active_leaf)
     assert [m["entryId"] for m in ctx.messages] == [entry["id"], "e5", "e6"]
-    assert ctx.messages[0]["role"] == "system" and "read a.py" in ctx.messages[0]["content"]
+    assert ctx.messages[0]["role"] == "user" and "read a.py" in ctx.messages[0]["content"]
     assert tree.problems == []
 
 
