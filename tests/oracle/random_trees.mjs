@@ -205,11 +205,12 @@ function tryRefusals(m) {
 	return out;
 }
 
-/** pi's context at `leafId`: [entryId, pi's message, that message as pi sends it] for each. */
+/** pi's context at `leafId`: [entryId, pi's message, that message as pi sends it] for each
+ * (0 for "as it is", null for "not sent"). */
 function contextAt(entries, leafId, byId) {
 	if (IS_16) {
 		const projection = sm.buildSessionProjection(entries, leafId, byId);
-		return projection.entries.flatMap((p) => p.messages.map((msg) => [p.sourceEntry.id, msg, msgs.convertToLlm([msg])[0] ?? null]));
+		return projection.entries.flatMap((p) => p.messages.map((msg) => [p.sourceEntry.id, msg, sent(msg)]));
 	}
 	// 0.73.1 gives messages only: each is traced back to its entry by identity (a message entry's
 	// message object, a custom message's content) or by its unique summary text.
@@ -225,8 +226,13 @@ function contextAt(entries, leafId, byId) {
 	return messages.map((msg) => {
 		const id = byObject.get(msg) ?? (msg.role === "custom" ? byObject.get(`${msg.customType}`)
 			: bySummary.get(`${msg.role === "compactionSummary" ? "c" : "b"}:${msg.summary}`));
-		return [id ?? null, msg, msgs.convertToLlm([msg])[0] ?? null];
+		return [id ?? null, msg, sent(msg)];
 	});
+}
+
+function sent(msg) {
+	const llm = msgs.convertToLlm([msg])[0] ?? null;
+	return llm !== null && JSON.stringify(llm) === JSON.stringify(msg) ? 0 : llm;
 }
 
 function readFile(file) {
@@ -246,7 +252,6 @@ function readFile(file) {
 	const leaves = {};
 	for (const e of entries) leaves[e.id] = contextAt(entries, e.id, byId).map(ref);
 	return {
-		pi: JSON.parse(JSON.stringify(mode)) && undefined,
 		activeLeaf: m.getLeafId(),
 		active: contextAt(entries, m.getLeafId(), byId).map(ref),
 		leaves,
