@@ -197,9 +197,10 @@ function tryRefusals(m) {
 		const before = m.getEntries().length;
 		try {
 			m.appendContextEdit(targetId, replacement);
-			out.push({ file: m.getSessionFile(), what, targetId, replacement, error: null });
+			out.push({ file: m.getSessionFile(), leafId: m.getLeafId(), what, targetId, replacement, error: null });
 		} catch (e) {
-			out.push({ file: m.getSessionFile(), what, targetId, replacement, error: String(e.message), written: m.getEntries().length !== before });
+			out.push({ file: m.getSessionFile(), leafId: m.getLeafId(), what, targetId, replacement, error: String(e.message),
+				written: m.getEntries().length !== before });
 		}
 	}
 	return out;

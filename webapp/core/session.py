@@ -22,8 +22,9 @@ import orjson
 
 from .bodies import Bodies
 from .compaction import check_first_kept
+from .context_edits import check_edit, replacement_problem
 from .entries import (
-    BRANCH_SUMMARY, COMPACTION, CUSTOM, CUSTOM_MESSAGE, LABEL, LEAF, MESSAGE, MODEL_CHANGE, REQUIRED_FIELDS,
+    BRANCH_SUMMARY, COMPACTION, CONTEXT_EDIT, CUSTOM, CUSTOM_MESSAGE, LABEL, LEAF, MESSAGE, MODEL_CHANGE, REQUIRED_FIELDS,
     SESSION_INFO, SESSION_VERSION, THINKING_LEVEL_CHANGE, Entry, content_text, new_id, now_iso,
 )
 from .errors import InvalidWrite, ReadOnlySession, SessionError
@@ -237,7 +238,13 @@ class Session:
             if check is not None:
                 check(self.tree, parent_id)
             entries, lines = [], []
+            branch_end = parent_id  # (the entries of the batch before an edit are no targets of it)
             for fields in batch:
+                if fields["type"] == CONTEXT_EDIT:  # checked and written as pi's appendContextEdit does
+                    try:
+                        fields = check_edit(self.tree, branch_end, fields)
+                    except InvalidWrite as exc:
+                        raise InvalidWrite(f"entry {len(entries) + 1}: {exc}" if len(batch) > 1 else str(exc)) from None
                 entry = {"type": fields["type"], "id": new_id(), "parentId": parent_id, "timestamp": now_iso()}
                 entry.update((k, v) for k, v in fields.items() if k != "type")
                 try:
@@ -298,6 +305,12 @@ class Session:
         if not isinstance(custom_type, str) or not custom_type:
             raise InvalidWrite("a custom entry needs a customType")
         return self.append_entry({"type": CUSTOM, "customType": custom_type, "data": data}, parent)
+
+    def append_context_edit(self, target_id: str, replacement, parent=ACTIVE) -> dict:
+        """An edit of what an earlier entry of the branch says to the model (pi 1.6): `None` takes
+        it out of the context, `{"content": ...}` replaces its content. Refused, in pi's words,
+        where pi's `appendContextEdit` refuses it; written as pi writes it."""
+        return self.append_entry({"type": CONTEXT_EDIT, "targetId": target_id, "replacement": replacement}, parent)
 
     def append_model_change(self, provider: str | None, model_id: str, parent=ACTIVE) -> dict:
         if not model_id:
@@ -405,6 +418,8 @@ def validate_fields(fields) -> None:
     missing = [f for f in REQUIRED_FIELDS.get(fields["type"], ()) if f not in fields]
     if missing:
         raise InvalidWrite(f"a {fields['type']} entry needs {', '.join(missing)}")
+    if fields["type"] == CONTEXT_EDIT and replacement_problem(fields["replacement"]):
+        raise InvalidWrite(replacement_problem(fields["replacement"]))
 
 
 def user_message(text: str) -> dict:
