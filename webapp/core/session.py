@@ -23,6 +23,7 @@ import orjson
 from .bodies import Bodies
 from .compaction import check_first_kept
 from .context_edits import check_edit, replacement_problem
+from .system_prompt import system_checkpoint
 from .entries import (
     BRANCH_SUMMARY, COMPACTION, CONTEXT_EDIT, CUSTOM, CUSTOM_MESSAGE, LABEL, LEAF, MESSAGE, MODEL_CHANGE, REQUIRED_FIELDS,
     SESSION_INFO, SESSION_VERSION, THINKING_LEVEL_CHANGE, Entry, content_text, new_id, now_iso,
@@ -331,23 +332,31 @@ class Session:
         details: dict | None = None,
         parent=ACTIVE,
         check: Callable[[SessionTree, str | None], None] | None = None,
+        usage: dict | None = None,
     ) -> dict:
         """A compaction at `parent`; refused unless `first_kept_entry_id` is a cut point on the path
-        it is written on (SPEC §6), checked under the lock after `check`."""
+        it is written on (SPEC §6), checked under the lock after `check`. `usage` is the summarizer
+        call's. Where the path holds system messages, the compaction carries the prompt and tools
+        in force there (`systemMessage`, as pi 1.6 writes it), which the compacted part held."""
         if not isinstance(summary, str) or not summary.strip():
             raise InvalidWrite("the summary is empty")
+        fields = {"type": COMPACTION, "summary": summary, "firstKeptEntryId": first_kept_entry_id,
+                  "tokensBefore": tokens_before}
 
         def check_all(tree: SessionTree, parent_id: str | None) -> None:
             if check is not None:
                 check(tree, parent_id)
             check_first_kept(tree, parent_id, first_kept_entry_id)
+            checkpoint = system_checkpoint(tree, parent_id)
+            if checkpoint is not None:  # (on the file as it is under the lock)
+                fields["systemMessage"] = {**checkpoint, "timestamp": int(time.time() * 1000)}
 
-        fields = {"type": COMPACTION, "summary": summary, "firstKeptEntryId": first_kept_entry_id,
-                  "tokensBefore": tokens_before}
         if tokens_after is not None:
             fields["tokensAfter"] = tokens_after
         if details is not None:
             fields["details"] = details
+        if usage is not None:
+            fields["usage"] = usage
         return self.append_entry(fields, parent, check_all)
 
     def fork(self, target_id: str, position: str = "at") -> ForkResult:
@@ -358,7 +367,7 @@ class Session:
 
     def fork_with_summary(
         self, target_id: str | None, position: str, summary: str, details: dict | None = None,
-        from_id: str | None = None,
+        from_id: str | None = None, usage: dict | None = None,
     ) -> ForkResult:
         """SPEC §4 fork that leaves a `branch_summary` of the branch left (`from_id`, by default
         the active conversation leaf) instead of a `leaf` entry; the summary becomes the active
@@ -374,6 +383,8 @@ class Session:
         fields = {"type": BRANCH_SUMMARY, "fromId": old, "summary": summary}
         if details is not None:
             fields["details"] = details
+        if usage is not None:
+            fields["usage"] = usage  # (the summarizer call's, as pi writes it)
         written = self.append_entry(fields, parent=leaf_id)
         return ForkResult(written["id"], written, edit)
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 
+from .context import build_context
 from .entries import COMPACTION, MESSAGE, Entry, content_text
 
 
@@ -89,6 +90,14 @@ def replay(messages: list[dict], sources: list[Entry]) -> SystemState:
         if raw is not None:
             state.apply(raw)
     return state
+
+
+def system_checkpoint(tree, leaf_id: str | None) -> dict | None:
+    """The prompt and tools in force at `leaf_id` as one system message (pi's `getCurrentSystem
+    Message` of the context there), or None where the path holds no system message: what a
+    compaction written there keeps of them."""
+    ctx = build_context(tree, leaf_id)
+    return replay(ctx.messages, ctx.sources).as_message()
 
 
 def tool_declarations(state: SystemState) -> list[dict]:
