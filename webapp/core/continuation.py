@@ -11,14 +11,14 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
-from .entries import BRANCH_SUMMARY, COMPACTION, LABEL, LEAF, Entry, new_id, now_iso
+from .entries import BRANCH_SUMMARY, COMPACTION, CONTEXT_EDIT, LABEL, LEAF, Entry, new_id, now_iso
 from .errors import SessionError
 from .reader import first_kept_id
 from .session import FILLED_KEYS, Session, write_new_session
 from .storage import JsonlStorage
 
 # Keys of a copied entry that name another entry of the session, by entry type.
-_REFERENCES = {COMPACTION: "firstKeptEntryId", BRANCH_SUMMARY: "fromId"}
+_REFERENCES = {COMPACTION: "firstKeptEntryId", BRANCH_SUMMARY: "fromId", CONTEXT_EDIT: "targetId"}
 
 
 def is_uuid(entry_id: str) -> bool:
