@@ -649,6 +649,8 @@ def entry_text(entry: Entry) -> str:
         if entry.role == "bashExecution":
             return f"$ {msg.get('command', '')}"
         text = content_text(msg.get("content"), " ")
+        if entry.role == "system" and not text.strip():
+            return "system: " + ", ".join(f"{k}" for k in ("sections", "toolsAdded", "toolsRemoved") if msg.get(k))
         if not text.strip():
             calls = [str(c.get("name", "?")) for c in tool_calls(entry)]
             if calls:
@@ -673,6 +675,14 @@ def entry_text(entry: Entry) -> str:
         return f"label {entry.get('label') or '(cleared)'} → {entry.target_id}"
     if t == LEAF:
         return f"leaf → {entry.target_id}"
+    if t == CONTEXT_EDIT:
+        replacement = entry.get("replacement")
+        if replacement is None:
+            return f"omit {entry.target_id} from the context"
+        content = replacement.get("content") if isinstance(replacement, dict) else None
+        return f"edit {entry.target_id}: {content_text(content, ' ')}"
+    if t == USAGE:
+        return f"usage: {entry.get('kind')} ({entry.get('provider')}/{entry.get('model')})"
     if t == CUSTOM:
         return f"custom: {entry.get('customType')}"
     return str(t)

@@ -116,6 +116,7 @@ class SystemChange:
     """What one system message of a context changed, for a viewer: the prompt and tools before
     and after it, a line diff of the prompt, and the tools added and removed."""
 
+    index: int  # of the message in the context
     entry_id: str
     before: SystemState
     after: SystemState
@@ -128,7 +129,7 @@ def changes(messages: list[dict], sources: list[Entry]) -> list[SystemChange]:
     """Each system message of a context with what it changed."""
     state = SystemState()
     out = []
-    for m, s in zip(messages, sources):
+    for i, (m, s) in enumerate(zip(messages, sources)):
         raw = system_message_of(m, s)
         if raw is None:
             continue
@@ -137,7 +138,7 @@ def changes(messages: list[dict], sources: list[Entry]) -> list[SystemChange]:
         after = state.copy()
         diff = [(line[0], line[2:]) for line in difflib.ndiff(before.prompt.splitlines(), after.prompt.splitlines())
                 if line[:1] in (" ", "-", "+")]
-        out.append(SystemChange(s.id, before, after, diff,
+        out.append(SystemChange(i, s.id, before, after, diff,
                                 [n for n in after.tools if n not in before.tools or after.tools[n] != before.tools[n]],
                                 [n for n in before.tools if n not in after.tools]))
     return out

@@ -1,0 +1,84 @@
+"""Editing what the model sees from the context tab: omit an entry, replace its content, undo.
+
+Each is pi 1.6's context edit (`core.context_edits`), previewed first (the token figures before
+and after, both texts; `computes_only`) and written on a second POST at the node whose context
+was shown. A session that may not be written (SPEC §5c: a pi v1/v2 file, another agent's, one
+without write permission) is continued in a new file first, and the edit is written there.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, abort, redirect, render_template, request, url_for
+
+from ..core.continuation import continue_in_new_session
+from ..core.edit_preview import original_content, preview_edit
+from ..core.errors import InvalidWrite, SessionError
+from ..core.session import Session
+from .current import is_fragment, store
+from .guard import computes_only, writes_or_continues, write_refusal
+
+bp = Blueprint("context_edits", __name__)
+
+ACTIONS = ("omit", "replace", "undo")
+
+
+def _form(session: Session) -> tuple[str | None, str, str]:
+    """(node, target, action) of the form, each checked."""
+    node = request.form.get("node") or None
+    target = request.form.get("target", "")
+    action = request.form.get("action", "")
+    if action not in ACTIONS:
+        abort(400, description=f"action must be one of {', '.join(ACTIONS)}, not {action[:40]!r}")
+    try:
+        for entry_id in filter(None, (node, target)):
+            session.entry(entry_id)
+    except SessionError as exc:
+        abort(404, description=str(exc))
+    if not target:
+        abort(400, description="which entry to edit: the target is missing")
+    return node, target, action
+
+
+def _replacement(session: Session, target: str, action: str):
+    if action == "omit":
+        return None
+    if action == "undo":
+        return {"content": original_content(session.entry(target))}
+    return {"content": request.form.get("text", "").replace("\r\n", "\n")}
+
+
+@bp.post("/s/<path:rel>/-/context-edit/preview")
+@computes_only
+def preview(rel: str):
+    """What the edit would do at the node, before anything is written."""
+    session = store().session(rel)
+    node, target, action = _form(session)
+    try:
+        p = preview_edit(session.tree, node, target, _replacement(session, target, action))
+    except InvalidWrite as exc:
+        abort(409, description=str(exc))
+    refusal = write_refusal(rel)
+    continues = f"This file is not written to ({refusal}): the edit is written in a new file that continues it." \
+        if refusal else None
+    template = "partials/_context_edit_preview.html" if is_fragment() else "context_edit.html"
+    return render_template(template, rel=rel, p=p, action=action, text=request.form.get("text", ""), continues=continues)
+
+
+@bp.post("/s/<path:rel>/-/context-edit")
+@writes_or_continues
+def write(rel: str):
+    """Write the edit at the node (in a continuation file when this one may not be written) and
+    show the context there."""
+    session = store().session(rel)
+    node, target, action = _form(session)
+    replacement = _replacement(session, target, action)
+    if session.read_only_reason:
+        mapping: dict[str, str] = {}
+        path = continue_in_new_session(session, node, mapping)
+        session, rel = Session.open(path), store().rel(path)
+        node, target = session.tree.active_leaf, mapping[target]
+    try:
+        written = session.append_context_edit(target, replacement, parent=node)
+    except InvalidWrite as exc:
+        abort(409, description=str(exc))
+    return redirect(url_for("sessions.session_page", rel=rel, node=written["id"], tab="context"), code=303)
