@@ -127,3 +127,14 @@ def test_a_file_we_may_not_write_gets_the_edit_in_a_continuation(app, tmp_path):
     assert edit.type == "context_edit" and copy.header["parentSession"] == str(path.resolve())
     assert copy.by_id[edit.get("targetId")].message == target.message
     assert len(build_context(copy, edit.id).messages) == len(build_context(tree, leaf).messages) - 1
+
+
+def test_the_transcript_marks_what_edits_changed_and_shows_system_messages(app, tmp_path):
+    session = Session.open(tmp_path / REL)
+    session.append_context_edit("t1", None, parent="a2")
+    edit = session.append_context_edit("u1", {"content": "read it"})
+    html = app.test_client().get(f"/s/{REL}/-/panel/transcript?node={edit['id']}", headers=HX).get_data(as_text=True)
+    text = " ".join(unescape(re.sub(r"<[^>]+>", " ", html)).split())
+    assert "edited for the model" in text and "omitted for the model its result t1" in text
+    assert "system prompt" in text and "tools added read" in text and "tools removed read" in text
+    assert "section date" in text and "Today is Monday." in text

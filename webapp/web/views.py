@@ -126,6 +126,9 @@ def context_view(tree: SessionTree, node_id: str, layout: GraphLayout) -> Contex
     for e in ctx.path:
         if e.id in in_ctx:
             state = {"state": "in-context"}
+        elif e.id in ctx.edits and ctx.edits[e.id].get("replacement", {}) is None:
+            edit = ctx.edits[e.id].id
+            state = {"state": "replaced", "by": dom_id(edit), "byLabel": f"omitted by context edit {short_id(edit)}"}
         elif e.id in ctx.replaced_by:
             comp = ctx.replaced_by[e.id]
             state = {"state": "replaced", "by": dom_id(comp), "byLabel": f"summarized by compaction {short_id(comp)}"}
