@@ -138,3 +138,11 @@ def test_the_transcript_marks_what_edits_changed_and_shows_system_messages(app, 
     assert "edited for the model" in text and "omitted for the model its result t1" in text
     assert "system prompt" in text and "tools added read" in text and "tools removed read" in text
     assert "section date" in text and "Today is Monday." in text
+
+
+def test_the_transcript_offers_the_same_edit_at_its_leaf(app, tmp_path):
+    html = app.test_client().get(f"/s/{REL}/-/panel/transcript?node=a2", headers=HX).get_data(as_text=True)
+    item = html[html.index('data-entry="u1"'):html.index('data-entry="a1"')]
+    assert "Edit what the model is sent…" in item and 'name="node" value="a2"' in item and ">read big.log</textarea>" in item
+    r = post(app, f"/s/{REL}/-/context-edit/preview", {"node": "a2", "target": "u1", "action": "replace", "text": "read it"}, **HX)
+    assert r.status_code == 200 and "read it" in r.get_data(as_text=True)

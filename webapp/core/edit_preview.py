@@ -35,6 +35,11 @@ def original_content(target: Entry):
     return target.get("content") if target.type == CUSTOM_MESSAGE else target.message.get("content")
 
 
+def held_text(target: Entry) -> str:
+    """The text of the target's content as the file holds it."""
+    return content_text(original_content(target))
+
+
 def sent_text(messages: list[dict]) -> str | None:
     """The text of an entry's messages as a person reads it; None when it sends none."""
     if not messages:
@@ -66,7 +71,7 @@ def preview_edit(tree: SessionTree, leaf_id: str | None, target_id: str, replace
     after = TokenCount(estimate + before.overhead, estimate + before.overhead, None, before.overhead)
     old = [m for m, s in zip(ctx.messages, ctx.sources) if s.id == target_id]
     return EditPreview(leaf_id, target, fields["replacement"], before, after,
-                       content_text(original_content(target)), sent_text(old), sent_text(new))
+                       held_text(target), sent_text(old), sent_text(new))
 
 
 @dataclass
@@ -88,6 +93,6 @@ def edited_entries(ctx: Context) -> list[EditedEntry]:
     for e in ctx.path:
         edit = ctx.edits.get(e.id)
         if edit is not None and e.type != CONTEXT_EDIT:
-            holds = content_text(original_content(e)) if e.type == CUSTOM_MESSAGE or e.message else ""
+            holds = held_text(e) if e.type == CUSTOM_MESSAGE or e.message else ""
             out.append(EditedEntry(e, edit, holds, sent_text(sent.get(e.id, []))))
     return out
