@@ -38,6 +38,7 @@ def test_omit_and_replace_from_the_context_tab_and_read_the_new_token_figures(tm
 
         user = page.locator('#context-panel li.cm[data-entry="u1"]')
         user.locator(".cm-replace > summary").click()
+        expect(user.locator("textarea[name=text]")).to_have_value("read big.log")  # the text sent now, to edit
         user.locator("textarea[name=text]").fill("Read big.log and say only how long it is.")
         user.get_by_role("button", name="Preview the edit").click()
         preview = user.locator(".edit-preview")

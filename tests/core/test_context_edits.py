@@ -110,3 +110,24 @@ def test_a_batch_refuses_a_bad_edit_and_writes_none_of_it(tmp_path):
                                 {"type": "context_edit", "targetId": ids["s"], "replacement": None}])
     assert session.storage.path.stat().st_size == size
     assert orjson.loads(session.storage.path.read_bytes().splitlines()[-1])["id"] == ids["a2"]
+
+
+def test_a_read_only_file_gets_a_continuation_only_for_an_edit_pi_accepts(tmp_path):
+    from webapp.core.edit_writes import write_context_edit
+
+    b = Builder(version=None)  # pi v1: read-only (SPEC §5c)
+    b.raw({"type": "message", "timestamp": "2025-01-01T00:00:01Z", "message": {"role": "user", "content": "hi"}})
+    b.raw({"type": "message", "timestamp": "2025-01-01T00:00:02Z",
+           "message": {"role": "assistant", "content": [{"type": "text", "text": "hello"}]}})
+    path = b.write(tmp_path / "old.jsonl")
+    session = Session.open(path)
+    leaf = session.tree.active_leaf
+    user, assistant = [e.id for e in session.tree.path(leaf)]
+    with pytest.raises(InvalidWrite, match="Context edit replacement must be null"):
+        write_context_edit(session, leaf, user, {"content": 42})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old.jsonl"]
+    written, continued = write_context_edit(session, leaf, assistant, {"content": "hi there"})
+    assert continued.parent == tmp_path and path.read_bytes() == b.data()
+    copy = Session.open(continued).tree
+    assert written["replacement"] == {"content": [{"type": "text", "text": "hi there"}]}
+    assert [m["content"] for m in build_context(copy, written["id"]).messages] == ["hi", "hi there"]

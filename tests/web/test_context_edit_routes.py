@@ -143,6 +143,17 @@ def test_the_transcript_marks_what_edits_changed_and_shows_system_messages(app, 
 def test_the_transcript_offers_the_same_edit_at_its_leaf(app, tmp_path):
     html = app.test_client().get(f"/s/{REL}/-/panel/transcript?node=a2", headers=HX).get_data(as_text=True)
     item = html[html.index('data-entry="u1"'):html.index('data-entry="a1"')]
-    assert "Edit what the model is sent…" in item and 'name="node" value="a2"' in item and ">read big.log</textarea>" in item
+    assert "Edit what the model is sent…" in item and 'name="node" value="a2"' in item and "Send other text…" in item
+    form = re.search(r'hx-get="([^"]*context-edit/form[^"]*)"', item)[1]
+    form = app.test_client().get(unescape(form), headers=HX).get_data(as_text=True)
+    assert ">read big.log</textarea>" in form and 'hx-target="#t-edit-' in form
     r = post(app, f"/s/{REL}/-/context-edit/preview", {"node": "a2", "target": "u1", "action": "replace", "text": "read it"}, **HX)
     assert r.status_code == 200 and "read it" in r.get_data(as_text=True)
+
+
+def test_without_javascript_the_replacement_form_and_its_preview_are_pages(app):
+    client = app.test_client()
+    page = client.get(f"/s/{REL}/-/context-edit/form?node=a2&target=u1").get_data(as_text=True)
+    assert "<html" in page and ">read big.log</textarea>" in page and "hx-post" not in page.split("<main")[-1]
+    r = post(app, f"/s/{REL}/-/context-edit/preview", {"node": "a2", "target": "u1", "action": "replace", "text": "x"})
+    assert r.status_code == 200 and "<html" in r.get_data(as_text=True) and "Write this edit" in r.get_data(as_text=True)

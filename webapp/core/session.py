@@ -313,6 +313,12 @@ class Session:
         where pi's `appendContextEdit` refuses it; written as pi writes it."""
         return self.append_entry({"type": CONTEXT_EDIT, "targetId": target_id, "replacement": replacement}, parent)
 
+    def check_edit(self, leaf_id: str | None, target_id: str, replacement) -> dict:
+        """The context edit as it would be written at `leaf_id`, or InvalidWrite (pi's words)."""
+        fields = {"type": CONTEXT_EDIT, "targetId": target_id, "replacement": replacement}
+        validate_fields(fields)
+        return check_edit(self.tree, leaf_id, fields)
+
     def append_model_change(self, provider: str | None, model_id: str, parent=ACTIVE) -> dict:
         if not model_id:
             raise InvalidWrite("a model change needs a model id")

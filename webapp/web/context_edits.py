@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from flask import Blueprint, abort, redirect, render_template, request, url_for
 
-from ..core.continuation import continue_in_new_session
-from ..core.edit_preview import original_content, preview_edit
+from ..core.context import build_context
+from ..core.edit_preview import held_text, original_content, preview_edit
+from ..core.entries import content_text
+from ..core.edit_writes import write_context_edit
 from ..core.errors import InvalidWrite, SessionError
 from ..core.session import Session
 from .current import is_fragment, store
@@ -47,6 +49,24 @@ def _replacement(session: Session, target: str, action: str):
     return {"content": request.form.get("text", "").replace("\r\n", "\n")}
 
 
+@bp.get("/s/<path:rel>/-/context-edit/form")
+def form(rel: str):
+    """The replacement form for an entry, its text the model is sent now to start from."""
+    session = store().session(rel)
+    node, target = request.args.get("node") or None, request.args.get("target", "")
+    try:
+        entry = session.entry(target)
+        ctx = build_context(session.tree, node)
+    except SessionError as exc:
+        abort(404, description=str(exc))
+    sent = [m.get("content") for m, s in zip(ctx.messages, ctx.sources) if s.id == entry.id]
+    now = "\n".join(c if isinstance(c, str) else content_text(c) for c in sent if c) if sent else held_text(entry)
+    slot = request.args.get("slot", "")
+    template = "partials/_context_edit_form.html" if is_fragment() else "context_edit.html"
+    return render_template(template, rel=rel, node=node, target=entry, now=now, p=None,
+                           slot=slot if slot.replace("-", "").isalnum() else "edit-form")
+
+
 @bp.post("/s/<path:rel>/-/context-edit/preview")
 @computes_only
 def preview(rel: str):
@@ -71,14 +91,9 @@ def write(rel: str):
     show the context there."""
     session = store().session(rel)
     node, target, action = _form(session)
-    replacement = _replacement(session, target, action)
-    if session.read_only_reason:
-        mapping: dict[str, str] = {}
-        path = continue_in_new_session(session, node, mapping)
-        session, rel = Session.open(path), store().rel(path)
-        node, target = session.tree.active_leaf, mapping[target]
     try:
-        written = session.append_context_edit(target, replacement, parent=node)
+        written, continued = write_context_edit(session, node, target, _replacement(session, target, action))
     except InvalidWrite as exc:
         abort(409, description=str(exc))
+    rel = store().rel(continued) if continued is not None else rel
     return redirect(url_for("sessions.session_page", rel=rel, node=written["id"], tab="context"), code=303)
