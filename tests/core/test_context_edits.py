@@ -131,3 +131,19 @@ def test_a_read_only_file_gets_a_continuation_only_for_an_edit_pi_accepts(tmp_pa
     copy = Session.open(continued).tree
     assert written["replacement"] == {"content": [{"type": "text", "text": "hi there"}]}
     assert [m["content"] for m in build_context(copy, written["id"]).messages] == ["hi", "hi there"]
+
+
+def test_an_edit_of_an_entry_a_compaction_summarized_is_not_shown_as_in_force():
+    from webapp.core.edit_preview import edited_entries
+
+    b = Builder()
+    u = b.user("old question")
+    b.assistant("old answer")
+    kept = b.user("new question")
+    b.add("compaction", summary="s", firstKeptEntryId=kept, tokensBefore=10)
+    late = b.add("context_edit", targetId=u, replacement=None)  # pi writes it: u is on the branch
+    early = b.add("context_edit", parent=kept, targetId=u, replacement=None)
+    tree = Session.in_memory(b.data()).tree
+    assert [x.target.id for x in edited_entries(build_context(tree, early))] == [u]
+    ctx = build_context(tree, late)
+    assert u in ctx.edits and edited_entries(ctx) == []  # summarized: the edit changes nothing

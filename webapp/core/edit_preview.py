@@ -92,7 +92,7 @@ def edited_entries(ctx: Context) -> list[EditedEntry]:
     out = []
     for e in ctx.path:
         edit = ctx.edits.get(e.id)
-        if edit is not None and e.type != CONTEXT_EDIT:
+        if edit is not None and e.type != CONTEXT_EDIT and e.id not in ctx.replaced_by:  # (summarized: no effect)
             holds = held_text(e) if e.type == CUSTOM_MESSAGE or e.message else ""
             out.append(EditedEntry(e, edit, holds, sent_text(sent.get(e.id, []))))
     return out

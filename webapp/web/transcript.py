@@ -11,6 +11,7 @@ from flask import Blueprint, abort, redirect, render_template, request, url_for
 from markupsafe import Markup
 
 from ..core.context import build_context
+from ..core.edit_preview import edited_entries
 from ..core.entries import CONTEXT_EDIT, Entry, content_blocks
 from ..core.subagents import starts_under
 from ..core.transcript import (
@@ -159,8 +160,7 @@ def edit_marks(tree: SessionTree, t: Transcript) -> dict[str, tuple[str, str]]:
     if not any(e.type == CONTEXT_EDIT for e in t.path):
         return {}
     ctx = build_context(tree, t.leaf)
-    return {target: ("omitted" if edit.get("replacement", {}) is None else "edited", edit.id)
-            for target, edit in ctx.edits.items()}
+    return {x.target.id: ("omitted" if x.sent is None else "edited", x.edit.id) for x in edited_entries(ctx)}
 
 
 def transcript_params(t: Transcript, **extra) -> dict:
