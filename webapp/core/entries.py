@@ -650,7 +650,9 @@ def entry_text(entry: Entry) -> str:
             return f"$ {msg.get('command', '')}"
         text = content_text(msg.get("content"), " ")
         if entry.role == "system" and not text.strip():
-            return "system: " + ", ".join(f"{k}" for k in ("sections", "toolsAdded", "toolsRemoved") if msg.get(k))
+            changed = [w for k, w in (("sections", "sections"), ("toolsAdded", "tools added"),
+                                      ("toolsRemoved", "tools removed")) if msg.get(k)]
+            return "changes " + ", ".join(changed) if changed else ""
         if not text.strip():
             calls = [str(c.get("name", "?")) for c in tool_calls(entry)]
             if calls:
