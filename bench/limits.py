@@ -41,6 +41,7 @@ from werkzeug.serving import make_server  # noqa: E402
 from tests.fake_llm import start_fake_llm  # noqa: E402
 from webapp.model.llm import ModelConfig, model_identity  # noqa: E402
 from webapp.web.app import create_app  # noqa: E402
+from webapp.web.auth import owner  # noqa: E402
 
 GOAL = 0.3  # seconds: a small page while the hostile work runs
 SMALL_ASKS = 15
@@ -92,6 +93,7 @@ class Server:
     def __init__(self, root: Path, config: ModelConfig):
         self.app = create_app(root, MODEL_CONFIG=config, ALLOW_SANDBOX=True, CORPUS_DB=root.parent / "c.duckdb")
         self.token = self.app.config["CSRF_TOKEN"]
+        self.auth = {"Authorization": f"token {owner(self.app).token}"}  # (the pages asked as their owner)
         self.server = make_server("127.0.0.1", 0, self.app, threaded=True)
         self.port = self.server.server_port
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
@@ -100,7 +102,7 @@ class Server:
         """(status, seconds, bytes) of one request."""
         con = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
         body = urllib.parse.urlencode({**form, "csrf_token": self.token}) if form is not None else None
-        headers = {"Content-Type": "application/x-www-form-urlencoded"} if body else {}
+        headers = {**self.auth, **({"Content-Type": "application/x-www-form-urlencoded"} if body else {})}
         began = time.perf_counter()
         con.request(method, path, body=body, headers=headers)
         response = con.getresponse()
