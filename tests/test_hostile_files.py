@@ -1,11 +1,13 @@
 """Hostile session files: one file per kind of hostile content, plus a fuzzer
 over field types; EVERY view of the app (its GET routes, enumerated from the URL map, with and
-without htmx) answers each with a status below 500, and EVERY command of the CLI (enumerated from
-its parser) exits 0, 1 or 2 without a traceback."""
+without htmx; each at an entry drawn from the run's seed, tests/sweep.py) answers each with a
+status below 500, and EVERY command of the CLI (enumerated from its parser) exits 0, 1 or 2
+without a traceback."""
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import io
 import json
 import sys
@@ -15,9 +17,10 @@ from urllib.parse import quote
 
 import orjson
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
+from tests import sweep
 from tests.conftest import Builder
 from webapp import cli
 from webapp.core.session import Session
@@ -118,13 +121,17 @@ def entry_ids(path: Path) -> list[str]:
     return list(dict.fromkeys(picked))
 
 
-def view_urls(app, rel: str, path: Path) -> list[str]:
-    """Every GET view of the app for this session, for a few of its entries."""
+HTMX_OR_NOT = ({}, {"HX-Request": "true"})
+
+
+def view_classes(app, rel: str, path: Path) -> dict[tuple[str, bool], list[str]]:
+    """Every GET view of the app for this session, by class: a route (its path arguments filled
+    in) asked as a page or as htmx's fragment; a class's members ask about different entries."""
     ids = entry_ids(path)
     tree = Session.open(path).tree
     leaves = tree.leaves()[:3]
     bad = tree.bad_lines[0].line if tree.bad_lines else 1
-    urls = []
+    classes: dict[tuple[str, bool], list[str]] = {}
     for rule in app.url_map.iter_rules():
         if "GET" not in rule.methods or rule.endpoint in SKIPPED_ENDPOINTS:
             continue
@@ -138,24 +145,31 @@ def view_urls(app, rel: str, path: Path) -> list[str]:
             path_part = rule.rule.replace("<path:rel>", quote(rel))
             for a, v in combo.items():
                 path_part = path_part.replace(f"<{a}>", v)
+            urls = []
             for node in ids or [""]:
                 q = {"node": node, "id": node, "ids": ",".join(leaves), "tip": leaves[0] if leaves else "",
                      "start": node, "i": "0", "line": str(bad), "offset": "0"}
                 urls.append(path_part + "?" + "&".join(f"{k}={quote(v, safe='')}" for k, v in q.items()))
                 if not rule.arguments:
                     break
-    return urls
+            for htmx in (False, True):
+                classes[(path_part, htmx)] = urls
+    return classes
 
 
-def check_views(root: Path, name: str) -> None:
+def check_views(root: Path, name: str, key: str | None = None) -> None:
+    """Every class of view once, each at an entry drawn from the run's seed (tests/sweep.py, by
+    `key`, the file's name unless given): the views of one class differ only in the entry they
+    show, and over runs every entry is shown."""
     app = create_app(root)
     client = app.test_client()
     path = root / f"{name}.jsonl"
     assert client.get("/").status_code < 500
-    for url in view_urls(app, f"{name}.jsonl", path):
-        for headers in ({}, {"HX-Request": "true"}):
-            r = client.get(url, headers=headers)
-            assert r.status_code < 500, (name, url, headers, r.get_data(as_text=True)[-400:])
+    for (route, htmx), urls in view_classes(app, f"{name}.jsonl", path).items():
+        url = sweep.pick(urls, key or name, route, htmx)
+        headers = HTMX_OR_NOT[htmx]
+        r = client.get(url, headers=headers)
+        assert r.status_code < 500, (name, url, headers, sweep.repeat_with(), r.get_data(as_text=True)[-400:])
 
 
 def commands() -> dict[str, argparse.ArgumentParser]:
@@ -252,9 +266,10 @@ def any_json(value) -> bytes:
 
 
 # No shrinking: every example runs every view, so shrinking a failure takes longer than the suite;
-# the example as found is reported. Derandomized: every run tries the same examples, so a red suite
-# means the code changed, not the dice.
-@settings(max_examples=30, deadline=None, derandomize=True, phases=[Phase.explicit, Phase.reuse, Phase.generate], suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+# the example as found is reported. The examples are drawn from the run's seed (tests/sweep.py):
+# other examples each run, and a red run's examples come back with its SWEEP_SEED.
+@settings(max_examples=30, deadline=None, phases=[Phase.explicit, Phase.reuse, Phase.generate], suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@seed(sweep.seed())
 @given(entries=st.lists(ENTRY, min_size=1, max_size=3))
 def test_fuzzed_field_types_never_make_a_500_or_a_traceback(tmp_path_factory, monkeypatch, entries):
     root = tmp_path_factory.mktemp("fuzz")
@@ -263,7 +278,7 @@ def test_fuzzed_field_types_never_make_a_500_or_a_traceback(tmp_path_factory, mo
         header, rest = data.split(b"\n", 1)
         data = any_json({**orjson.loads(header), "type": entries[0]["type"]}) + b"\n" + rest
     (root / "fuzz.jsonl").write_bytes(data)
-    check_views(root, "fuzz")
+    check_views(root, "fuzz", key=hashlib.sha256(data).hexdigest())
     check_cli(root / "fuzz.jsonl", monkeypatch)
 
 
