@@ -82,11 +82,11 @@ def test_the_servers_sql_answers_only_with_the_token_it_wrote(server):
     for headers in ({}, {"Authorization": f"token not-{token}"}, {"X-Session-Tree-Token": token},
                     {"Cookie": cookie + token}):  # (a browser's cookie is not the CLI's token either)
         with pytest.raises(urllib.error.HTTPError) as refused:
-            urllib.request.urlopen(urllib.request.Request(ask, headers=headers), timeout=10)
+            urllib.request.urlopen(urllib.request.Request(ask, headers=headers), timeout=60)
         assert refused.value.code == 401
         assert "only with the token it wrote beside its index" in json.load(refused.value)["error"]
     with urllib.request.urlopen(urllib.request.Request(ask, headers={"Authorization": f"token {token}"}),
-                                timeout=10) as got:
+                                timeout=60) as got:
         assert json.load(got) == {"output": "1\n1\n", "truncated": False, "over_bytes": False}
 
 
