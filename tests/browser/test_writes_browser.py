@@ -21,13 +21,13 @@ EDITED_ORIGINAL = "019cadd4-11fc-768e-9ae0-a30dfef64997"  # a user message
 
 @pytest.fixture
 def server(sessions_root, model_server):
-    return model_server(sessions_root, timeout=3)
+    return model_server(sessions_root)
 
 
 def reply_written(page, text):
     """The reply streamed in, was appended, and the panel now shows it as a node of its own
     (the composer goes away when the panel reloads after the write)."""
-    expect(page.locator("#fork-form")).to_have_count(0, timeout=10000)
+    expect(page.locator("#fork-form")).to_have_count(0)
     expect(page.locator("#node-panel .entry-body")).to_contain_text(text)
 
 
@@ -82,7 +82,7 @@ def test_compact_with_an_edited_summary(server, llm_server, page):
     page.click("#context-meter")
     expect(page.locator("#compact-panel")).to_be_visible()
     expect(page).to_have_url(re.compile(r"collapse=auto.*tab=compact|tab=compact.*collapse=auto"))
-    expect(page.locator("#graph g.node.cp-cut")).to_have_id(re.compile(r"^e-"), timeout=15000)  # its fold opened
+    expect(page.locator("#graph g.node.cp-cut")).to_have_id(re.compile(r"^e-"))  # its fold opened
     compactions_before = page.locator("#graph g.node.t-compaction").count()
     panel = page.locator("#compact-panel")
     expect(panel).to_be_visible()
@@ -98,7 +98,7 @@ def test_compact_with_an_edited_summary(server, llm_server, page):
     summary.fill("EDITED BY A PERSON: rounding is fixed, currency option done.")
     page.click("#compact-form button:has-text('Commit the compaction')")
     context = page.locator("#context-panel")
-    expect(context).to_be_visible(timeout=10000)
+    expect(context).to_be_visible()
     expect(context.locator(".cm").first).to_contain_text("EDITED BY A PERSON")
     expect(page.locator("#graph g.node.t-compaction")).to_have_count(compactions_before + 1)
     expect(page.locator("#graph g.node.ctx-replaced").first).to_be_visible()
@@ -119,7 +119,7 @@ def test_a_model_error_is_shown_and_nothing_partial_is_written(server, llm_serve
     page.fill("#fork-form textarea[name=message]", "Now add a changelog entry")
     page.click("#fork-form button:has-text('Send')")
     status = page.locator("#fork-form .form-status")
-    expect(status).to_contain_text("refused the API key", timeout=10000)
+    expect(status).to_contain_text("refused the API key")
     expect(status).to_have_class(re.compile("error"))
     tree = tree_of(server)
     new = tree.entries[len(before.entries):]
@@ -135,7 +135,7 @@ def test_a_model_error_is_shown_and_nothing_partial_is_written(server, llm_serve
 
 def test_a_second_reply_from_the_same_model_records_no_other_model_change(sessions_root, llm_server, page):
     """A bare model name behind --api-base answers as openai/<name>: one model_change, not one a turn."""
-    config = ModelConfig("test-model", api_base=llm_server.api_base, api_key="dummy", timeout=3)
+    config = ModelConfig("test-model", api_base=llm_server.api_base, api_key="dummy")
     server = LiveServer(sessions_root, {"MODEL_CONFIG": config})
     page.goto(server.url + server.rel(RICH))
     for text in ("First question", "Second question"):
