@@ -80,63 +80,42 @@ def _leaf(session: Session, leaf: str | None) -> str | None:
 
 
 def _agent_folders(args) -> tuple[Path, list[str]]:
-    """The folder to list and the sessions folders under it: ROOT as it is, or (no ROOT, or
-    --pi/--claude/--codex) the agents' usual folders under the home folder that exist."""
-    from .core.catalog import USUAL_PLACES, agent_places, usual_places
+    """The folder to list and the sessions folders under it: ROOT as it is, or (no ROOT, or an
+    agent's flag such as --claude) the agents' sessions folders for the home folder that exist."""
+    from .agents import agents
+    from .agents.places import agent_places, home_places
 
-    chosen = [s for s in USUAL_PLACES if getattr(args, s.replace("-", "_"), False)]
+    chosen = [a for a in agents() if getattr(args, a.option, False)]
     if args.root is not None and not chosen:
         return args.root, agent_places(args.root)  # a folder holding the agents' folders: as the home is
-    home = Path.home()
-    places = usual_places(home, chosen or tuple(USUAL_PLACES))
-    if not places:
-        wanted = ", ".join("~/" + "/".join(USUAL_PLACES[s]) for s in chosen or USUAL_PLACES)
-        raise SessionError(f"no sessions folder found (looked for {wanted}); name a ROOT")
-    return home, places
+    return home_places(Path.home(), chosen)
 
 
 def cmd_ls(args) -> int:
+    from .agents.places import discover, skipped_note
     from .core.catalog import summarize_session
-    from .core.storage import discover
 
-    rows = []
+    rows, skipped = [], []
     root, within = _agent_folders(args)
-    for path in discover(root, within):
+    for path in discover(root, within, skipped):
         try:
             rows.append({**summarize_session(path).as_dict(), "path": path_text(path)})
         except (OSError, SessionError) as exc:
             rows.append({"path": path_text(path), "error": escape_controls(str(exc))})
     print_listing(rows, args.json)
+    if skipped:
+        print(f"session-tree: {escape_controls(skipped_note(skipped))}", file=sys.stderr)
     return 0
 
 
 def cmd_show(args) -> int:
-    if args.json:
-        from .core.outline import outline_json
+    from .core.outline import outline_json, outline_text
 
+    if args.json:
         print_json_pieces(outline_json(args.file, {"path": path_text(args.file)}))
         return 0
-    from .core.session import Session
-
-    session = Session.open_outline(args.file)  # (it reads no token estimates)
-    tree = session.tree
-    header = tree.header or {}
-    version = f"format {tree.format}" if tree.format != "unknown" else "no session header"
-    print(f"session   {header.get('id', '-')}  ({version})")
-    print(f"name      {tree.name or '-'}")
-    print(f"cwd       {header.get('cwd', '-')}")
-    print(f"created   {header.get('timestamp', '-')}")
-    print("entries   " + (", ".join(f"{k} {v}" for k, v in sorted(tree.counts_by_type().items())) or "none"))
-    print(f"roots     {', '.join(tree.roots) or '-'}")
-    print(f"orphans   {', '.join(tree.orphans) or '-'}")
-    print(f"leaves    {', '.join(tree.leaves()) or '-'}")
-    print(f"active    {tree.active_leaf or '(empty conversation)'}")
-    for target, label in tree.labels.items():
-        print(f"label     {target}: {label}")
-    problems = tree.all_problems()
-    print(f"problems  {len(problems)}")
-    for p in problems:
-        print(f"  {p.where}: {p.kind}: {p.message}")
+    for line in outline_text(args.file):
+        print(line)
     return 0
 
 
@@ -413,7 +392,7 @@ def cmd_regenerate(args) -> int:
 
 
 def cmd_serve(args) -> int:
-    from .core.catalog import usual_places
+    from .agents.places import usual_places
     from .web.app import serve  # Flask only when serving
 
     root, within = args.root, ()
@@ -474,10 +453,11 @@ def _ls_command(command) -> None:
                  file=False)
     sp.add_argument("root", metavar="ROOT", type=Path, nargs="?")
     sp.add_argument("--json", action="store_true")
-    sp.add_argument("--pi", action="store_true", help="pi's sessions: ~/.pi/agent/sessions")
-    sp.add_argument("--claude", dest="claude_code", action="store_true",
-                    help="Claude Code's sessions: ~/.claude/projects")
-    sp.add_argument("--codex", action="store_true", help="Codex's sessions: ~/.codex/sessions")
+    from .agents import agents
+
+    for agent in agents():  # --pi, --claude, --codex
+        sp.add_argument(f"--{agent.flag}", dest=agent.option, action="store_true",
+                        help=f"{agent.title}'s sessions: ~/{'/'.join(agent.home_folder)}")
 
 
 # The commands whose parser is built alone (`build_parser`'s `running`): `show`, and the corpus

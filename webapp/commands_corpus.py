@@ -8,6 +8,7 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 
+from .agents import agents
 from .cli_input import seconds
 from .cli_output import path_text, print_listing
 from .core.errors import SessionError
@@ -112,9 +113,9 @@ def cmd_ls_indexed(args) -> int:
     from .corpus.listing import list_sessions
     from .corpus.text import text_path
 
-    chosen = [a for a in ("pi", "claude_code", "codex") if getattr(args, a, False)]
-    if chosen:
-        raise SessionError("ls --index lists a ROOT (or the home folder): --pi, --claude and --codex list the files")
+    flags = [f"--{a.flag}" for a in agents()]
+    if any(getattr(args, a.option, False) for a in agents()):
+        raise SessionError(f"ls --index lists a ROOT (or the home folder): {', '.join(flags[:-1])} and {flags[-1]} list the files")
     asked = args.root or Path.home()
     root = asked.resolve()
     if not root.is_dir():

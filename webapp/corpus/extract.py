@@ -18,8 +18,9 @@ from pathlib import Path
 
 import orjson
 
+from ..agents import source_of
 from ..core.audit import audit_entry
-from ..core.catalog import first_message_preview, source_of
+from ..core.catalog import first_message_preview
 from ..core.entries import (BRANCH_SUMMARY, COMPACTION, MESSAGE, MODEL_CHANGE, Entry, as_key,
                             parse_time)
 from ..core.bodies import Bodies
