@@ -11,33 +11,37 @@ every command, a reader only when a file of that agent is opened.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 
 # What a tool call does, whichever agent's tool made it (`core/formats/tools.py` reads them).
 READ, EDIT, WRITE, BASH, OTHER = "read", "edit", "write", "bash", "other"
 
+# (Plain classes, not dataclasses: every command loads these at start-up, and making the three
+# dataclasses cost 13 M instructions, 2% of `show --json` of 10,000 entries, timed as a whole
+# process by bench/show_json.py.)
 
-@dataclass(frozen=True)
+
 class FileTool:
     """A tool that reads or changes one file: its kind (READ, EDIT, WRITE), the argument naming the
-    file (the first of these present), an edit's replaced and new text, a write's content."""
+    file (the first of `path` present), an edit's replaced and new text, a write's content."""
 
-    kind: str
-    path: tuple[str, ...]
-    edit: tuple[str, str] | None = None
-    content: str | None = None
+    __slots__ = ("kind", "path", "edit", "content")
+
+    def __init__(self, kind: str, path: tuple[str, ...], edit: tuple[str, str] | None = None,
+                 content: str | None = None) -> None:
+        self.kind, self.path, self.edit, self.content = kind, path, edit, content
 
 
-@dataclass(frozen=True)
 class Tools:
     """An agent's tool names, by what they do: `files` (name -> FileTool), `shells` (name -> the
     argument holding the command, a string or a list of words), `patches` (names whose `input` or
     `patch` argument is an apply_patch text)."""
 
-    files: Mapping[str, FileTool] = field(default_factory=dict)
-    shells: Mapping[str, str] = field(default_factory=dict)
-    patches: frozenset[str] = frozenset()
+    __slots__ = ("files", "shells", "patches")
+
+    def __init__(self, files: Mapping[str, FileTool] | None = None, shells: Mapping[str, str] | None = None,
+                 patches: frozenset[str] = frozenset()) -> None:
+        self.files, self.shells, self.patches = files or {}, shells or {}, patches
 
 
 def another_agents_file(title: str) -> Callable[[str], str]:
@@ -45,27 +49,39 @@ def another_agents_file(title: str) -> Callable[[str], str]:
     return lambda fmt: f"is a {title} session, another agent's file that session-tree only reads"
 
 
-@dataclass(frozen=True)
 class Agent:
-    """An agent whose session files session-tree reads (see the module's docstring)."""
+    """An agent whose session files session-tree reads (see the module's docstring).
 
-    name: str  # its files' format (`SessionLog.format`) and the listing's `agent` value
-    title: str  # as pages and listings say it
-    flag: str  # the `ls` option that lists its folder alone: --<flag>
-    home_folder: tuple[str, ...]  # its sessions folder under a home folder
-    depth: int  # how many folders below its sessions folder its session files lie, at most
-    recognises: Callable[[dict], bool]  # whether a file whose first readable line is this is its
-    reader: Callable[[], type]  # its reader class (imported when a file of its is opened)
-    # Why a file in `fmt` (one of its formats) is not written, in words that follow its name;
-    # None for a file session-tree writes (SPEC §5c).
-    why_read_only: Callable[[str], str | None]
-    tools: Tools = Tools()
-    # Folders among its sessions that hold none (files read with a session, its own data): never
-    # searched for sessions, and not said to be skipped.
-    not_sessions: frozenset[str] = frozenset()
-    # Where its sessions are for a home folder, when more than `home_folder` decides it (pi's
-    # environment variable and setting); None: `home / home_folder`.
-    find_folder: Callable[[Path], Path] | None = None
+    - `name`: its files' format (`SessionLog.format`) and the listing's `agent` value;
+    - `title`: as pages and listings say it; `flag`: the `ls` option that lists its folder alone;
+    - `home_folder`: its sessions folder under a home folder; `depth`: how many folders below it
+      its session files lie, at most;
+    - `recognises(first)`: whether a file whose first readable line is `first` is its;
+    - `reader()`: its reader class (imported when a file of its is opened);
+    - `why_read_only(fmt)`: why a file in `fmt` (one of its formats) is not written, in words that
+      follow the file's name; None for a file session-tree writes (SPEC §5c);
+    - `tools`: its tool names;
+    - `not_sessions`: folders among its sessions that hold none (files read with a session, its
+      own data): never searched for sessions, and not said to be skipped;
+    - `find_folder(home)`: where its sessions are, when more than `home_folder` decides it (pi's
+      environment variable and setting); None: `home / home_folder`.
+    """
+
+    __slots__ = ("name", "title", "flag", "home_folder", "depth", "recognises", "reader", "why_read_only",
+                 "tools", "not_sessions", "find_folder")
+
+    def __init__(self, *, name: str, title: str, flag: str, home_folder: tuple[str, ...], depth: int,
+                 recognises: Callable[[dict], bool], reader: Callable[[], type],
+                 why_read_only: Callable[[str], str | None], tools: Tools | None = None,
+                 not_sessions: frozenset[str] = frozenset(),
+                 find_folder: Callable[[Path], Path] | None = None) -> None:
+        self.name, self.title, self.flag, self.home_folder, self.depth = name, title, flag, home_folder, depth
+        self.recognises, self.reader, self.why_read_only = recognises, reader, why_read_only
+        self.tools = tools or Tools()
+        self.not_sessions, self.find_folder = not_sessions, find_folder
+
+    def __repr__(self) -> str:
+        return f"Agent({self.name!r})"
 
     @property
     def option(self) -> str:
