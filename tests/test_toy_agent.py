@@ -38,8 +38,7 @@ def home(tmp_path, monkeypatch, toy):
     log.parent.mkdir(parents=True)
     log.write_bytes(toy_log(("me", "Which file holds the totals?"), ("did", "totals.csv"), ("it", "totals.csv, line 3.")))
     monkeypatch.setenv("HOME", str(home))
-    for variable in ("PI_CODING_AGENT_SESSION_DIR", "PI_CODING_AGENT_DIR", "SESSION_TREE_ROOT"):
-        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.delenv("SESSION_TREE_ROOT", raising=False)
     return home
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import orjson
 from flask import Blueprint, abort, current_app, render_template, request, url_for
 
+from ..agents import places
 from ..core.outcome import STATUSES
 from ..core.storage import fs_name, url_name
 from ..corpus.text import text_path
@@ -84,6 +85,16 @@ def listing(store, query: str, page: int) -> tuple[Listing, object] | None:
     got = list_sessions(service.index.cursor(), text_path(service.index.path), store.root, query, page)
     got.rows = [(_rel(store, f), s, e) for f, s, e in got.rows]
     return got, progress
+
+
+def skipped_note(store) -> str | None:
+    """What the index page says of the folders under the root that the listing did not search
+    (deeper than their agents keep sessions), if any: those of the walk `store.list` just made,
+    or, with an index, of a walk made again only after each build (the index's own walk finds the
+    files)."""
+    service = corpus()
+    skipped = store.skipped if service is None else service.memo("skipped", store.skipped_folders)
+    return places.skipped_note(skipped) if skipped else None
 
 
 def _rel(store, file: str) -> str:

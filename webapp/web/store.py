@@ -162,6 +162,12 @@ class SessionStore:
             out.append(path)
         return out
 
+    def skipped_folders(self) -> list[str]:
+        """The folders a listing does not search, relative to the root (`files` leaves them in
+        `skipped`)."""
+        self.files()
+        return self.skipped
+
     def list(self) -> list[tuple[str, SessionSummary | None, str | None]]:
         """(rel path, summary, error) for every session under the root, summaries cached."""
         out = []
