@@ -47,13 +47,9 @@ class ToyReader(ReadOnlyReader):
 
 
 TOY = Agent(
-    name="toy",
-    title="Toy",
-    flag="toy",
-    home_folder=(".toy", "logs"),
-    depth=0,
-    recognises=lambda first: first.get("toy") == "log",
-    reader=lambda: ToyReader,
+    name="toy", title="Toy", flag="toy",
+    home_folder=(".toy", "logs"), depth=0,
+    recognises=lambda first: first.get("toy") == "log", reader=lambda: ToyReader,
     why_read_only=lambda fmt: WHY,
     tools=Tools(files={"peek": FileTool(READ, ("file",))}, shells={"run": "cmd"}),
 )

@@ -11,6 +11,7 @@ every command, a reader only when a file of that agent is opened.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from importlib import import_module
 from pathlib import Path
 
 # What a tool call does, whichever agent's tool made it (`core/formats/tools.py` reads them).
@@ -42,6 +43,13 @@ class Tools:
     def __init__(self, files: Mapping[str, FileTool] | None = None, shells: Mapping[str, str] | None = None,
                  patches: frozenset[str] = frozenset()) -> None:
         self.files, self.shells, self.patches = files or {}, shells or {}, patches
+
+
+def reader_of(room: str, name: str) -> Callable[[], type]:
+    """The reader class `name` of the room (package) `room`, from its `reader` module, imported
+    when a file of that agent is first opened: a command that reads only pi files never loads the
+    other agents' readers."""
+    return lambda: getattr(import_module(f"{room}.reader"), name)
 
 
 def another_agents_file(title: str) -> Callable[[str], str]:

@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from ..agent import EDIT, READ, WRITE, Agent, FileTool, Tools, another_agents_file
+from ..agent import EDIT, READ, WRITE, Agent, FileTool, Tools, another_agents_file, reader_of
 
 # Lines that describe the session rather than continue it (never nodes, even with a uuid).
 METADATA_TYPES = frozenset({
@@ -27,20 +27,10 @@ def is_claude_line(obj: dict) -> bool:
     return obj.get("type") in ("summary", "file-history-snapshot") and "payload" not in obj
 
 
-def _reader() -> type:
-    from .reader import ClaudeReader  # (a command that reads a pi file does not load it)
-
-    return ClaudeReader
-
-
 CLAUDE_CODE = Agent(
-    name="claude-code",
-    title="Claude Code",
-    flag="claude",
-    home_folder=(".claude", "projects"),
-    depth=1,  # <project>/
-    recognises=is_claude_line,
-    reader=_reader,
+    name="claude-code", title="Claude Code", flag="claude",
+    home_folder=(".claude", "projects"), depth=1,  # <project>/
+    recognises=is_claude_line, reader=reader_of(__name__, "ClaudeReader"),
     why_read_only=another_agents_file("Claude Code"),
     tools=Tools(
         files={

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from ..agent import READ, Agent, FileTool, Tools, another_agents_file
+from ..agent import READ, Agent, FileTool, Tools, another_agents_file, reader_of
 
 LINE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 
@@ -16,20 +16,10 @@ def is_codex_line(obj: dict) -> bool:
     return obj.get("type") in LINE_TYPES and isinstance(obj.get("payload"), dict)
 
 
-def _reader() -> type:
-    from .reader import CodexReader  # (a command that reads a pi file does not load it)
-
-    return CodexReader
-
-
 CODEX = Agent(
-    name="codex",
-    title="Codex",
-    flag="codex",
-    home_folder=(".codex", "sessions"),
-    depth=3,  # YYYY/MM/DD/
-    recognises=is_codex_line,
-    reader=_reader,
+    name="codex", title="Codex", flag="codex",
+    home_folder=(".codex", "sessions"), depth=3,  # YYYY/MM/DD/
+    recognises=is_codex_line, reader=reader_of(__name__, "CodexReader"),
     why_read_only=another_agents_file("Codex"),
     tools=Tools(
         files={"read_file": FileTool(READ, ("path", "file_path")), "view_image": FileTool(READ, ("path",))},

@@ -84,13 +84,9 @@ def sessions_folder(home: Path) -> Path:
 
 
 PI = Agent(
-    name="pi",
-    title="pi",
-    flag="pi",
-    home_folder=(".pi", "agent", "sessions"),
-    depth=1,  # --<cwd>--/
-    recognises=recognises,
-    reader=lambda: PiReader,
+    name="pi", title="pi", flag="pi",
+    home_folder=(".pi", "agent", "sessions"), depth=1,  # --<cwd>--/
+    recognises=recognises, reader=lambda: PiReader,  # (every command reads pi files: loaded at once)
     why_read_only=why_read_only,
     tools=Tools(
         files={  # (early versions said file_path)
