@@ -10,7 +10,7 @@ import pytest
 
 from tests.test_cli import run
 from tests.toy_agent import TOY, WHY, toy_log
-from webapp import agents
+from webapp.core import agents
 from webapp.cli import _parser
 from webapp.core.errors import ReadOnlySession
 from webapp.core.formats.tools import READ, tool_action

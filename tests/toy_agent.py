@@ -1,4 +1,4 @@
-"""A toy agent, as a new agent's room would be written (`webapp/agents/<agent>/`): its description
+"""A toy agent, as a new agent's room would be written (`webapp/core/agents/<agent>/`): its description
 and its reader in one module. tests/test_toy_agent.py registers it with one line and reads its
 files through every door (`ls`, the index page, the session page) to show that adding an agent
 is this module and that line.
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import orjson
 
-from webapp.agents.agent import READ, Agent, FileTool, Tools
+from webapp.core.agents.agent import READ, Agent, FileTool, Tools
 from webapp.core.entries import Entry
 from webapp.core.formats.base import generated_id
 from webapp.core.formats.readonly import Built, ReadOnlyReader

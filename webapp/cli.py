@@ -82,8 +82,8 @@ def _leaf(session: Session, leaf: str | None) -> str | None:
 def _agent_folders(args) -> tuple[Path, list[str]]:
     """The folder to list and the sessions folders under it: ROOT as it is, or (no ROOT, or an
     agent's flag such as --claude) the agents' sessions folders for the home folder that exist."""
-    from .agents import agents
-    from .agents.places import agent_places, home_places
+    from .core.agents import agents
+    from .core.agents.places import agent_places, home_places
 
     chosen = [a for a in agents() if getattr(args, a.option, False)]
     if args.root is not None and not chosen:
@@ -92,7 +92,7 @@ def _agent_folders(args) -> tuple[Path, list[str]]:
 
 
 def cmd_ls(args) -> int:
-    from .agents.places import discover, skipped_note
+    from .core.agents.places import discover, skipped_note
     from .core.catalog import summarize_session
 
     rows, skipped = [], []
@@ -392,7 +392,7 @@ def cmd_regenerate(args) -> int:
 
 
 def cmd_serve(args) -> int:
-    from .agents.places import usual_places
+    from .core.agents.places import usual_places
     from .web.app import serve  # Flask only when serving
 
     root, within = args.root, ()
@@ -453,7 +453,7 @@ def _ls_command(command) -> None:
                  file=False)
     sp.add_argument("root", metavar="ROOT", type=Path, nargs="?")
     sp.add_argument("--json", action="store_true")
-    from .agents import agents
+    from .core.agents import agents
 
     for agent in agents():  # --pi, --claude, --codex
         sp.add_argument(f"--{agent.flag}", dest=agent.option, action="store_true",

@@ -8,7 +8,7 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 
-from .agents import agents
+from .core.agents import agents
 from .cli_input import seconds
 from .cli_output import path_text, print_listing
 from .core.errors import SessionError

@@ -22,7 +22,7 @@ def _progress(line: str) -> None:
 def export_folder(args) -> int:
     """The site for the sessions under `args.file`, as `ls` finds them; with --redact, the review
     of all of them first (on stderr; --review prints it and writes nothing)."""
-    from .agents.places import agent_places, discover
+    from .core.agents.places import agent_places, discover
     from .core.redact import Replacer, scan_sessions, summary
     from .web.app import create_app  # Flask (its templates) only when exporting
     from .web.project_export import Redaction, check_output, export_project, site_note

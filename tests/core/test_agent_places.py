@@ -1,4 +1,4 @@
-"""Where the agents keep their sessions (`webapp/agents/places.py`): each agent's folder searched
+"""Where the agents keep their sessions (`webapp/core/agents/places.py`): each agent's folder searched
 as deep as that agent lays out its files, what a walk does not search said on `ls`'s stderr and
 on the index page, and pi's folder found where pi's environment variable or setting puts it."""
 
@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import FIXTURES, Builder
 from tests.test_cli import run
-from webapp.agents.places import discover, max_parts
+from webapp.core.agents.places import discover, max_parts
 from webapp.core.errors import SessionNotFound
 from webapp.web.app import create_app
 from webapp.web.store import SessionStore

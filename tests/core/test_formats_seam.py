@@ -24,9 +24,9 @@ def test_the_format_is_told_from_the_first_lines(path, fmt):
 
 
 def test_the_read_only_formats_are_those_of_the_other_agents_readers():
-    from webapp.agents import read_only_formats
-    from webapp.agents.claude_code.reader import ClaudeReader
-    from webapp.agents.codex.reader import CodexReader
+    from webapp.core.agents import read_only_formats
+    from webapp.core.agents.claude_code.reader import ClaudeReader
+    from webapp.core.agents.codex.reader import CodexReader
 
     assert read_only_formats() == {ClaudeReader.name, CodexReader.name}
 

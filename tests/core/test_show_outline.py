@@ -20,8 +20,8 @@ from tests.conftest import Builder
 from tests.core.crafted_lines import CRAFTED, tool_call_line
 from tests.test_cli import run
 from tests.test_hostile_files import ENTRY, FILES, FIXTURE_FILES, any_json, hostile, msg
-from webapp.agents.pi import columns
-from webapp.agents.pi.columns import ColumnLog
+from webapp.core.agents.pi import columns
+from webapp.core.agents.pi.columns import ColumnLog
 from webapp.core import outline
 from webapp.core.outline import outline_json, outline_text, tree_outline
 from webapp.core.session import Session

@@ -8,7 +8,7 @@ import os
 from datetime import datetime, timezone
 from pathlib import Path
 
-from webapp.agents import source_of
+from webapp.core.agents import source_of
 from webapp.core.audit import audit_entry
 from webapp.core.catalog import first_user_message
 from webapp.core.entries import (BRANCH_SUMMARY, COMPACTION, MESSAGE, MODEL_CHANGE, Entry, as_key, content_blocks,

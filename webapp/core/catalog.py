@@ -7,7 +7,7 @@ from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..agents import DEFAULT, source_of, titles
+from .agents import DEFAULT, source_of, titles
 from .entries import COMPACTION, MESSAGE, as_key, content_text
 from .session import Session
 from .tree import SessionTree

@@ -23,8 +23,8 @@ from operator import eq, ge, ne
 
 import orjson
 
-from ..agents import read_only_formats
-from ..agents.pi.columns import ColumnLog, NotRead
+from .agents import read_only_formats
+from .agents.pi.columns import ColumnLog, NotRead
 from .entries import COMPACTION, CUSTOM, LABEL, MARKER_TYPES, MESSAGE, SESSION_INFO, is_marker
 from .reader import Problem, gc_paused
 from .storage import JsonlStorage

@@ -4,7 +4,7 @@
 every line accounted for: the header, the entries, and the lines that could not be read, each
 with its line number, reason and raw text. Which format the file is in (pi, Claude Code, Codex)
 is told from its first readable line; from then on that format's reader (its agent's room,
-`webapp/agents/`) turns lines into normalised entries. Reading never fails and never writes.
+`webapp/core/agents/`) turns lines into normalised entries. Reading never fails and never writes.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from operator import add
 
 import orjson
 
+from .agents import reader_for
 from .entries import COMPACTION, LEAF, Entry
-from ..agents import reader_for
 from .formats.base import BadLine, Problem, generated_id  # noqa: F401 (part of this module's interface)
 
 BOM = b"\xef\xbb\xbf"

@@ -20,7 +20,7 @@ from typing import Callable, Iterable
 
 import orjson
 
-from ..agents import why_read_only
+from .agents import why_read_only
 from .bodies import Bodies
 from .compaction import check_first_kept
 from .entries import (

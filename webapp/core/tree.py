@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Container, Iterator, Mapping
 from itertools import filterfalse
 
-from ..agents import read_only_formats
+from .agents import read_only_formats
 from .entries import COMPACTION, CUSTOM, LABEL, MARKER_TYPES, SESSION_INFO, Entry, is_marker
 from .errors import AmbiguousEntry, UnknownEntry
 from .reader import BadLine, Problem, SessionLog, first_kept_id, gc_paused

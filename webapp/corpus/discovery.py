@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..agents.places import agent_places, discover, discover_names
+from ..core.agents.places import agent_places, discover, discover_names
 
 
 def corpus_files(root: Path) -> list[Path]:

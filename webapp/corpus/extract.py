@@ -18,7 +18,7 @@ from pathlib import Path
 
 import orjson
 
-from ..agents import source_of
+from ..core.agents import source_of
 from ..core.audit import audit_entry
 from ..core.catalog import first_message_preview
 from ..core.entries import (BRANCH_SUMMARY, COMPACTION, MESSAGE, MODEL_CHANGE, Entry, as_key,

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import duckdb
 
-from ..agents import order_sql
-from ..agents.pi import version_of
+from ..core.agents import order_sql
+from ..core.agents.pi import version_of
 from ..core.catalog import SessionSummary
 from .text import match_query, matching_files
 

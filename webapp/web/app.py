@@ -18,7 +18,7 @@ from pathlib import Path
 from flask import Flask, abort, render_template, request
 from jinja2 import BytecodeCache
 
-from ..agents.places import agent_places
+from ..core.agents.places import agent_places
 from ..core.errors import ReadOnlySession, SessionError, SessionNotFound, UnknownEntry
 from ..core.session import Session
 from ..model.llm import ModelConfig, warm_up

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import orjson
 from flask import Blueprint, abort, current_app, render_template, request, url_for
 
-from ..agents import places
+from ..core.agents import places
 from ..core.outcome import STATUSES
 from ..core.storage import fs_name, url_name
 from ..corpus.text import text_path

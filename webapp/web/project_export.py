@@ -22,7 +22,7 @@ from typing import Callable
 
 from flask import Flask
 
-from ..agents import titles
+from ..core.agents import titles
 from ..core.catalog import SessionSummary, summarize_session
 from ..core.errors import SessionError
 from ..core.redact import Replacer, copy_redacted

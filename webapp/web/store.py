@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 
 from werkzeug.exceptions import Forbidden
 
-from ..agents.places import discover, max_parts
+from ..core.agents.places import discover, max_parts
 from ..core.catalog import SessionSummary, summarize_session
 from ..core.errors import SessionError, SessionNotFound
 from ..core.session import Session

@@ -2,7 +2,7 @@
 field's type (`fields`), the frame of the readers of formats session-tree never writes
 (`readonly`), and what a tool call does whichever agent made it (`tools`).
 
-The readers themselves live in each agent's room (`webapp/agents/<agent>/reader.py`), chosen by
+The readers themselves live in each agent's room (`webapp/core/agents/<agent>/reader.py`), chosen by
 the registry (`agents.reader_for`) from a file's first readable line. A reader is made with the
 `SessionLog` it fills and has `line(obj, n)` for each complete line, `tail(obj, n)` for an
 unterminated last line (read again when more bytes come) and `finish()` after each batch of

@@ -16,8 +16,8 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
-from ... import agents
-from ...agents.agent import BASH, EDIT, OTHER, READ, WRITE, FileTool  # noqa: F401 (the kinds are this module's too)
+from .. import agents
+from ..agents.agent import BASH, EDIT, OTHER, READ, WRITE, FileTool  # noqa: F401 (the kinds are this module's too)
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """What one agent means to session-tree, in one value: the description each agent's room
-(`webapp/agents/<agent>/`) gives the registry (`webapp/agents/__init__.py`).
+(`webapp/core/agents/<agent>/`) gives the registry (`webapp/core/agents/__init__.py`).
 
 A room holds everything that differs between agents, so that adding one is a module and a line:
 where its files lie under a home folder and how deep, how to tell its files from their first

@@ -15,8 +15,8 @@ import os
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
-from ..core.errors import SessionError, SessionNotFound
-from ..core.storage import session_of_sidecar, stays_in
+from ..errors import SessionError, SessionNotFound
+from ..storage import session_of_sidecar, stays_in
 from . import agents
 from .agent import Agent
 

@@ -29,8 +29,8 @@ import msgspec
 import orjson
 from msgspec import UNSET, Meta, Raw, Struct, UnsetType
 
-from ...core.entries import MESSAGE, Entry
-from ...core.reader import SessionLog, gc_paused
+from ...entries import MESSAGE, Entry
+from ...reader import SessionLog, gc_paused
 from .reader import PiReader
 
 # orjson reads a bigger integer as a float (or not at all): such a line is left to the pi reader.

@@ -13,10 +13,10 @@ from typing import Any
 
 import orjson
 
-from ...core.entries import Entry
-from ...core.formats.base import INVALID, Problem, generated_id
-from ...core.formats.fields import checked_entry
-from ...core.formats.readonly import Built, ReadOnlyReader
+from ...entries import Entry
+from ...formats.base import INVALID, Problem, generated_id
+from ...formats.fields import checked_entry
+from ...formats.readonly import Built, ReadOnlyReader
 from . import CODEX
 
 SOURCE = CODEX.name

@@ -15,11 +15,11 @@ from typing import Any
 
 import orjson
 
-from ...core.entries import Entry
-from ...core.storage import sidecar_files, sidecar_stamp
-from ...core.formats.base import INVALID, Problem
-from ...core.formats.fields import checked_entry
-from ...core.formats.readonly import Built, ReadOnlyReader
+from ...entries import Entry
+from ...storage import sidecar_files, sidecar_stamp
+from ...formats.base import INVALID, Problem
+from ...formats.fields import checked_entry
+from ...formats.readonly import Built, ReadOnlyReader
 from . import CLAUDE_CODE, METADATA_TYPES
 
 SOURCE = CLAUDE_CODE.name
