@@ -13,7 +13,7 @@ from tests.toy_agent import TOY, WHY, toy_log
 from webapp.core import agents
 from webapp.cli import _parser
 from webapp.core.errors import ReadOnlySession
-from webapp.core.formats.tools import READ, tool_action
+from webapp.core.agents.tools import READ, tool_action
 from webapp.core.session import Session
 from webapp.web.app import create_app
 

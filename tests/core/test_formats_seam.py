@@ -6,7 +6,7 @@ import pytest
 
 from tests.conftest import FIXTURES, Builder, header
 from webapp.core.errors import SessionError
-from webapp.core.formats.tools import ToolAction, tool_action
+from webapp.core.agents.tools import ToolAction, tool_action
 from webapp.core.reader import parse_bytes
 from webapp.core.session import Session
 

@@ -18,7 +18,7 @@ from webapp.core.search import searchable_text
 from webapp.core.reader import SessionLog
 from webapp.core.tree import SessionTree
 from webapp.core.storage import url_name
-from webapp.core.formats.tools import tool_action
+from webapp.core.agents.tools import tool_action
 from webapp.corpus.extract import TEXT_CHARS, Extracted, file_mtime, project_of
 
 

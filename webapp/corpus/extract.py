@@ -29,7 +29,7 @@ from ..core.search import searchable_text
 from ..core.reader import SessionLog
 from ..core.tree import SessionTree
 from ..core.storage import sidecar_stamp, url_name
-from ..core.formats.tools import tool_action
+from ..core.agents.tools import tool_action
 
 # The columns of each table, in order (docs/corpus-tables.md tells what each one means).
 COLUMNS: dict[str, tuple[str, ...]] = {

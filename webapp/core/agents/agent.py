@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from importlib import import_module
 from pathlib import Path
 
-# What a tool call does, whichever agent's tool made it (`core/formats/tools.py` reads them).
+# What a tool call does, whichever agent's tool made it (`tools.py` reads them).
 READ, EDIT, WRITE, BASH, OTHER = "read", "edit", "write", "bash", "other"
 
 # (Plain classes, not dataclasses: every command loads these at start-up, and making the three

@@ -1,6 +1,6 @@
 """What every format reader shares: unreadable lines and problems (`base`), the checks of a
-field's type (`fields`), the frame of the readers of formats session-tree never writes
-(`readonly`), and what a tool call does whichever agent made it (`tools`).
+field's type (`fields`), and the frame of the readers of formats session-tree never writes
+(`readonly`).
 
 The readers themselves live in each agent's room (`webapp/core/agents/<agent>/reader.py`), chosen by
 the registry (`agents.reader_for`) from a file's first readable line. A reader is made with the

@@ -16,8 +16,8 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
-from .. import agents
-from ..agents.agent import BASH, EDIT, OTHER, READ, WRITE, FileTool  # noqa: F401 (the kinds are this module's too)
+from . import agents
+from .agent import BASH, EDIT, OTHER, READ, WRITE, FileTool  # noqa: F401 (the kinds are this module's too)
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ def _tables() -> _Tables:
     """Every registered agent's tool names, merged: file tools, shell tools (name -> the argument
     holding the command), patch tools. Made again when an agent is registered."""
     global _made
-    known = agents.agents()
+    known = agents()
     if _made is None or _made[0] is not known:
         files: dict[str, FileTool] = {}
         shells: dict[str, str] = {}
