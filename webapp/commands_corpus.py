@@ -8,9 +8,9 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 
-from .core.agents import agents
 from .cli_input import seconds
 from .cli_output import path_text, print_listing
+from .core.agents import agents
 from .core.errors import SessionError
 
 
@@ -113,9 +113,10 @@ def cmd_ls_indexed(args) -> int:
     from .corpus.listing import list_sessions
     from .corpus.text import text_path
 
-    flags = [f"--{a.flag}" for a in agents()]
     if any(getattr(args, a.option, False) for a in agents()):
-        raise SessionError(f"ls --index lists a ROOT (or the home folder): {', '.join(flags[:-1])} and {flags[-1]} list the files")
+        flags = [f"--{a.flag}" for a in agents()]
+        raise SessionError(f"ls --index lists a ROOT (or the home folder): {', '.join(flags[:-1])} and {flags[-1]} "
+                           "list the files")
     asked = args.root or Path.home()
     root = asked.resolve()
     if not root.is_dir():

@@ -48,7 +48,8 @@ class Tools:
 def reader_of(room: str, name: str) -> Callable[[], type]:
     """The reader class `name` of the room (package) `room`, from its `reader` module, imported
     when a file of that agent is first opened: a command that reads only pi files never loads the
-    other agents' readers."""
+    other agents' readers, and one that reads none (`sql`, whose parser lists the agents' flags)
+    loads no reader."""
     return lambda: getattr(import_module(f"{room}.reader"), name)
 
 

@@ -20,8 +20,7 @@ from pathlib import Path
 
 import orjson
 
-from ..agent import EDIT, READ, WRITE, Agent, FileTool, Tools
-from .reader import PiReader
+from ..agent import EDIT, READ, WRITE, Agent, FileTool, Tools, reader_of
 
 SESSION_DIR_VARIABLE = "PI_CODING_AGENT_SESSION_DIR"
 AGENT_DIR_VARIABLE = "PI_CODING_AGENT_DIR"
@@ -86,7 +85,7 @@ def sessions_folder(home: Path) -> Path:
 PI = Agent(
     name="pi", title="pi", flag="pi",
     home_folder=(".pi", "agent", "sessions"), depth=1,  # --<cwd>--/
-    recognises=recognises, reader=lambda: PiReader,  # (every command reads pi files: loaded at once)
+    recognises=recognises, reader=reader_of(__name__, "PiReader"),
     why_read_only=why_read_only,
     tools=Tools(
         files={  # (early versions said file_path)
