@@ -3,7 +3,7 @@ figures: the catalog's summary, the one-walk leaf figures and outcome, the audit
 the tool actions. Pure: no database here, so the same function runs in the indexer, in a Ray
 worker or in a test, and gives the same rows.
 
-The file's bytes are read once. A pi file is read as a server reads a big one (`formats.pi`'s
+The file's bytes are read once. A pi file is read as a server reads a big one (`agents.pi.reader`'s
 loop for the usual line: an entry without its body, its facts in typed columns), which costs a
 third of making every entry hold its body; each body is then parsed once more, from the bytes
 held, when the rows read it (`_Parsed`: a line parsed twice by orjson costs less than an entry
