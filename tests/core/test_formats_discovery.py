@@ -82,7 +82,7 @@ def test_sessions_group_by_agent_then_project(home):
 
 def test_serve_without_root_serves_the_agent_folders(home, monkeypatch):
     seen = {}
-    monkeypatch.setattr("webapp.web.app.serve", lambda root, **kw: seen.update(root=root, **kw) or 0)
+    monkeypatch.setattr("webapp.cli.serve.serve", lambda root, **kw: seen.update(root=root, **kw) or 0)
     assert main(["serve"]) == 0
     assert seen["root"] == home and set(seen["within"]) == {".pi/agent/sessions", ".claude/projects",
                                                              ".codex/sessions"}

@@ -4,17 +4,16 @@ each missing one when asked."""
 
 from __future__ import annotations
 
-from .cli_input import percent
-from .cli_output import print_json
-from .core.errors import SessionError
-from .core.session import Session
+from ..core.audit import CATEGORIES, audit_entry, judge, summaries_on_path
+from ..core.errors import SessionError
+from ..core.session import Session
+from ..model.llm import ModelConfig, complete
+from .args import add_api_base, percent
+from .output import print_json
 
 
 def cmd_audit(args) -> int:
     """The facts each compaction's span held and whether its summary carries them."""
-    from .model.llm import ModelConfig
-    from .core.audit import CATEGORIES, audit_entry, judge, summaries_on_path
-
     tree = Session.open(args.file).tree
     if args.compaction:
         entries = [tree.find(args.compaction)]
@@ -24,8 +23,6 @@ def cmd_audit(args) -> int:
         entries = [e for e in summaries_on_path(tree, tree.active_leaf) if e.type == "compaction"]
     audits = [audit_entry(tree, e.id) for e in entries]
     if args.model:
-        from .model.llm import complete
-
         config = ModelConfig.from_env(args.model, args.api_base)
         for audit in audits:
             judge(audit, lambda prompt: complete(config, [{"role": "user", "content": prompt}]).text, config.model)
@@ -64,12 +61,11 @@ def pct(score: int | None) -> str:
     return "–" if score is None else f"{score}%"
 
 
-def add_audit_command(command) -> None:
-    sp = command("audit", cmd_audit, "what each compaction of the active path (or --compaction ID) lost: "
-                 "the facts of what it summarized that its summary does not carry")
+def register(command) -> None:
+    sp = command("audit", cmd_audit)
     sp.add_argument("--compaction", metavar="ID", help="this compaction or branch summary only")
     sp.add_argument("--json", action="store_true")
     sp.add_argument("--fail-under", type=percent, metavar="PERCENT",
                     help="exit 1 when any score (a category's or the overall one) is lower")
     sp.add_argument("--model", metavar="M", help="ask this litellm model, per missing fact, whether the summary implies it")
-    sp.add_argument("--api-base", metavar="URL", help="an OpenAI-compatible server (default: $SESSION_TREE_API_BASE)")
+    add_api_base(sp)

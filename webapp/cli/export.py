@@ -1,18 +1,33 @@
-"""`session-tree export`: a session as one HTML file (`commands_share.export_file`), or a folder
-of sessions (an agent's project folder, a sessions root, a home folder) as an offline site with
-one redaction over all of it (`export ROOT -o DIR`)."""
+"""`session-tree export`: a session as one HTML file, or a folder of sessions (an agent's project
+folder, a sessions root, a home folder) as an offline site with one redaction over all of it
+(`export ROOT -o DIR`); with --redact, the review is printed before anything is written."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-from .commands_share import add_redaction_arguments, choice_of, export_file, print_review
-from .core.errors import SessionError
+from ..core.catalog import agent_places
+from ..core.errors import SessionError
+from ..core.storage import discover, write_new_file
+from ..web.app import create_app, export_session
+from .share import add_redaction_arguments, choice_of, print_review, shared_copy
 
 
 def cmd_export(args) -> int:
     return export_folder(args) if args.file.is_dir() else export_file(args)
+
+
+def export_file(args) -> int:
+    """The session as one HTML file, redacted with --redact."""
+    with shared_copy(args.file, args) as (path, redaction):
+        if path is None:
+            return 0
+        html = export_session(path, args.leaf, redaction)
+    out = args.output or Path(args.file.stem + ".html")  # never beside the session: its folder may be another agent's
+    write_new_file(out, html.encode("utf-8"), replace=True)
+    print(f"session-tree: wrote {out} ({len(html.encode()):,} bytes)")
+    return 0
 
 
 def _progress(line: str) -> None:
@@ -22,11 +37,9 @@ def _progress(line: str) -> None:
 def export_folder(args) -> int:
     """The site for the sessions under `args.file`, as `ls` finds them; with --redact, the review
     of all of them first (on stderr; --review prints it and writes nothing)."""
-    from .core.catalog import agent_places
-    from .core.redact import Replacer, scan_sessions, summary
-    from .core.storage import discover
-    from .web.app import create_app  # Flask (its templates) only when exporting
-    from .web.project_export import Redaction, check_output, export_project, site_note
+    # The site's module imports the redaction's (detect-secrets): 0.12 s of CPU together, which an
+    # export of one file without --redact does not pay (see share.py).
+    from ..web.project_export import Redaction, check_output, export_project, site_note
 
     root, out = args.file, args.output
     if args.leaf:
@@ -40,6 +53,8 @@ def export_folder(args) -> int:
     choice = choice_of(args)
     redaction = None
     if choice is not None:
+        from ..core.redact import Replacer, scan_sessions, summary  # (loaded already, with the site's module)
+
         _progress(f"scanning {len(files)} session{'' if len(files) == 1 else 's'} for secrets")
         review, unread = scan_sessions([(p, p.relative_to(root).as_posix()) for p in files], choice.rules, choice.patterns)
         for name, why in unread.items():
@@ -61,10 +76,8 @@ def export_folder(args) -> int:
     return 0
 
 
-def export_command(command) -> None:
-    """`session-tree export`, added by the CLI's parser builder (`command` makes a subparser)."""
-    sp = command("export", cmd_export, "write the session as one self-contained HTML file (every branch, or --leaf's), "
-                 "or a folder of sessions as an offline site (index.html and a page per session)", file=False)
+def register(command) -> None:
+    sp = command("export", cmd_export, file=False)
     sp.add_argument("file", metavar="FILE|ROOT", type=Path,
                     help="a session .jsonl file, or a folder of sessions (an agent's project folder, a sessions root, a home folder)")
     sp.add_argument("-o", "--output", metavar="OUT.html|DIR", type=Path,

@@ -1,16 +1,47 @@
-"""What the CLI writes as JSON: one indented document on stdout, as bytes, after whatever was
-printed before it (the commands and their modules share it, so every `--json` reads alike); and
-the listing `ls` prints, from the files or from the index alike."""
+"""What the CLI writes. Human output escapes control characters (a label holding ESC or OSC
+sequences cannot drive the terminal) and file names that are not UTF-8; JSON is one indented
+document on stdout, as bytes, after whatever was printed before it (every `--json` reads alike),
+and shows such names with `\\xNN` escapes. Also the listing `ls` prints, from the files or from
+the index alike."""
 
 from __future__ import annotations
 
+import io
 import os
+import re
 import sys
 from collections.abc import Iterable
 
 import orjson
 
-from .cli_input import one_line
+# C0 controls but newline and tab, DEL, C1 controls, and lone surrogates (the bytes of a name
+# that is not UTF-8): none of them reaches a terminal as it is.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def _escape_char(m: re.Match) -> str:
+    o = ord(m.group())
+    if 0xDC80 <= o <= 0xDCFF:  # a byte that was not UTF-8, as Python keeps it
+        return f"\\x{o - 0xDC00:02x}"
+    return f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}"
+
+
+def escape_controls(text: str) -> str:
+    return _UNSAFE.sub(_escape_char, text)
+
+
+class SafeText(io.TextIOBase):
+    """A text stream that escapes what `escape_controls` does before it reaches the terminal."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        self.stream.write(escape_controls(text))
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
 
 
 def print_json(obj) -> None:
@@ -31,6 +62,12 @@ def print_json_pieces(pieces: Iterable[bytes]) -> None:
 def path_text(path) -> str:
     """A path as JSON can hold it: bytes that are not UTF-8 as `\\xNN`."""
     return os.fsencode(str(path)).decode("utf-8", "backslashreplace")
+
+
+def one_line(text) -> str:
+    """A value printed on a line of a listing: a newline in it (a session's name) would start a
+    line that looks like another session's."""
+    return str(text).replace("\n", "\\n").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
 def print_listing(rows: list[dict], as_json: bool) -> None:
