@@ -1,5 +1,5 @@
 """`make serve` serves a fresh copy of sample_sessions/: a fork made in the browser lands in the
-copy and leaves the tracked sample files byte-identical."""
+copy, which goes when the server stops, and leaves the tracked sample files byte-identical."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from pathlib import Path
 
 from playwright.sync_api import expect
 
+from tests.test_wheel import served_url
 from webapp.core.session import Session
 
 PROJECT = Path(__file__).resolve().parents[2]
@@ -47,26 +48,28 @@ def wait_until_up(url: str, proc: subprocess.Popen) -> None:
 
 
 def test_a_fork_on_the_demo_copy_leaves_the_samples_untouched(page, tmp_path):
-    assert ".demo/" in (PROJECT / ".gitignore").read_text().split()
     before = digests(SAMPLES)
-    demo, port = tmp_path / "demo", free_port()
+    port = free_port()
     # The recipe `make serve` runs after installing (serve-demo), with this test's venv and folder.
     proc = subprocess.Popen(["make", "-s", "-C", str(PROJECT), "serve-demo", f"BIN={Path(sys.executable).parent}",
-                             f"DEMO={demo}", f"PORT={port}"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             f"PORT={port}"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, "TMPDIR": str(tmp_path)},
                             start_new_session=True)  # its own group: make and the server stop together
     try:
-        url = f"http://127.0.0.1:{port}"
-        wait_until_up(url + "/", proc)
-        page.goto(f"{url}/s/{RICH}?node={GOOD_APPROACH}")
+        url, demo = served_url(proc)
+        assert demo.is_relative_to(tmp_path)
+        wait_until_up(url, proc)
+        page.goto(f"{url.rstrip('/')}/s/{RICH}?node={GOOD_APPROACH}")
         page.click("#node-panel button:has-text('Fork here')")
         form = page.locator("#fork-form")
         expect(form).to_contain_text("The active leaf moves to")
         form.locator("button[type=submit]").click()
         expect(page.locator("#node-panel .badge.active")).to_be_visible()
         page.wait_for_function(f"document.querySelector('#graph g.node.active-leaf')?.id === 'e-{GOOD_APPROACH}'")
+        assert Session.open(demo / RICH).tree.active_leaf == GOOD_APPROACH  # the fork landed in the copy
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=10)
-    assert Session.open(demo / RICH).tree.active_leaf == GOOD_APPROACH  # the fork landed in the copy
+    assert not demo.exists()
     assert digests(SAMPLES) == before
     assert page.errors == []

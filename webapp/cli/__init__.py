@@ -53,6 +53,7 @@ COMMANDS = {
     "export": ("export", "write the session as one self-contained HTML file (every branch, or --leaf's), "
                          "or a folder of sessions as an offline site (index.html and a page per session)"),
     "serve": ("serve", "start the web app"),
+    "demo": ("serve", "start the web app on a fresh copy of the sample sessions (removed when it stops)"),
     "index": ("corpus", "index every session under the ROOTs (default: the home folder's agents)"),
     "sql": ("corpus", "a read-only SQL query on the corpus index"),
 }

@@ -9,8 +9,10 @@ from pathlib import Path
 
 from ..core.catalog import agent_places
 from ..core.errors import SessionError
+from ..core.redact import Replacer, scan_sessions, summary
 from ..core.storage import discover, write_new_file
 from ..web.app import create_app, export_session
+from ..web.project_export import Redaction, check_output, export_project, site_note
 from .share import add_redaction_arguments, choice_of, print_review, shared_copy
 
 
@@ -37,10 +39,6 @@ def _progress(line: str) -> None:
 def export_folder(args) -> int:
     """The site for the sessions under `args.file`, as `ls` finds them; with --redact, the review
     of all of them first (on stderr; --review prints it and writes nothing)."""
-    # The site's module imports the redaction's (detect-secrets): 0.12 s of CPU together, which an
-    # export of one file without --redact does not pay (see share.py).
-    from ..web.project_export import Redaction, check_output, export_project, site_note
-
     root, out = args.file, args.output
     if args.leaf:
         raise ValueError("--leaf names an entry of one session; a folder is exported whole")
@@ -53,8 +51,6 @@ def export_folder(args) -> int:
     choice = choice_of(args)
     redaction = None
     if choice is not None:
-        from ..core.redact import Replacer, scan_sessions, summary  # (loaded already, with the site's module)
-
         _progress(f"scanning {len(files)} session{'' if len(files) == 1 else 's'} for secrets")
         review, unread = scan_sessions([(p, p.relative_to(root).as_posix()) for p in files], choice.rules, choice.patterns)
         for name, why in unread.items():

@@ -1,11 +1,14 @@
-"""`session-tree serve [ROOT]`: the web app, on the sessions under ROOT, else under the agents'
-usual folders of the home folder, else on the bundled samples."""
+"""`session-tree serve [ROOT]`: the web app on the sessions under ROOT, else under the agents'
+usual folders of the home folder; and `session-tree demo`: the web app on a fresh copy of the
+bundled sample sessions (what `serve` does too where there are no agents' folders), so that what
+a visitor writes never lands in the package's own files."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
+from ..bundled import demo_copy
 from ..core.catalog import usual_places
 from ..web.app import serve
 from .args import whole_number
@@ -16,17 +19,27 @@ from .listing import agent_folders
 def cmd_serve(args) -> int:
     if args.corpus is not None:
         os.environ["SESSION_TREE_CORPUS"] = str(parquet_folder(args.corpus).resolve())
-    root, within = args.root, ()
-    if root is None and not os.environ.get("SESSION_TREE_ROOT") and usual_places(Path.home()):
-        root, within = agent_folders(args)  # the agents' folders, else the bundled samples
+    if args.root is not None or os.environ.get("SESSION_TREE_ROOT"):
+        return _serve(args, args.root, (), args.db)
+    if not usual_places(Path.home()):
+        return cmd_demo(args)
+    root, within = agent_folders(args)
+    return _serve(args, root, within, args.db)
+
+
+def cmd_demo(args) -> int:
+    with demo_copy() as (sessions, index):
+        return _serve(args, sessions, (), getattr(args, "db", None) or index)
+
+
+def _serve(args, root: Path | None, within, db: Path | None) -> int:
     return serve(root, host=args.host, port=args.port, open_browser=args.open,
                  model=args.model, api_base=args.api_base, allow_hosts=tuple(args.allow_host),
-                 within=tuple(within), read_only=args.read_only, corpus_db=args.db)
+                 within=tuple(within), read_only=args.read_only, corpus_db=db)
 
 
-def register(command) -> None:
-    sp = command("serve", cmd_serve, file=False)
-    sp.add_argument("root", metavar="ROOT", nargs="?", type=Path)
+def _server_options(sp) -> None:
+    """The options of a command that starts the web app."""
     sp.add_argument("--host", default="127.0.0.1")
     sp.add_argument("--port", type=whole_number(1, 65535), default=8000)
     sp.add_argument("--open", action="store_true", help="open a browser on the app")
@@ -36,8 +49,16 @@ def register(command) -> None:
     sp.add_argument("--api-base", help="an OpenAI-compatible server for that model (else $SESSION_TREE_API_BASE)")
     sp.add_argument("--read-only", action="store_true",
                     help="write nothing: hide every write control and refuse every writing route (403)")
+
+
+def register(command) -> None:
+    sp = command("serve", cmd_serve, file=False)
+    sp.add_argument("root", metavar="ROOT", nargs="?", type=Path)
+    _server_options(sp)
     sp.add_argument("--db", metavar="PATH", type=Path,
                     help="the corpus index it builds and reads (default: $XDG_CACHE_HOME/session-tree/corpus.duckdb; "
                          "one process at a time may write an index)")
     sp.add_argument("--corpus", metavar="DIR", type=Path,
                     help="the corpus page and its SQL box read the Parquet tables of DIR")
+
+    _server_options(command("demo", cmd_demo, file=False))

@@ -10,7 +10,8 @@ from pathlib import Path
 
 # The redaction's module (webapp.core.redact, with the detector library detect-secrets) is imported
 # inside the functions that redact: 0.07 s of CPU to import (`time.process_time` around the import,
-# modules compiled), which an export or a comparison without --redact does not pay.
+# modules compiled), which `compare` without --html does not pay (`export` and `compare --html`
+# render with the web app's export, which imports it).
 
 
 def add_redaction_arguments(sp: argparse.ArgumentParser) -> None:
