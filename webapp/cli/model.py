@@ -97,6 +97,7 @@ def cmd_ask(args) -> int:
     at = session.tree.find(args.at).id
     models = asking.parse_models(args.models)
     config = ModelConfig.from_env(models[0], args.api_base)
+    asking.check_models(config, models)
     planned = asking.estimates(session, at, models, args.message)
     if not args.json:
         print(f"asking {len(models)} model{'s' if len(models) != 1 else ''} at {short_id(at)}"

@@ -122,8 +122,7 @@ def prepare(session: Session, config: ModelConfig, leaf: str, start: str, tools:
     """A replay ready to run, every check made before anything is sent or written: the session
     may be written, a model is named, the start is on the branch, the sandbox's copy is made."""
     session.check_writable()
-    if not config.configured:
-        raise ModelError("no-model", "name the model to replay on (e.g. openai/gpt-4o-mini)")
+    config.check_usable("name the model to replay on (e.g. openai/gpt-4o-mini)")
     if tools not in TOOL_MODES:
         raise InvalidWrite(f"tools {tools!r}: use one of {', '.join(TOOL_MODES)}")
     if allow_bash and tools != "sandbox":
