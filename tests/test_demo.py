@@ -10,12 +10,11 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-from tests.test_wheel import clean_env, free_port, get, served_url
+from tests.test_wheel import browser, clean_env, free_port, get, served_url
 from webapp.bundled import SAMPLES, bundled_folder
 from webapp.web.app import create_app
 
@@ -37,7 +36,7 @@ def test_the_demo_and_a_serve_without_agents_folders_serve_a_fresh_copy_of_the_s
     try:
         url, served = served_url(proc)
         assert served.is_relative_to(tmp_path / "home" / "tmp") and digests(served) == samples
-        assert get(urllib.request.build_opener(), url, proc, time.monotonic() + 60).status == 200
+        assert get(browser(), url, proc, time.monotonic() + 60).status == 200
         (next(served.rglob("*.jsonl"))).write_bytes(b"")  # what a visitor's writes change is the copy
     finally:
         os.killpg(proc.pid, signal.SIGTERM)

@@ -15,7 +15,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import sysconfig
@@ -23,6 +22,8 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+
+from tests.serve_process import free_port
 
 PROJECT = Path(__file__).resolve().parents[1]
 # What a wheel is built from: the package (with its symlinks to the folders below) and those folders.
@@ -66,18 +67,17 @@ def new_venv(tmp: Path, wheel: Path, env: dict) -> Path:
     return venv
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def served_url(proc: subprocess.Popen) -> tuple[str, Path]:
     """The URL and the folder the server says it serves (the lines a person reads)."""
     for line in proc.stdout:
         if m := re.search(r"serving (\S+) .*on (https?://\S+)", line):
             return m.group(2), Path(m.group(1))
     raise AssertionError(f"the server ended without saying where it serves (exit {proc.wait()})")
+
+
+def browser():
+    """An opener that keeps cookies as a browser does (the printed address's token logs in once)."""
+    return urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
 
 
 def get(opener, url: str, proc: subprocess.Popen, deadline: float):
@@ -106,7 +106,7 @@ def test_the_wheel_installed_in_a_new_venv_serves_the_demo(tmp_path):
     try:
         url, served = served_url(proc)
         assert served.is_relative_to(tmp_path / "home" / "tmp")  # a fresh copy, not the installed samples
-        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+        opener = browser()
         index = get(opener, url, proc, time.monotonic() + 60)
         page = index.read().decode()
         assert index.status == 200 and "invoice-api" in page

@@ -50,6 +50,7 @@ COMMANDS = {
                         "its work is a new branch (exit 1 when a budget or a failure stopped it)"),
     "audit": ("audit", "what each compaction of the active path (or --compaction ID) lost: "
                        "the facts of what it summarized that its summary does not carry"),
+    "password": ("auth", "set the password the web app accepts besides its token"),
     "export": ("export", "write the session as one self-contained HTML file (every branch, or --leaf's), "
                          "or a folder of sessions as an offline site (index.html and a page per session)"),
     "serve": ("serve", "start the web app"),

@@ -4,6 +4,7 @@ index a running server holds, that server answers each of them."""
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from contextlib import contextmanager
@@ -12,10 +13,11 @@ from pathlib import Path
 import duckdb
 
 from ..core.errors import SessionError
+from ..core.private import private_umask
 from ..core.storage import fs_name
 from ..corpus.db import Index, IndexUnavailable, Progress, built
 from ..corpus.listing import list_sessions
-from ..corpus.sql import QueryError, format_result, read_only_connection, run_query
+from ..corpus.sql import QueryError, format_result, json_safe, read_only_connection, run_query
 from ..corpus.text import text_path
 from .args import seconds, whole_number
 from .output import path_text, print_listing
@@ -32,6 +34,18 @@ def _written(index):
         index.close()
 
 
+def _private(command):
+    """A command that may write an index: what it creates (DuckDB's log too, made as it writes) is
+    the user's alone (`core.private`)."""
+    @functools.wraps(command)
+    def run(args) -> int:
+        with private_umask():
+            return command(args)
+
+    return run
+
+
+@_private
 def cmd_index(args) -> int:
     roots = args.roots or [Path.home()]
     for root in roots:
@@ -84,10 +98,10 @@ def _from_holder(held, asked):
     # (bench/reindex.py: 0.38 s after one session grew, at 1,000 sessions), does not pay.
     from ..corpus import holder as client
 
-    holder = client.holder_of(held.path, held.pid) if held.pid is not None else None
-    if holder is None:
-        raise held
     try:
+        holder = client.holder_of(held.path, held.pid) if held.pid is not None else None
+        if holder is None:
+            raise held
         return asked(client, holder)
     except QueryError as exc:
         raise SessionError(str(exc)) from None
@@ -112,6 +126,7 @@ def _index_parquet(args, roots) -> int:
     return 0
 
 
+@_private
 def list_indexed(args) -> int:
     """`ls --index`: the rows of `ls` read from the index (brought up to date first), or from the
     server that holds it."""
@@ -161,7 +176,7 @@ def cmd_sql(args) -> int:
             output, truncated = format_result(result, how), result.truncated
     except QueryError as exc:
         raise SessionError(str(exc)) from None
-    sys.stdout.write(output)
+    sys.stdout.write(json_safe(output) if args.json else output)  # (text and CSV: main()'s escaping)
     if truncated:
         print(f"session-tree: only the first {args.limit:,} rows (--limit)", file=sys.stderr)
     return 0

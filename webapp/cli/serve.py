@@ -35,7 +35,7 @@ def cmd_demo(args) -> int:
 def _serve(args, root: Path | None, within, db: Path | None) -> int:
     return serve(root, host=args.host, port=args.port, open_browser=args.open,
                  model=args.model, api_base=args.api_base, allow_hosts=tuple(args.allow_host),
-                 within=tuple(within), read_only=args.read_only, corpus_db=db)
+                 within=tuple(within), read_only=args.read_only, corpus_db=db, no_auth=args.no_auth)
 
 
 def _server_options(sp) -> None:
@@ -51,6 +51,12 @@ def _server_options(sp) -> None:
                     help="write nothing: hide every write control and refuse every writing route (403)")
 
 
+def _no_auth_option(sp) -> None:
+    sp.add_argument("--no-auth", action="store_true",
+                    help="ask nobody who they are: every account on this machine may then read and change what it "
+                         "serves (by default the address printed carries a token; see session-tree password)")
+
+
 def register(command) -> None:
     sp = command("serve", cmd_serve, file=False)
     sp.add_argument("root", metavar="ROOT", nargs="?", type=Path)
@@ -58,7 +64,10 @@ def register(command) -> None:
     sp.add_argument("--db", metavar="PATH", type=Path,
                     help="the corpus index it builds and reads (default: $XDG_CACHE_HOME/session-tree/corpus.duckdb; "
                          "one process at a time may write an index)")
+    _no_auth_option(sp)
     sp.add_argument("--corpus", metavar="DIR", type=Path,
                     help="the corpus page and its SQL box read the Parquet tables of DIR")
 
-    _server_options(command("demo", cmd_demo, file=False))
+    sp = command("demo", cmd_demo, file=False)
+    _server_options(sp)
+    _no_auth_option(sp)
