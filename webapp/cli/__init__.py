@@ -31,6 +31,7 @@ COMMANDS = {
     "ls": ("listing", "list the sessions under a sessions root (else the agents' usual folders)"),
     "show": ("show", "header, counts, roots, leaves, labels and problems"),
     "tree": ("reading", "the tree as text"),
+    "search": ("search", "the entries that mention a text, in one session or in every session under a folder"),
     "context": ("context", "what the model sees at the active leaf or at --leaf"),
     "fork": ("writing", "move the active leaf to an entry (at) or its parent (before)"),
     "label": ("writing", "set or clear the label of an entry"),
