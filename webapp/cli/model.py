@@ -23,6 +23,7 @@ from ..model.errors import ModelError
 from ..model.judge import judge
 from ..model.llm import ModelConfig, continue_branch, regenerate_reply
 from ..model.summarize import regenerate_summary
+from ..model.table import cost_text, priced
 from .args import add_api_base, positive
 from .inputs import leaf_named
 
@@ -87,10 +88,6 @@ def cmd_regenerate(args) -> int:
     return 0
 
 
-def _cost(cost: float | None) -> str:
-    return "unknown" if cost is None else f"${cost:.4f}"
-
-
 def cmd_ask(args) -> int:
     session = Session.open(args.file)
     session.check_writable()
@@ -103,7 +100,7 @@ def cmd_ask(args) -> int:
         print(f"asking {len(models)} model{'s' if len(models) != 1 else ''} at {short_id(at)}"
               f" ({'a new message' if args.message is not None else 'the reply there, again'}):")
         for e in planned:
-            print(f"  {e.model}: ~{e.tokens} context tokens, estimated {_cost(e.cost)} (input only)")
+            print(f"  {e.model}: ~{e.tokens} context tokens, estimated {cost_text(e.cost)} (input only)")
     if args.estimate:
         if args.json:
             print(orjson.dumps([e.__dict__ for e in planned]).decode())
@@ -134,9 +131,10 @@ def cmd_judge(args) -> int:
     session = Session.open(args.file)
     config = ModelConfig.from_env(args.model, args.api_base)
     got = judge(session, config, args.leaves, args.rubric)
+    cost = got.cost if priced(got.model) else None  # (no price for the model: unknown, not $0)
     if args.json:
         print(orjson.dumps({
-            "model": got.model, "task": got.task, "cost": got.cost,
+            "model": got.model, "task": got.task, "cost": cost,
             "pairs": [{"a": got.verdicts[p.first].target, "b": got.verdicts[p.second].target,
                        "winner": None if p.winner is None else got.verdicts[p.winner].target,
                        "agreed": p.agreed, "reasons": p.reasons} for p in got.pairs],
@@ -151,7 +149,7 @@ def cmd_judge(args) -> int:
         print(f"  {short_id(a)} vs {short_id(b)}: {result}{'' if p.agreed else ' (the two orders disagreed)'}")
     for v in got.verdicts:
         print(f"{v.verdict:7} {short_id(v.target)}  {v.note}")
-    print(f"cost ${got.cost:.4f}")
+    print(f"cost {cost_text(cost)}")
     return 0
 
 
@@ -183,7 +181,7 @@ def cmd_replay(args) -> int:
     replaying.run(replay, told)
     if args.json:
         print(orjson.dumps({"leaf": replay.leaf, "first": replay.first_reply, "written": replay.written,
-                            "steps": replay.steps, "tokens": replay.tokens, "cost": replay.cost,
+                            "steps": replay.steps, "tokens": replay.tokens, "cost": replay.known_cost,
                             "stopped": replay.stopped, "tools": replay.mode, **replay.counts()}).decode())
     else:
         print(replay.describe())

@@ -31,6 +31,7 @@ from ..core.request import build_request
 from ..core.session import Session
 from .errors import Cancelled, ModelError
 from .llm import ModelConfig, complete, model_identity
+from .table import cost_text, priced
 from .tool_runner import RecordedTools, SandboxTools
 
 USUAL_TOOLS = ("read", "bash", "edit", "write")  # pi's default tool set, offered in a recorded replay
@@ -95,6 +96,11 @@ class Replay:
     def finished(self) -> bool:
         return self.stopped is None and self.error is None
 
+    @property
+    def known_cost(self) -> float | None:
+        """What the replies cost, or None when the table has no price for the model (not $0)."""
+        return self.cost if priced(self.config.model) else None
+
     def counts(self) -> dict:
         if isinstance(self.tools, RecordedTools):
             return {"hits": self.tools.hits, "misses": self.tools.misses}
@@ -105,7 +111,7 @@ class Replay:
         if self.error:
             return self.error
         what = f"replay of {short_id(self.plan.leaf)} from {short_id(self.plan.start)} on {self.config.model}: "
-        what += f"{counted(self.steps, 'model call')}, {self.tokens} tokens, ${self.cost:.4f}"
+        what += f"{counted(self.steps, 'model call')}, {self.tokens} tokens, cost {cost_text(self.known_cost)}"
         c = self.counts()
         if self.mode == "recorded":
             what += f"; recorded tools: {counted(c['hits'], 'hit')}, {counted(c['misses'], 'miss')}"
