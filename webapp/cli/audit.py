@@ -5,6 +5,7 @@ each missing one when asked."""
 from __future__ import annotations
 
 from ..core.audit import CATEGORIES, audit_entry, judge, summaries_on_path
+from ..core.entries import short_id
 from ..core.errors import SessionError
 from ..core.session import Session
 from ..model.llm import ModelConfig, complete
@@ -30,11 +31,24 @@ def cmd_audit(args) -> int:
         print_json([a.as_dict() for a in audits])
     else:
         if not audits:
-            print("no compaction on the active path")
+            print(_none_on_the_path(tree))
         for audit in audits:
             print_audit(tree, audit, CATEGORIES)
     scores = [s for a in audits for s in (a.score(), *a.scores().values()) if s is not None]
     return 1 if args.fail_under is not None and any(s < args.fail_under for s in scores) else 0
+
+
+def _none_on_the_path(tree) -> str:
+    """What `audit FILE` says when the active path holds no compaction: which entries
+    `--compaction ID` could audit instead."""
+    others = [e.id for e in tree.by_id.values() if e.type in ("compaction", "branch_summary")]
+    if not others:
+        return "no compaction on the active path, nor a compaction or branch summary elsewhere to audit"
+    if len(others) == 1:
+        return f"no compaction on the active path; audit the one elsewhere with --compaction {short_id(others[0])}"
+    named = ", ".join(short_id(i) for i in others[:5]) + (" …" if len(others) > 5 else "")
+    return (f"no compaction on the active path; audit one of the {len(others)} elsewhere with "
+            f"--compaction ID ({named})")
 
 
 def print_audit(tree, audit, categories) -> None:

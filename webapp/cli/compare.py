@@ -13,7 +13,7 @@ from ..core.session import Session
 from ..core.storage import write_new_file
 from ..web.app import create_app
 from ..web.compare import export_html, figure_text
-from .output import print_json
+from .output import print_json, print_wrote
 from .share import add_redaction_arguments, shared_copy
 from .verdict import verdict_rows
 
@@ -65,7 +65,7 @@ def _compare_html(args, ids: list[str], base: str) -> int:
         with app.test_request_context(f"/s/{path.name}/compare/export?{query}"):
             html, _ = export_html(path.name, ids, redaction)
     write_new_file(Path(args.html), html.encode("utf-8"), replace=True)
-    print(f"wrote {args.html} ({len(html.encode()) / 1024:.0f} KB)")
+    print_wrote(args.html, len(html.encode()))
     return 0
 
 

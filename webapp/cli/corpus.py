@@ -21,10 +21,11 @@ from ..corpus.sql import QueryError, format_result, json_safe, read_only_connect
 from ..corpus.text import text_path
 from .args import seconds, whole_number
 from .output import path_text, print_listing
+from .places import say_no_sessions
 
 
 @contextmanager
-def _written(index):
+def written(index):
     """`index` closed at the end; a failure of the database (a full disk, say) said in one line."""
     try:
         yield index
@@ -34,7 +35,7 @@ def _written(index):
         index.close()
 
 
-def _private(command):
+def private(command):
     """A command that may write an index: what it creates (DuckDB's log too, made as it writes) is
     the user's alone (`core.private`)."""
     @functools.wraps(command)
@@ -45,7 +46,7 @@ def _private(command):
     return run
 
 
-@_private
+@private
 def cmd_index(args) -> int:
     roots = args.roots or [Path.home()]
     for root in roots:
@@ -64,7 +65,7 @@ def cmd_index(args) -> int:
                   "up to date", file=sys.stderr, flush=True)
             return client.indexed(holder, [root.resolve() for root in roots])
 
-        return _say_built(**_from_holder(held, refresh))
+        return _say_built(**from_holder(held, refresh))
     tty = sys.stderr.isatty()
 
     def show(p: Progress) -> None:
@@ -72,12 +73,15 @@ def cmd_index(args) -> int:
             name = Path(p.current).name[-40:]
             print(f"\rindexing {p.done:,}/{p.total:,} ({p.percent}%) {name:<40}", end="", file=sys.stderr, flush=True)
 
-    with _written(index):
+    with written(index):
         p = index.build(roots, on_progress=show)
         got = built(index, p)
     if tty:
         print("\r" + " " * 80 + "\r", end="", file=sys.stderr)
-    return _say_built(**got)
+    code = _say_built(**got)
+    if not p.checked:
+        say_no_sessions(args)
+    return code
 
 
 def _say_built(path: str, sessions: int, read: int, grown: int, removed: int, failed: int, seconds: float,
@@ -90,7 +94,7 @@ def _say_built(path: str, sessions: int, read: int, grown: int, removed: int, fa
     return 1 if failures else 0
 
 
-def _from_holder(held, asked):
+def from_holder(held, asked):
     """`asked(client, holder)` of the server that holds the index (`client`: corpus.holder), if a
     session-tree server holds it."""
     # The client of a server (urllib's HTTP modules) only when a server holds the index: 8.5 ms of
@@ -126,7 +130,7 @@ def _index_parquet(args, roots) -> int:
     return 0
 
 
-@_private
+@private
 def list_indexed(args) -> int:
     """`ls --index`: the rows of `ls` read from the index (brought up to date first), or from the
     server that holds it."""
@@ -140,9 +144,9 @@ def list_indexed(args) -> int:
     try:
         index = Index(args.db)
     except IndexUnavailable as held:  # a server writes it: that server lists
-        rows = _from_holder(held, lambda client, holder: client.listed(holder, root))
+        rows = from_holder(held, lambda client, holder: client.listed(holder, root))
     else:
-        with _written(index):
+        with written(index):
             index.build([root])
             got = list_sessions(index.cursor(), text_path(index.path), root, per_page=10**9)
         rows = got.dicts()
@@ -150,6 +154,8 @@ def list_indexed(args) -> int:
     for r in rows:  # (under ROOT as it was typed, as `ls` shows it)
         r["path"] = path_text(asked / fs_name(r["path"])[under:])
     print_listing(rows, args.json)
+    if not rows:
+        say_no_sessions(args)
     return 0
 
 
@@ -166,7 +172,7 @@ def cmd_sql(args) -> int:
         try:
             con = _parquet_connection(parquet_folder(args.parquet)) if args.parquet else read_only_connection(args.db)
         except IndexUnavailable as held:  # a server writes it: that server answers
-            output, truncated = _from_holder(held, lambda client, holder: client.ask(holder, args.query, how,
+            output, truncated = from_holder(held, lambda client, holder: client.ask(holder, args.query, how,
                                                                               args.limit, args.timeout))
         else:
             try:

@@ -13,6 +13,7 @@ from ..core.redact import Replacer, scan_sessions, summary
 from ..core.storage import discover, write_new_file
 from ..web.app import create_app, export_session
 from ..web.project_export import Redaction, check_output, export_project, site_note
+from .output import print_wrote
 from .share import add_redaction_arguments, choice_of, print_review, shared_copy
 
 
@@ -28,7 +29,7 @@ def export_file(args) -> int:
         html = export_session(path, args.leaf, redaction)
     out = args.output or Path(args.file.stem + ".html")  # never beside the session: its folder may be another agent's
     write_new_file(out, html.encode("utf-8"), replace=True)
-    print(f"session-tree: wrote {out} ({len(html.encode()):,} bytes)")
+    print_wrote(out, len(html.encode()))
     return 0
 
 

@@ -6,25 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..core.catalog import USUAL_PLACES, agent_places, summarize_session, usual_places
+from ..core.catalog import summarize_session
 from ..core.errors import SessionError
 from ..core.storage import discover
 from .output import escape_controls, path_text, print_listing
-
-
-def agent_folders(args) -> tuple[Path, list[str]]:
-    """The folder to list and the sessions folders under it: ROOT as it is, or (no ROOT, or
-    --pi/--claude/--codex) the agents' usual folders under the home folder that exist (`serve`
-    finds its sessions so too)."""
-    chosen = [s for s in USUAL_PLACES if getattr(args, s.replace("-", "_"), False)]
-    if args.root is not None and not chosen:
-        return args.root, agent_places(args.root)  # a folder holding the agents' folders: as the home is
-    home = Path.home()
-    places = usual_places(home, chosen or tuple(USUAL_PLACES))
-    if not places:
-        wanted = ", ".join("~/" + "/".join(USUAL_PLACES[s]) for s in chosen or USUAL_PLACES)
-        raise SessionError(f"no sessions folder found (looked for {wanted}); name a ROOT")
-    return home, places
+from .places import agent_folders, say_no_sessions
 
 
 def cmd_ls(args) -> int:
@@ -36,13 +22,15 @@ def cmd_ls(args) -> int:
 
         return list_indexed(args)
     rows = []
-    root, within = agent_folders(args)
-    for path in discover(root, within):
+    found = agent_folders(args)
+    for path in discover(*found) if found else ():
         try:
             rows.append({**summarize_session(path).as_dict(), "path": path_text(path)})
         except (OSError, SessionError) as exc:
             rows.append({"path": path_text(path), "error": escape_controls(str(exc))})
     print_listing(rows, args.json)
+    if not rows:
+        say_no_sessions(args)
     return 0
 
 

@@ -70,6 +70,18 @@ def one_line(text) -> str:
     return str(text).replace("\n", "\\n").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
+def print_wrote(path, size: int) -> None:
+    """The line a command that wrote a file ends with: where, and its size (in bytes, as every
+    size the CLI prints)."""
+    print(f"session-tree: wrote {path} ({size:,} bytes)")
+
+
+def shown(value) -> str:
+    """A value as a line of human output shows it: "-" for one that is missing (never `None`),
+    on one line."""
+    return "-" if value is None or value == "" else one_line(value)
+
+
 def print_listing(rows: list[dict], as_json: bool) -> None:
     """`ls`'s rows (`SessionSummary.as_dict()` with its path, or a path and its error): JSON, or
     three lines a session, each value on its line (a newline in a name would look like another
@@ -78,11 +90,11 @@ def print_listing(rows: list[dict], as_json: bool) -> None:
         print_json(rows)
         return
     for r in rows:
-        r = {k: one_line(v) if isinstance(v, str) else v for k, v in r.items()}
         if "error" in r:
-            print(f"{r['path']}\n    error: {r['error']}")
+            print(f"{one_line(r['path'])}\n    error: {one_line(r['error'])}")
             continue
-        title = r["name"] or (r["firstMessage"] or "")[:60] or "(no messages)"
+        title = one_line(r["name"] or (r["firstMessage"] or "")[:60] or "(no messages)")
+        r = {k: shown(v) for k, v in r.items()}
         print(f"{r['path']}\n    {title}")
         print(f"    {r['format']}  id {r['id']}  cwd {r['cwd']}  entries {r['entries']}  leaves {r['leaves']}  "
               f"compactions {r['compactions']}  bad lines {r['badLines']}  modified {r['modified']}")

@@ -9,11 +9,10 @@ import os
 from pathlib import Path
 
 from ..bundled import demo_copy
-from ..core.catalog import usual_places
 from ..web.app import serve
 from .args import whole_number
 from .corpus import parquet_folder
-from .listing import agent_folders
+from .places import agent_folders
 
 
 def cmd_serve(args) -> int:
@@ -21,10 +20,10 @@ def cmd_serve(args) -> int:
         os.environ["SESSION_TREE_CORPUS"] = str(parquet_folder(args.corpus).resolve())
     if args.root is not None or os.environ.get("SESSION_TREE_ROOT"):
         return _serve(args, args.root, (), args.db)
-    if not usual_places(Path.home()):
+    found = agent_folders(args)
+    if found is None:
         return cmd_demo(args)
-    root, within = agent_folders(args)
-    return _serve(args, root, within, args.db)
+    return _serve(args, *found, args.db)
 
 
 def cmd_demo(args) -> int:

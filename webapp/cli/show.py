@@ -8,7 +8,7 @@ and this module the outline reader alone for `--json`.
 from __future__ import annotations
 
 from ..core.outline import outline_json
-from .output import path_text, print_json_pieces
+from .output import path_text, print_json_pieces, shown
 
 
 def cmd_show(args) -> int:
@@ -24,10 +24,10 @@ def cmd_show(args) -> int:
     tree = session.tree
     header = tree.header or {}
     version = f"format {tree.format}" if tree.format != "unknown" else "no session header"
-    print(f"session   {header.get('id', '-')}  ({version})")
-    print(f"name      {tree.name or '-'}")
-    print(f"cwd       {header.get('cwd', '-')}")
-    print(f"created   {header.get('timestamp', '-')}")
+    print(f"session   {shown(header.get('id'))}  ({version})")
+    print(f"name      {shown(tree.name)}")
+    print(f"cwd       {shown(header.get('cwd'))}")
+    print(f"created   {shown(header.get('timestamp'))}")
     print("entries   " + (", ".join(f"{k} {v}" for k, v in sorted(tree.counts_by_type().items())) or "none"))
     print(f"roots     {', '.join(tree.roots) or '-'}")
     print(f"orphans   {', '.join(tree.orphans) or '-'}")
