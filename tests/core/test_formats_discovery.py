@@ -53,8 +53,8 @@ def test_ls_claude_and_codex_list_one_agent_each(home, capsys):
 
 def test_ls_says_when_no_agent_folder_exists(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("HOME", str(tmp_path))
-    assert main(["ls", "--codex"]) == 2
-    assert "~/.codex/sessions" in capsys.readouterr().err
+    assert main(["ls", "--codex"]) == 0  # an empty listing, said as ls --index and index say it
+    assert "no sessions under the agents' usual folders (~/.codex/sessions)" in capsys.readouterr().err
 
 
 def test_ls_with_a_root_reads_that_root(home, capsys):
