@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sqlite3
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,7 +18,7 @@ from ..core.private import private_umask
 from ..core.storage import fs_name
 from ..corpus.db import Index, IndexUnavailable, Progress, built
 from ..corpus.listing import list_sessions
-from ..corpus.sql import QueryError, format_result, json_safe, read_only_connection, run_query
+from ..corpus.sql import BYTE_CAP, QueryError, format_result, json_safe, read_only_connection, run_query
 from ..corpus.text import text_path
 from .args import seconds, whole_number
 from .output import path_text, print_listing
@@ -29,7 +30,7 @@ def written(index):
     """`index` closed at the end; a failure of the database (a full disk, say) said in one line."""
     try:
         yield index
-    except duckdb.Error as exc:
+    except (duckdb.Error, sqlite3.Error) as exc:
         raise SessionError(f"{index.path}: the index could not be written ({str(exc).splitlines()[0]})") from None
     finally:
         index.close()
@@ -172,18 +173,20 @@ def cmd_sql(args) -> int:
         try:
             con = _parquet_connection(parquet_folder(args.parquet)) if args.parquet else read_only_connection(args.db)
         except IndexUnavailable as held:  # a server writes it: that server answers
-            output, truncated = from_holder(held, lambda client, holder: client.ask(holder, args.query, how,
-                                                                              args.limit, args.timeout))
+            output, truncated, over_bytes = from_holder(held, lambda client, holder: client.ask(
+                holder, args.query, how, args.limit, args.timeout))
         else:
             try:
                 result = run_query(con, args.query, limit=args.limit, seconds=args.timeout)
             finally:
                 con.close()
-            output, truncated = format_result(result, how), result.truncated
+            output, truncated, over_bytes = format_result(result, how), result.truncated, result.over_bytes
     except QueryError as exc:
         raise SessionError(str(exc)) from None
     sys.stdout.write(json_safe(output) if args.json else output)  # (text and CSV: main()'s escaping)
-    if truncated:
+    if over_bytes:
+        print(f"session-tree: only the rows that fit in {BYTE_CAP // 1024 // 1024} MB of values", file=sys.stderr)
+    elif truncated:
         print(f"session-tree: only the first {args.limit:,} rows (--limit)", file=sys.stderr)
     return 0
 

@@ -20,6 +20,7 @@ from ..core.session import Session
 from ..model import ask as asking
 from ..model import replay as replaying
 from ..model.errors import ModelError
+from ..model.isolation import isolation
 from ..model.judge import judge
 from ..model.llm import ModelConfig, continue_branch, regenerate_reply
 from ..model.summarize import regenerate_summary
@@ -165,6 +166,8 @@ def cmd_replay(args) -> int:
         print(f"replaying {short_id(plan.leaf)} from {short_id(plan.start)} on {config.model} "
               f"({len(plan.prompts)} user message{'s' if len(plan.prompts) != 1 else ''} to send, "
               f"{replay.mode} tools):")
+        if replay.mode == "sandbox":
+            print(f"  sandbox: {isolation().describe()}")
 
     def told(event: str, data: dict) -> None:
         if args.json:
@@ -237,7 +240,8 @@ def register(command) -> None:
     sp.add_argument("--tools", choices=("recorded", "sandbox"), default="recorded",
                     help="recorded (default): the original branch's results for the same calls; sandbox: pi's "
                          "tools on a throwaway copy of the session's working directory")
-    sp.add_argument("--allow-bash", action="store_true", help="with --tools sandbox: let the model run bash in the copy")
+    sp.add_argument("--allow-bash", action="store_true",
+                    help="with --tools sandbox: let the model run bash in the copy (only where bubblewrap isolates it)")
     sp.add_argument("--max-copy-mb", metavar="MB", type=positive(float), default=DEFAULT_MAX_COPY_MB,
                     help=f"the largest working directory a sandbox copies (default {DEFAULT_MAX_COPY_MB:g})")
     sp.add_argument("--max-steps", metavar="N", type=positive(int), default=DEFAULT_MAX_STEPS,
