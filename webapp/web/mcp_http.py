@@ -62,7 +62,7 @@ def _start(app):
     return wsgi
 
 
-@bp.route("/mcp", methods=["GET", "POST", "DELETE"])
+@bp.post("/mcp")  # (stateless: no stream to GET, no session to DELETE; a GET is answered 405, as MCP asks)
 @token_only
 @own_write_rule
 def mcp():
