@@ -173,8 +173,10 @@ def test_a_pi_folder_outside_the_home_is_served_beside_the_others(home, tmp_path
 
 def test_no_pi_folder_says_where_it_looked(home, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("PI_CODING_AGENT_SESSION_DIR", str(tmp_path / "nowhere"))
-    code, _, err = run(capsys, "ls", "--pi")
-    assert code == 2 and f"looked for {tmp_path / 'nowhere'}" in err
+    code, out, err = run(capsys, "ls", "--pi")
+    assert code == 0 and out == "" and err == (
+        f"session-tree: no sessions under the agents' usual folders ({tmp_path / 'nowhere'}); "
+        "name a ROOT to look elsewhere\n")
 
 
 def run_main(*argv: str) -> int:

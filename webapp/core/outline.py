@@ -1,6 +1,6 @@
 """What `session-tree show --json` prints of a session: its header, entry counts, roots, orphans,
 leaves, active leaf, labels and problems, then every entry's id, type, parent and line, and the
-bad lines; and what `show` prints of it as text (`outline_text`), from the same document.
+bad lines; `show` prints the same document but its rows as text (`outline_facts`).
 
 Two builders give the same document. `tree_outline` reads it off a `SessionTree`, as every view
 reads a session. `outline_json` reads a pi file into columns (`agents.pi.columns.ColumnLog`: no object
@@ -105,27 +105,10 @@ def outline_json(path: str | os.PathLike, first: dict) -> Iterator[bytes]:
     yield tail
 
 
-def outline_text(path: str | os.PathLike) -> Iterator[str]:
-    """The lines `show` prints of the session file at `path`: the document's header, counts,
-    roots, leaves, labels and problems, one fact a line."""
-    doc, _ = _read(path)
-    header = doc["header"] or {}
-    fmt = doc["format"]
-    yield f"session   {header.get('id', '-')}  ({f'format {fmt}' if fmt != 'unknown' else 'no session header'})"
-    yield f"name      {doc['name'] or '-'}"
-    yield f"cwd       {header.get('cwd', '-')}"
-    yield f"created   {header.get('timestamp', '-')}"
-    yield "entries   " + (", ".join(f"{k} {v}" for k, v in sorted(doc["counts"].items())) or "none")
-    yield f"roots     {', '.join(doc['roots']) or '-'}"
-    yield f"orphans   {', '.join(doc['orphans']) or '-'}"
-    yield f"leaves    {', '.join(doc['leaves']) or '-'}"
-    yield f"active    {doc['activeLeaf'] or '(empty conversation)'}"
-    for target, label in doc["labels"].items():
-        yield f"label     {target}: {label}"
-    yield f"problems  {len(doc['problems'])}"
-    for p in doc["problems"]:
-        where = f"line {p['line'] or '–'}"
-        yield f"  {p['file'] + ' ' + where if p.get('file') else where}: {p['kind']}: {p['message']}"
+def outline_facts(path: str | os.PathLike) -> dict:
+    """The document of the session file at `path` but its entries' rows: what `show` prints as
+    text (its header, counts, roots, leaves, labels and problems)."""
+    return _read(path)[0]
 
 
 _JSON = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE

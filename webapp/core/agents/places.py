@@ -15,7 +15,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
-from ..errors import SessionError, SessionNotFound
+from ..errors import SessionNotFound
 from ..storage import session_of_sidecar, stays_in
 from . import agents
 from .agent import Agent
@@ -68,15 +68,13 @@ def usual_places(home: Path, chosen: Iterable[Agent] | None = None) -> list[str]
     return out
 
 
-def home_places(home: Path, chosen: list[Agent]) -> tuple[Path, list[str]]:
+def home_places(home: Path, chosen: list[Agent]) -> tuple[Path, list[str]] | None:
     """(the folder to list, the sessions folders under it) of the `chosen` agents (all when none is)
     for the home folder: the home folder, or, when an agent keeps its sessions outside it, the
-    folder holding both. SessionError, saying where it looked, when none exists."""
-    chosen = chosen or list(agents())
-    places = usual_places(home, chosen)
+    folder holding both; None when none of those folders exists."""
+    places = usual_places(home, chosen or None)
     if not places:
-        wanted = ", ".join(_shown(a.sessions_folder(home), home) for a in chosen)
-        raise SessionError(f"no sessions folder found (looked for {wanted}); name a ROOT")
+        return None
     outside = [Path(p) for p in places if Path(p).is_absolute()]
     if not outside:
         return home, places
@@ -84,8 +82,11 @@ def home_places(home: Path, chosen: list[Agent]) -> tuple[Path, list[str]]:
     return root, [str((home / p).relative_to(root)) for p in places]
 
 
-def _shown(folder: Path, home: Path) -> str:
-    return "~/" + folder.relative_to(home).as_posix() if folder.is_relative_to(home) else str(folder)
+def looked_in(home: Path, chosen: list[Agent]) -> str:
+    """Where `home_places` looks for the `chosen` agents' (all when none is) sessions, as a person
+    reads it: `~/.pi/agent/sessions, ~/.claude/projects, ~/.codex/sessions`."""
+    folders = [a.sessions_folder(home) for a in chosen or agents()]
+    return ", ".join("~/" + f.relative_to(home).as_posix() if f.is_relative_to(home) else str(f) for f in folders)
 
 
 def agent_places(root: Path) -> list[str]:
