@@ -167,7 +167,7 @@ def test_a_step_limit_stops_the_replay_and_writes_why(tmp_path, llm_server, conf
     stop = lines_of(path.read_bytes())[-1]
     assert stop["type"] == "custom" and stop["customType"] == "session-tree.replay-stop"
     assert stop["data"]["reason"] == "step limit 3 reached" and stop["data"]["steps"] == 3
-    assert stop["data"]["tokens"] == 51 and stop["data"]["cost"] == 0
+    assert stop["data"]["tokens"] == 51 and stop["data"]["cost"] is None  # no price known: unknown, not $0
     ended = outcome(session.tree.path(stop["id"]))
     assert (ended.status, ended.status_text, ended.detail) == ("replay_stopped", "replay stopped", "step limit 3 reached")
     assert replay_info(session.tree, stop["id"]).summary().endswith("; stopped: step limit 3 reached")

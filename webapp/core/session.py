@@ -200,10 +200,13 @@ class Session:
         batch: list[dict],
         parent=ACTIVE,
         check: Callable[[SessionTree, str | None], None] | None = None,
+        stamps: list[str | None] | None = None,
     ) -> list[dict]:
         """Append entries all or nothing: every one is validated first, then all are written in
         one append under one lock, each continuing from the one before it (the first from
-        `parent`, by default the active leaf)."""
+        `parent`, by default the active leaf). `stamps` gives an entry the time it happened
+        (ISO-8601, as `now_iso` writes it) where that was before the write: a model's turn is
+        written whole once its reply is, but its model change and user message were earlier."""
         if not batch:
             raise InvalidWrite("nothing to append")
         for i, fields in enumerate(batch):
@@ -237,8 +240,9 @@ class Session:
             if check is not None:
                 check(self.tree, parent_id)
             entries, lines = [], []
-            for fields in batch:
-                entry = {"type": fields["type"], "id": new_id(), "parentId": parent_id, "timestamp": now_iso()}
+            for i, fields in enumerate(batch):
+                stamp = stamps[i] if stamps and i < len(stamps) and stamps[i] else now_iso()
+                entry = {"type": fields["type"], "id": new_id(), "parentId": parent_id, "timestamp": stamp}
                 entry.update((k, v) for k, v in fields.items() if k != "type")
                 try:
                     lines.append(orjson.dumps(entry))

@@ -20,6 +20,7 @@ from ..core.context import build_context
 from ..core.errors import InvalidWrite, SessionError
 from ..core.session import Session, user_message
 from ..core.tokens import context_tokens, estimate_message_tokens
+from .cancel import Cancel
 from .errors import Cancelled, ModelError
 from .llm import ModelConfig, reply_to, waiting_user
 from .table import estimated_cost
@@ -78,7 +79,7 @@ class Column:
     entry: str | None = None  # the assistant entry written
     error: str | None = None  # why nothing was written
     seconds: float = 0.0
-    cancel: threading.Event = field(default_factory=threading.Event)
+    cancel: Cancel = field(default_factory=Cancel)
 
 
 @dataclass
