@@ -102,7 +102,8 @@ class FakeLLM:
 
     def stream_chunks(self, kind: str | None = None, options: dict | None = None) -> list[dict]:
         kind, options = (self.kind, self.options) if options is None else (kind, options)
-        pieces = options.get("pieces", ["Hello", " from", " the", " stream."])
+        default = [options["text"]] if options.get("text") else ["Hello", " from", " the", " stream."]
+        pieces = options.get("pieces", default)
         chunks = [_chunk({"role": "assistant", "content": ""})]
         chunks += [_chunk({"reasoning_content": t}) for t in options.get("thinking", ())]
         chunks += [_chunk({"content": p}) for p in pieces]
