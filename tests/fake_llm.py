@@ -232,7 +232,9 @@ def _handler(fake: FakeLLM):
                 return self._raw(200, "application/json", b"")
             if kind == "generate" and body.get("stream"):
                 pieces, finish = fake.generation(body, options)
-                chunks = fake.stream_chunks("reply", {**options, "pieces": pieces, "finish": finish})
+                counted = {"prompt_tokens": request_tokens(body), "completion_tokens": len(pieces),
+                           "total_tokens": request_tokens(body) + len(pieces)}
+                chunks = fake.stream_chunks("reply", {"usage": counted, **options, "pieces": pieces, "finish": finish})
                 return self._stream(chunks, broken=False, delay=options.get("delay"), counting=True)
             if kind in ERRORS:
                 status, code, message = ERRORS[kind]

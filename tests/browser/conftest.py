@@ -66,12 +66,13 @@ def live_server(sessions_root):
 
 @pytest.fixture
 def model_server(llm_server):
-    """`serve(root, model, timeout)`: the app on `root` with `model` behind the test's local
+    """`serve(root, model, timeout, **limits)`: the app on `root` with `model` (its window and
+    max_tokens as `limits` say) behind the test's local
     OpenAI-compatible server (`llm_server`); every server it started stops after the test."""
     started: list[LiveServer] = []
 
-    def serve(root: Path, model: str = "openai/test-model", timeout: float = 20) -> LiveServer:
-        config = ModelConfig(model, api_base=llm_server.api_base, api_key="dummy", timeout=timeout)
+    def serve(root: Path, model: str = "openai/test-model", timeout: float = 20, **limits) -> LiveServer:
+        config = ModelConfig(model, api_base=llm_server.api_base, api_key="dummy", timeout=timeout, **limits)
         model_identity(config)  # imports litellm now: a cold import takes seconds on a busy machine
         started.append(LiveServer(root, {"MODEL_CONFIG": config}))
         return started[-1]

@@ -43,7 +43,7 @@ def test_an_html_page_with_a_200_is_an_error_with_its_details_and_no_reply(serve
     expect(fold.locator("pre")).to_contain_text("content-type: text/html")
     expect(fold.locator("pre")).to_contain_text('"content": "Is anyone there?"')
     new = tree_of(server).entries[len(before.entries):]
-    assert [e.role or e.type for e in new] == ["user", "model_change"]  # no assistant entry
+    assert [e.role or e.type for e in new] == ["user"]  # no assistant entry, no model_change left behind
     assert page.errors == [] and console == []
 
 
