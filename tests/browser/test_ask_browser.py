@@ -56,6 +56,7 @@ def test_ask_three_models_side_by_side_then_compare(server, llm_server, page):
 
 
 def test_a_cancelled_column_writes_no_reply(server, llm_server, page):
+    llm_server.per_model("slow-model", "generate", delay=0.3, limit=400)  # a model that would go on for minutes
     file, rel, leaf = where_the_branch_ends(server)
     page.goto(f"{server.url}{rel}/ask?at={leaf}")
     page.get_by_role("textbox", name="Message").fill("Once more, slowly")
@@ -66,9 +67,11 @@ def test_a_cancelled_column_writes_no_reply(server, llm_server, page):
     expect(slow.locator(".ask-text")).not_to_have_text("", timeout=20000)  # it has begun
     slow.get_by_role("button", name="Cancel").click()
     expect(slow.locator(".ask-status")).to_have_text("Cancelled: no reply was written.", timeout=20000)
+    assert llm_server.client_closed.wait(5) and llm_server.generated < 400  # the model server stopped generating
     expect(page.locator("#ask-end")).to_have_text("One model answered: nothing to compare.")
-    written = [e for e in Session.open(file).tree.entries if e.role == "assistant" and e.message.get("model") == "slow-model"]
-    assert written == []
+    written = [e for e in Session.open(file).tree.entries
+               if e.message.get("model") == "slow-model" or e.get("modelId") == "slow-model"]
+    assert written == []  # neither a reply nor a model_change
 
 
 def test_with_no_model_configured_the_page_says_so_only_once_the_form_is_sent(sessions_root, page):

@@ -70,3 +70,17 @@ def test_a_step_limit_from_the_form_stops_the_replay_and_the_branch_says_so(serv
     tree = Session.open(server.root / "s.jsonl").tree
     stops = [e for e in tree.entries if e.type == "custom" and e.get("customType") == "session-tree.replay-stop"]
     assert len(stops) == 1 and stops[0].get("data")["steps"] == 2 and llm_server.refused == []
+
+
+def test_cancel_closes_the_model_call_at_once_and_writes_nothing_before_the_first_reply(server, llm_server, page):
+    llm_server.per_model("endless-model", "generate", delay=0.3, limit=400)
+    before = (server.root / "s.jsonl").read_bytes()
+    page.goto(f"{server.url}/s/s.jsonl/replay?leaf=a8")
+    page.get_by_label("Model", exact=True).fill("openai/endless-model")
+    page.get_by_role("button", name="Replay on this model").click()
+    expect(page.locator(".replay-step .replay-text")).to_contain_text("word word", timeout=20000)
+    page.get_by_role("button", name="Cancel").click()
+    expect(page.locator(".replay-failed")).to_have_text("Cancelled before the first reply: nothing was written.",
+                                                        timeout=20000)
+    assert llm_server.client_closed.wait(5) and llm_server.generated < 400  # the model server stopped
+    assert (server.root / "s.jsonl").read_bytes() == before
