@@ -17,8 +17,9 @@ strict the way local servers are (llama.cpp's, llama-cpp-python's), which the re
 - an assistant message without `content` is refused (their chat templates read it);
 - `fake.window` (tokens, counted as characters / 4) makes it a server of that window: a request
   larger than it gets llama.cpp's 400 `exceed_context_size_error`, and `/props` reports it;
-- the "generate" kind generates as a small model does: a word a token until the request's
-  `max_tokens`, else until the window is full (`finish_reason: length`), else `limit` words;
+- the "generate" kind generates as a small model does: a word a token (`words`, in turn) until
+  the request's `max_tokens`, else until the window is full (`finish_reason: length`), else
+  `limit` words;
 - `usage=None` sends no usage in the stream (llama-cpp-python sends none);
 - the "crash" kind answers 200 and drops the connection before any byte of the body, and
   "empty" answers 200 with an empty body: a server that died after accepting the request;
@@ -83,7 +84,8 @@ class FakeLLM:
         asked = body.get("max_tokens") or body.get("max_completion_tokens")
         bounds = [b for b in (asked, room) if b]
         n = min(bounds) if bounds else options.get("limit", 200)
-        return [options.get("word", " word")] * max(n, 0), "length"
+        words = options.get("words", [" word"])  # (litellm refuses a stream of 100 identical chunks)
+        return [words[i % len(words)] for i in range(max(n, 0))], "length"
 
     def reply_body(self, kind: str | None = None, options: dict | None = None) -> dict:
         kind, options = (self.kind, self.options) if options is None else (kind, options)
