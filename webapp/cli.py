@@ -247,7 +247,10 @@ def cmd_fork(args) -> int:
     session.check_writable()  # before a summary is paid for
     if args.summarize:
         config = ModelConfig.from_env(args.model, args.api_base)
-        result = fork_with_summary(session, target, args.position, config, args.instructions)
+        show, state = _streaming(sys.stderr)
+        result = fork_with_summary(session, target, args.position, config, args.instructions, show)
+        if state["streamed"]:
+            print(file=sys.stderr)
     else:
         result = session.fork(target, args.position)
     if args.json:
@@ -305,13 +308,17 @@ def cmd_compact(args) -> int:
     from .core.compaction import plan_compaction
     from .core.context import settings_on
     from .core.summary_writes import write_compaction
+    from .model.limits import window_of
     from .model.llm import ModelConfig
     from .model.table import context_window
     from .model.summarize import summarize_compaction, written_details
     session = _open(args)
     leaf = _leaf(session, args.leaf)
     settings = settings_on(session.tree, session.tree.path(leaf))
+    config = None if args.summary_file else ModelConfig.from_env(args.model, args.api_base, args.context_window)
     window = context_window(settings.provider, settings.model_id, args.context_window)
+    if window is None and config is not None and config.configured:  # a local model: what its server says
+        window = window_of(config)
     plan = plan_compaction(session.tree, leaf, args.keep_recent_tokens, args.reserve_tokens, window)
     if args.plan:
         if args.json:
@@ -324,9 +331,11 @@ def cmd_compact(args) -> int:
         summary = read_summary_file(args.summary_file)
         details = {**written_details(summary, None, None), "source": "file"}  # a person wrote it
     else:
-        config = ModelConfig.from_env(args.model, args.api_base)
-        summary, details = summarize_compaction(config, plan, args.instructions)
-    entry = write_compaction(session, plan, summary, details)
+        show, state = _streaming(sys.stderr)
+        summary, details = summarize_compaction(config, plan, args.instructions, on_delta=show)
+        if state["streamed"]:
+            print(file=sys.stderr)
+    entry = write_compaction(session, plan, summary, details, must_shrink=not args.summary_file)
     print(entry["id"])
     return 0
 
@@ -356,14 +365,16 @@ def _show_reply(assistant: dict) -> None:
             print(f"→ {block['name']} {orjson.dumps(block['arguments']).decode()} (not run)")
 
 
-def _streaming():
-    """An on_delta that writes the reply's text to stdout, and whether anything was written."""
+def _streaming(out=None):
+    """An on_delta that writes the model's text as it comes (a reply to stdout; a summary, whose
+    entry id is what stdout prints, to stderr), and whether anything was written."""
     state = {"streamed": False}
 
     def show(kind: str, text: str) -> None:
+        stream = out or sys.stdout
         if kind == "text":
-            sys.stdout.write(text)
-            sys.stdout.flush()
+            stream.write(text if isinstance(stream, _SafeText) else escape_controls(text))
+            stream.flush()
             state["streamed"] = True
 
     return show, state
@@ -400,7 +411,11 @@ def cmd_regenerate(args) -> int:
     session.check_writable()  # before a model is paid for
     entry = session.tree.find(args.id)
     if entry.type in ("compaction", "branch_summary"):
-        print(regenerate_summary(session, config, entry.id)["id"])
+        show, state = _streaming(sys.stderr)
+        written = regenerate_summary(session, config, entry.id, on_delta=show)
+        if state["streamed"]:
+            print(file=sys.stderr)
+        print(written["id"])
         return 0
     show, state = _streaming()
     try:
@@ -554,8 +569,10 @@ def build_parser(running: str | None = None) -> argparse.ArgumentParser:
     sp = command("compact", cmd_compact,
                  "plan a compaction, or write one: summary by a model, extractive, or from a file")
     sp.add_argument("--leaf", metavar="ID")
-    sp.add_argument("--keep-recent-tokens", type=_whole_number(0), default=DEFAULT_KEEP_RECENT_TOKENS)
-    sp.add_argument("--reserve-tokens", type=_whole_number(0), default=DEFAULT_RESERVE_TOKENS)
+    sp.add_argument("--keep-recent-tokens", type=_whole_number(0),
+                    help=f"default {DEFAULT_KEEP_RECENT_TOKENS}, at most half of what the window leaves after the reserve")
+    sp.add_argument("--reserve-tokens", type=_whole_number(0),
+                    help=f"default {DEFAULT_RESERVE_TOKENS}, at most a quarter of the window")
     sp.add_argument("--context-window", type=_whole_number(1), help="default: the session model's window")
     sp.add_argument("--plan", action="store_true", help="print the plan, write nothing")
     sp.add_argument("--json", action="store_true")

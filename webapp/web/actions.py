@@ -364,7 +364,7 @@ def compact(rel: str):
         if moved or (expected and expected != plan.first_kept_entry_id):
             raise InvalidWrite("the session changed since the preview: open the compaction preview again")
         details = _summary_details()
-        entry = write_compaction(session, plan, _form_text("summary"), details)
+        entry = write_compaction(session, plan, _form_text("summary"), details, must_shrink=True)
     except SessionError as exc:
         return _failure(exc, 409)
     return _done(rel, entry["id"], "compacted")
