@@ -363,6 +363,10 @@ def _show_reply(assistant: dict) -> None:
     for block in assistant["message"]["content"]:
         if block["type"] == "toolCall":
             print(f"→ {block['name']} {orjson.dumps(block['arguments']).decode()} (not run)")
+    if assistant["message"].get("stopReason") == "length":
+        out = (assistant["message"].get("usage") or {}).get("output")
+        print(f"session-tree: the reply was cut at the length limit{f' ({out} tokens)' if out else ''}: "
+              "the model did not finish it (written as such, stopReason length)", file=sys.stderr)
 
 
 def _streaming(out=None):
@@ -385,7 +389,7 @@ def cmd_continue(args) -> int:
     from .model.llm import ModelConfig, continue_branch
     if args.retry == (args.message is not None):
         raise SessionError("give either --message TEXT, or --retry to ask again for the message waiting")
-    config = ModelConfig.from_env(args.model, args.api_base)
+    config = ModelConfig.from_env(args.model, args.api_base, args.context_window, args.max_tokens)
     show, state = _streaming()
     session = _open(args)
     leaf = _leaf(session, args.leaf) if args.leaf else None
@@ -442,6 +446,16 @@ def cmd_serve(args) -> int:
 
 
 # -- parser ----------------------------------------------------------------------------------------
+
+
+def _limit_options(sp) -> None:
+    """--context-window / --max-tokens of the commands that ask for a reply."""
+    sp.add_argument("--context-window", metavar="N", type=_whole_number(1),
+                    help="the model's window in tokens (default: $SESSION_TREE_CONTEXT_WINDOW, litellm's table, "
+                         "or what the server says)")
+    sp.add_argument("--max-tokens", metavar="N", type=_whole_number(1),
+                    help="the longest reply to allow (default: $SESSION_TREE_MAX_TOKENS, else the model's limit "
+                         "and what its window leaves)")
 
 
 def _model_options(sp, model_group=None) -> None:
@@ -587,6 +601,7 @@ def build_parser(running: str | None = None) -> argparse.ArgumentParser:
     sp.add_argument("--leaf", metavar="ID", help="continue from this entry instead of the active leaf")
     sp.add_argument("--model", metavar="M", help="a litellm model string (default: $SESSION_TREE_MODEL)")
     sp.add_argument("--api-base", metavar="URL", help="an OpenAI-compatible server (default: $SESSION_TREE_API_BASE)")
+    _limit_options(sp)
     sp.add_argument("--verbose", action="store_true", help="on a failure, print the request and the raw response")
 
     sp = command("regenerate", cmd_regenerate,

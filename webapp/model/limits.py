@@ -13,9 +13,9 @@ itself (llama.cpp's `/props`, a `/models` row's `meta.n_ctx_train` or `max_model
 
 from __future__ import annotations
 
-import functools
 import math
 import os
+import time
 
 import orjson
 
@@ -29,6 +29,7 @@ SUMMARY_CAP = 8192  # ...and never longer than a long page of notes
 JUDGE_MAX_TOKENS = 512  # {"better": ..., "reasons": "one or two sentences"} with room to spare
 MIN_REPLY_TOKENS = 64  # a request that leaves less than this for the answer does not fit
 SERVER_ASK_SECONDS = 2.0  # how long a server is given to say its window
+SILENCE_KEPT = 60.0  # seconds a server that said nothing of its window is not asked again
 
 
 def estimated_tokens(messages: list[dict]) -> int:
@@ -51,13 +52,25 @@ def model_output_limit(model: str | None) -> int | None:
     return info.max_output if info else None
 
 
-@functools.lru_cache(maxsize=32)
+_asked: dict[str, tuple[float, int | None]] = {}  # api base -> (when, what it said)
+
+
 def server_window(api_base: str | None) -> int | None:
     """The window an OpenAI-compatible server says it serves (llama.cpp: `/props`'s n_ctx, or
-    `/models`' `meta.n_ctx_train`; vLLM: `max_model_len`), asked once per server; None when it
-    says nothing (most hosted APIs) or does not answer in SERVER_ASK_SECONDS."""
+    `/models`' `meta.n_ctx_train`; vLLM: `max_model_len`); None when it says nothing (most hosted
+    APIs) or does not answer in SERVER_ASK_SECONDS. A window said is kept for the process; a
+    silence is asked again after SILENCE_KEPT seconds (the server may have been starting)."""
     if not api_base:
         return None
+    known = _asked.get(api_base)
+    if known and (known[1] is not None or time.monotonic() - known[0] < SILENCE_KEPT):
+        return known[1]
+    found = _ask_server(api_base)
+    _asked[api_base] = (time.monotonic(), found)
+    return found
+
+
+def _ask_server(api_base: str) -> int | None:
     import httpx
 
     base = api_base.rstrip("/")

@@ -241,6 +241,7 @@ def _collect(litellm, chunks_in, messages: list[dict], on_delta: DeltaCallback |
     reported says whether the server sent usage (litellm makes up an estimate when it did not)."""
     chunks = []
     received = 0
+    finished = False  # a server that ends its answer says why (finish_reason); a crashed one does not
     it = iter(chunks_in)
     ctype = (getattr(chunks_in, "_response_headers", None) or {}).get("content-type", "")
     if ctype and "event-stream" not in ctype and "json" not in ctype:
@@ -269,6 +270,7 @@ def _collect(litellm, chunks_in, messages: list[dict], on_delta: DeltaCallback |
         chunks.append(chunk)
         if not chunk.choices:
             continue
+        finished = finished or bool(chunk.choices[0].finish_reason)
         delta = chunk.choices[0].delta
         for kind, text in (("thinking", getattr(delta, "reasoning_content", None)), ("text", delta.content)):
             if text:
@@ -280,11 +282,16 @@ def _collect(litellm, chunks_in, messages: list[dict], on_delta: DeltaCallback |
     server_chunks = getattr(chunks_in, "chunks", None) or chunks  # litellm keeps the server's own
     raw = _raw_chunks(server_chunks)
     response = litellm.stream_chunk_builder(chunks, messages=messages) if chunks else None
-    if response is None or not response.choices:
+    sent_nothing = getattr(chunks_in, "chunks", None) == [] and not received  # (litellm adds a "stop" of its own)
+    if response is None or not response.choices or sent_nothing or not (finished or received or _has_calls(response)):
         raise ModelError("stream", f"The server at {config.api_base or 'the provider'} accepted the request "
                                    "and then sent nothing (it may have crashed: see its log). Nothing was "
                                    "written; try again.", raw)
     return response, raw, any(getattr(c, "usage", None) is not None for c in server_chunks)
+
+
+def _has_calls(response) -> bool:
+    return bool(getattr(response.choices[0].message, "tool_calls", None))
 
 
 def _closer(response) -> Callable[[], None]:
