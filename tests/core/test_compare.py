@@ -214,7 +214,11 @@ def test_split_turns_keeps_what_precedes_the_first_user_message():
     t = Tree()
     ids = t.chain(None, {"type": "model_change", "provider": "p", "modelId": "m"}, user("hi"), assistant("yo"))
     turns = split_turns(t.tree.path(ids[-1]))
-    assert [(turn.number, turn.continued, len(turn.entries)) for turn in turns] == [(0, True, 1), (1, False, 2)]
+    # The model change opens the turn of the prompt it comes before (a replay's branch begins so).
+    assert [(turn.number, turn.continued, len(turn.entries)) for turn in turns] == [(1, False, 3)]
+    assert turns[0].user_text == "hi" and turns[0].entries[0].type == "model_change"
+    alone = split_turns(t.tree.path(ids[0]))  # with nothing after it, it is kept all the same
+    assert [(turn.number, turn.continued, len(turn.entries)) for turn in alone] == [(0, True, 1)]
 
 
 def test_word_diff_rebuilds_both_texts():

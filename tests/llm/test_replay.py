@@ -6,6 +6,7 @@ server's strict checks."""
 from __future__ import annotations
 
 import hashlib
+from datetime import datetime
 from pathlib import Path
 
 import orjson
@@ -296,3 +297,24 @@ def test_a_cancel_stops_the_replay_and_before_its_first_reply_writes_nothing(tmp
     job.budget = Budget(max_steps=5)
     done = run_replay(job, lambda event, data: job.cancel.set() if event == "reply" else None)
     assert done.stopped == "cancelled" and lines_of(path.read_bytes())[-1]["data"]["reason"] == "cancelled"
+
+
+def test_a_replay_on_another_model_differs_in_its_answer_not_its_prompt_and_is_stamped_as_it_ran(
+        tmp_path, llm_server, config):
+    """The replayed branch opens with its model change; compared with the branch it replays, the
+    same prompt lines up with the same prompt (the answers differ), and each entry carries the
+    time it happened: the model change when the replay began, the user message when it was sent,
+    the reply when it came back."""
+    from webapp.core.compare import compare
+
+    path, _ = recorded_session(tmp_path)
+    llm_server.behave("reply", pieces=["Another", " docstring."], delay=0.3)
+    session = Session.open(path)
+    replay = run_replay(prepare(session, other_config(config), "a8", "a6"))
+    tree = Session.open(path).tree
+    cmp = compare(tree, ["a8", replay.leaf])
+    assert cmp.divergence_kind == "answer"
+    change, user, reply = (tree.by_id[i] for i in replay.written)
+    assert (change.type, user.role, reply.role) == ("model_change", "user", "assistant")
+    assert change.timestamp <= user.timestamp < reply.timestamp  # the reply came 0.6 s after its prompt was sent
+    assert user.message["timestamp"] < int(datetime.fromisoformat(reply.timestamp.replace("Z", "+00:00")).timestamp() * 1000)

@@ -27,6 +27,7 @@ from .entries import (
     MARKER_TYPES,
     MESSAGE,
     MODEL_CHANGE,
+    THINKING_LEVEL_CHANGE,
     Entry,
     as_key,
     content_text,
@@ -72,6 +73,9 @@ def common_prefix(tree: SessionTree, ids: list[str]) -> list[Entry]:
 # -- turns -----------------------------------------------------------------------------------------
 
 
+LEADING_TYPES = MARKER_TYPES | {MODEL_CHANGE, THINKING_LEVEL_CHANGE}  # what may come before a turn's prompt
+
+
 @dataclass
 class Turn:
     """A user message and what followed it; `continued` when it begins without one, i.e. it
@@ -81,12 +85,17 @@ class Turn:
     entries: list[Entry] = field(default_factory=list)
 
     @property
+    def opening(self) -> Entry:
+        """The turn's first entry that is not a marker (a model change, a thinking level) before it."""
+        return next((e for e in self.entries if e.type not in LEADING_TYPES), self.entries[0])
+
+    @property
     def continued(self) -> bool:
-        return not is_user(self.entries[0])
+        return not is_user(self.opening)
 
     @property
     def user(self) -> Entry | None:
-        return None if self.continued else self.entries[0]
+        return None if self.continued else self.opening
 
     @property
     def user_text(self) -> str:
@@ -137,17 +146,27 @@ def _calls_key(entry: Entry) -> str:
 
 
 def split_turns(entries: list[Entry], before: int = 0) -> list[Turn]:
-    """Cut `entries` at each user message; `before` is how many turns began earlier on the path."""
+    """Cut `entries` at each user message; `before` is how many turns began earlier on the path.
+    Markers before the first user message (a replay's model change) open the turn that follows
+    them rather than make a turn of their own: a branch that differs only in its model then lines
+    up with the one it replays, prompt for prompt."""
     turns: list[Turn] = []
     number = before
+    leading: list[Entry] = []
     for e in entries:
         if is_user(e):
             number += 1
-            turns.append(Turn(number, [e]))
+            turns.append(Turn(number, leading + [e]))
+            leading = []
         elif turns:
             turns[-1].entries.append(e)
+        elif e.type in LEADING_TYPES:
+            leading.append(e)
         else:
-            turns.append(Turn(number, [e]))
+            turns.append(Turn(number, leading + [e]))
+            leading = []
+    if leading:
+        turns.append(Turn(number, leading))
     return turns
 
 

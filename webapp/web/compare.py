@@ -17,7 +17,7 @@ from flask import Blueprint, abort, current_app, redirect, render_template, requ
 from markupsafe import Markup
 
 from ..core.compaction import plan_branch_summary
-from ..core.compare import ALIGNMENTS, FIGURE_ROWS, Branch, compare, is_user
+from ..core.compare import ALIGNMENTS, FIGURE_ROWS, LEADING_TYPES, Branch, compare, is_user
 from ..core.errors import InvalidWrite, SessionError, UnknownEntry
 from ..core.leaf_figures import SORT_KEYS, sort_leaves
 from ..core.tokens import format_tokens
@@ -256,7 +256,8 @@ def turn(rel: str):
     at = next((i for i, e in enumerate(path) if e.id == start), None)
     if at is None:
         abort(404, description=f"no entry {start!r} on the branch at {tip!r}")
-    end = next((i for i in range(at + 1, len(path)) if is_user(path[i])), len(path))
+    opening = next((i for i in range(at, len(path)) if path[i].type not in LEADING_TYPES), at)  # after a model change
+    end = next((i for i in range(opening + 1, len(path)) if is_user(path[i])), len(path))
     return render_template(
         "partials/_compare_turn.html",
         rel=rel, entries=path[at:end], export=False, tool_call=lambda e: tool_call_for(tree, e),
