@@ -73,6 +73,9 @@ def common_prefix(tree: SessionTree, ids: list[str]) -> list[Entry]:
 # -- turns -----------------------------------------------------------------------------------------
 
 
+# A pause longer than this between two entries of a path is not time worked: a branch added to
+# a months-old session today would otherwise show the months ("6657h") as its wall time.
+IDLE_GAP = 3600.0
 LEADING_TYPES = MARKER_TYPES | {MODEL_CHANGE, THINKING_LEVEL_CHANGE}  # what may come before a turn's prompt
 
 
@@ -239,7 +242,7 @@ class Figures:
     tool_calls: dict[str, int]
     tool_errors: int
     cost: float
-    wall_seconds: float | None  # first to last timestamp
+    wall_seconds: float | None  # the time worked: from entry to entry, pauses over IDLE_GAP left out
     files_read: list[str]
     files_modified: list[str]
     compactions: list[str]  # entry ids
@@ -269,6 +272,7 @@ def figures_of(tree: SessionTree, entries: list[Entry]) -> Figures:
         if isinstance(model, str) and model and model not in models:
             models.append(model)
     times = [t for t in (parse_time(e.timestamp) for e in entries) if t]
+    worked = sum(gap for gap in ((b - a).total_seconds() for a, b in zip(times, times[1:])) if 0 < gap <= IDLE_GAP)
     read, modified = ops.lists()
     return Figures(
         entries=len(entries),
@@ -277,7 +281,7 @@ def figures_of(tree: SessionTree, entries: list[Entry]) -> Figures:
         tool_calls=dict(sorted(calls.items())),
         tool_errors=sum(1 for e in entries if is_tool_error(e)),
         cost=sum(entry_cost(e) for e in entries),
-        wall_seconds=(max(times) - min(times)).total_seconds() if times else None,
+        wall_seconds=round(worked, 6) if times else None,
         files_read=read,
         files_modified=modified,
         compactions=[e.id for e in entries if e.type == COMPACTION],
