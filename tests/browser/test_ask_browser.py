@@ -21,7 +21,7 @@ def server(sessions_root, llm_server, model_server):
     llm_server.per_model("fast-model", "reply", pieces=["VAT", " is", " applied", " after", " the", " discount."])
     llm_server.per_model("slow-model", "reply", pieces=["Let", " me", " think", " about", " it", " slowly", "."], delay=0.6)
     llm_server.per_model("broken-model", "500")
-    llm_server.per_model("other-model", "reply", pieces=["A", " second", " opinion."], delay=0.05)
+    llm_server.per_model("other-model", "reply", pieces=["A", " second", " opinion."], delay=0.05, usage=None)
     return model_server(sessions_root, "openai/fast-model")
 
 
@@ -49,6 +49,8 @@ def test_ask_three_models_side_by_side_then_compare(server, llm_server, page):
     expect(columns.nth(1).locator(".ask-text")).to_have_text("A second opinion.", timeout=20000)
     expect(columns.nth(2).locator(".ask-status")).to_contain_text("Nothing was written for openai/broken-model")
     expect(columns.nth(0).locator(".ask-status")).to_contain_text("written in")
+    expect(columns.nth(0).locator(".ask-status")).to_contain_text("context sent: 12 tokens (the server's count)")
+    expect(columns.nth(1).locator(".ask-status")).to_contain_text("(estimated)")  # a server that sent no usage
     page.get_by_role("link", name="Compare these 2 branches").click()
     expect(page.locator(".cmp-branch-head")).to_have_count(2)
     expect(page.locator(".cmp-outcome .final-answer").first).to_contain_text("VAT is applied after the discount.")

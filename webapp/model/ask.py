@@ -80,6 +80,14 @@ class Column:
     error: str | None = None  # why nothing was written
     seconds: float = 0.0
     cancel: Cancel = field(default_factory=Cancel)
+    sent: dict = field(default_factory=dict)  # the context sent, as context_sent says it
+
+
+def context_sent(usage: dict) -> dict:
+    """The context a reply was sent with: the server's own count where it reported usage
+    (`sent_tokens`), else this app's estimate, said to be one (`sent_estimated`)."""
+    tokens = sum(int(usage.get(k) or 0) for k in ("input", "cacheRead", "cacheWrite"))
+    return {"sent_tokens": tokens, "sent_estimated": bool(usage.get("estimated"))}
 
 
 @dataclass
@@ -130,6 +138,7 @@ def run(session: Session, config: ModelConfig, ask: AskRun, on_event: EventCallb
         try:
             entry = reply_to(session, replace(config, model=col.model), ask.user, delta, cancel=col.cancel)
             col.entry, col.status = entry["id"], "done"
+            col.sent = context_sent(entry["message"].get("usage") or {})
         except Cancelled as exc:
             col.status, col.error = "cancelled", str(exc)
         except (ModelError, SessionError) as exc:
@@ -137,7 +146,8 @@ def run(session: Session, config: ModelConfig, ask: AskRun, on_event: EventCallb
         except Exception as exc:  # whatever else breaks one column must not lose the others
             col.status, col.error = "failed", f"{type(exc).__name__}: {exc}. Nothing was written for {col.model}."
         col.seconds = time.monotonic() - began
-        tell(i, col.status, {"entry": col.entry, "error": col.error, "seconds": round(col.seconds, 2)})
+        tell(i, col.status, {"entry": col.entry, "error": col.error, "seconds": round(col.seconds, 2),
+                             **col.sent})
 
     threads = [threading.Thread(target=work, args=(i, c), name=f"ask-{c.model}", daemon=True)
                for i, c in enumerate(ask.columns)]
