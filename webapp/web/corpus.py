@@ -19,6 +19,7 @@ from flask import Blueprint, abort, current_app, render_template, request, url_f
 from ..core.outcome import STATUSES
 from ..core.storage import fs_name, url_name
 from ..corpus.text import text_path
+from .auth import token_only
 
 if TYPE_CHECKING:
     from ..corpus.listing import Listing
@@ -182,14 +183,8 @@ def corpus_page():
 
 
 def _refused_cli():
-    """(the server's index, None) for a command holding the token `serve` wrote beside the index
-    (`corpus.holder`); else (None, the answer that refuses it)."""
-    from ..corpus.holder import TOKEN_HEADER
-
-    token = current_app.config.get("CLI_TOKEN")
-    if not token or request.headers.get(TOKEN_HEADER) != token:
-        return None, ({"error": "this server answers `session-tree` commands only with the token it wrote beside "
-                                "its index"}, 403)
+    """(the server's index, None) for a command (which showed the token `serve` wrote beside the
+    index: `auth.token_only`); else (None, the answer that refuses it)."""
     service = corpus()
     if service is None:
         return None, ({"error": f"No corpus index: {current_app.extensions.get('corpus_error')}"}, 409)
@@ -197,6 +192,7 @@ def _refused_cli():
 
 
 @bp.get("/-/corpus/sql")
+@token_only
 def sql_for_cli():
     """`session-tree sql` asking the server that holds the index: its output as the command
     prints it, with the command's row cap and time limit."""
@@ -239,6 +235,7 @@ def _refreshed(service):
 
 
 @bp.get("/-/corpus/ls")
+@token_only
 def ls_for_cli():
     """`session-tree ls --index` asking the server that holds the index: the rows of every
     session under `root` (a folder under this server's), read once a refresh that started
@@ -256,6 +253,7 @@ def ls_for_cli():
 
 
 @bp.get("/-/corpus/index")
+@token_only
 def index_for_cli():
     """`session-tree index` asking the server that holds the index: the figures of a refresh
     that started after the question, which covers every `root` (folders under this server's)."""
