@@ -138,7 +138,8 @@ def main() -> int:
     root = Path(tempfile.mkdtemp(prefix="session-tree-real-"))
     env = {**os.environ, "PYTHONPATH": str(PROJECT), "SESSION_TREE_MODEL": MODEL,
            "SESSION_TREE_API_BASE": args.api_base, "SESSION_TREE_API_KEY": "none",
-           "SESSION_TREE_TIMEOUT": "120", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+           "SESSION_TREE_TIMEOUT": "120", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+           "SESSION_TREE_MAX_TOKENS": os.environ.get("SESSION_TREE_MAX_TOKENS", "1024")}  # a reply's bound
     os.environ.update({k: env[k] for k in ("SESSION_TREE_API_KEY", "LITELLM_LOCAL_MODEL_COST_MAP")})
     sys.path.insert(0, str(PROJECT))
     window = httpx.get(f"{server}/props", timeout=5).json()["default_generation_settings"]["n_ctx"]

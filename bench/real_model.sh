@@ -14,6 +14,7 @@ here="$(cd "$(dirname "$0")/.." && pwd)"
 PYTHON="${PYTHON:-$here/.venv/bin/python}"
 PORT="${PORT:-8091}"
 CTX="${CTX:-8192}"
+THREADS="${THREADS:-1}"  # 2 is faster on an idle machine; on a busy one its threads wait on each other
 REAL_MODEL_DIR="${REAL_MODEL_DIR:-$HOME/.cache/session-tree/real-model}"
 export REAL_MODEL_DIR PYTHON
 
@@ -24,7 +25,7 @@ log="$REAL_MODEL_DIR/llama-server.log"
 echo "llama-server: $server"
 echo "weights:      $weights ($(du -h "$weights" | cut -f1))"
 
-"$server" -m "$weights" -c "$CTX" -np 1 -t 2 --host 127.0.0.1 --port "$PORT" --slots >"$log" 2>&1 &
+"$server" -m "$weights" -c "$CTX" -np 1 -t "$THREADS" --host 127.0.0.1 --port "$PORT" --slots >"$log" 2>&1 &
 pid=$!
 trap 'kill "$pid" 2>/dev/null || true' EXIT
 for _ in $(seq 1 120); do
@@ -32,4 +33,4 @@ for _ in $(seq 1 120); do
   if ! kill -0 "$pid" 2>/dev/null; then echo "llama-server stopped; its log:"; tail -20 "$log"; exit 1; fi
   sleep 0.5
 done
-"$PYTHON" "$here/bench/real_model.py" --api-base "http://127.0.0.1:$PORT/v1" --log "$log"
+"$PYTHON" -u "$here/bench/real_model.py" --api-base "http://127.0.0.1:$PORT/v1" --log "$log"

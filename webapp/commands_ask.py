@@ -34,7 +34,7 @@ def cmd_ask(args) -> int:
         if args.json:
             print(orjson.dumps([e.__dict__ for e in planned]).decode())
         return 0
-    ask = start(session, at, models, args.message)
+    ask = start(session, at, models, args.message, config)
     lock = threading.Lock()
 
     def told(i: int, event: str, data: dict) -> None:

@@ -6,6 +6,8 @@ accepts a request and dies, and chat templates that read every assistant message
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from tests.conftest import lines_of
@@ -13,7 +15,9 @@ from tests.fake_llm import request_tokens, strict_problem
 from tests.llm.conftest import rich_session, run
 from tests.llm.test_replay import recorded_session
 from tests.llm.test_summarize import work_session
+from tests.llm.test_web_summary_stream import RICH, SAMPLES, SSE, client_for
 from webapp.core.session import Session
+from webapp.model.llm import ModelConfig
 from webapp.model.replay import prepare
 from webapp.model.replay import run as run_replay
 
@@ -137,3 +141,18 @@ def test_a_model_summary_that_would_not_shrink_the_context_is_refused_with_the_f
     assert code == 2 and "this compaction would not shrink the context:" in err
     assert "tokens now" in err and "after (estimated, the summary included)" in err
     assert path.read_bytes() == before
+
+
+def test_the_page_and_ask_refuse_a_message_that_cannot_fit_before_writing_it(tmp_path, llm_server):
+    root = tmp_path / "s"
+    shutil.copytree(SAMPLES, root)
+    llm_server.window = 500  # the sample's branch alone is larger
+    client, token = client_for(root, ModelConfig("openai/test-model", llm_server.api_base, "dummy", timeout=5))
+    before = (root / RICH).read_bytes()
+    leaf = Session.open(root / RICH).tree.active_leaf
+    r = client.post(f"/s/{RICH}/-/fork", data={"csrf_token": token, "node": leaf, "message": "And now?"}, headers=SSE)
+    assert '"kind": "too-long"' in r.get_data(as_text=True) and "cannot fit" in r.get_data(as_text=True)
+    r = client.post(f"/s/{RICH}/-/ask", data={"csrf_token": token, "at": leaf, "mode": "new", "model": "openai/a",
+                                              "message": "And now?"}, headers=SSE)
+    assert r.status_code == 400 and "cannot fit" in r.get_data(as_text=True)
+    assert (root / RICH).read_bytes() == before and llm_server.requests == []

@@ -22,7 +22,7 @@ from ..core.session import Session, user_message
 from ..core.tokens import context_tokens, estimate_message_tokens
 from .cancel import Cancel
 from .errors import Cancelled, ModelError
-from .llm import ModelConfig, reply_to, waiting_user
+from .llm import ModelConfig, check_fits, reply_to, waiting_user
 from .table import estimated_cost
 
 MAX_MODELS = 8  # columns side by side; more is a benchmark, not a comparison
@@ -107,13 +107,18 @@ class AskRun:
         return all(c.status != "waiting" for c in self.columns)
 
 
-def start(session: Session, at: str, models: list[str], message: str | None) -> AskRun:
+def start(session: Session, at: str, models: list[str], message: str | None,
+          config: ModelConfig | None = None) -> AskRun:
     """Write what the models answer (a new user message at `at`, once) or find it (the user
-    message a regenerate at `at` answers); InvalidWrite/UnknownEntry before anything is sent."""
+    message a regenerate at `at` answers); InvalidWrite/UnknownEntry before anything is sent,
+    and ModelError "too-long" when the message would not fit a model's window (with `config`,
+    the server the models are asked on): nothing is written then."""
     if message is not None:
         if not message.strip():
             raise InvalidWrite("the message is empty")
         session.entry(at)
+        for model in models if config is not None else ():
+            check_fits(session, replace(config, model=model), at, message)
         user = session.append_message(user_message(message), parent=at)["id"]
         return AskRun(user, [Column(m) for m in models], True)
     return AskRun(answered_user(session, at), [Column(m) for m in models], False)

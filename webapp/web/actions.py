@@ -21,7 +21,7 @@ from ..core.errors import InvalidWrite, ReadOnlySession, SessionError
 from ..core.session import THINKING_LEVELS, Session, user_message
 from ..core.summary_writes import write_branch_summary, write_compaction
 from ..model.cancel import Cancel
-from ..model.llm import ModelConfig, ModelError, reply_to
+from ..model.llm import ModelConfig, ModelError, check_fits, reply_to
 from ..model.summarize import (
     DRAFT_LABEL,
     draft_digest,
@@ -213,6 +213,8 @@ def fork(rel: str):
     if node is None and not (summary or message):
         abort(400, description="nothing to do: give a node to fork at, or a message")
     try:
+        if message and _model_for_request().configured:  # refused before anything is written when it cannot fit
+            check_fits(session, _model_for_request(), new_leaf, message)
         parent = new_leaf
         if summary:
             plan = _branch_summary_plan(session, new_leaf)
@@ -227,7 +229,7 @@ def fork(rel: str):
         if not message:
             return _done(rel, parent, "forked")
         user = session.append_message(user_message(message), parent=parent)
-    except SessionError as exc:
+    except (SessionError, ModelError) as exc:
         return _failure(exc, 409)
     return _reply_or_done(rel, session, user["id"])
 

@@ -112,10 +112,10 @@ def ask(rel: str):
         form = _Form(session, at)
         where = form.where
         planned = estimates(session, where, form.models, form.message)
-        job = start(session, where, form.models, form.message)
+        job = start(session, where, form.models, form.message, model_config())
     except UnknownEntry as exc:
         abort(404, description=str(exc))
-    except SessionError as exc:
+    except (SessionError, ModelError) as exc:
         abort(400, description=str(exc))
     config = model_config()
     run_id = uuid.uuid4().hex
