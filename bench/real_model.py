@@ -85,20 +85,23 @@ def cancel_through_the_app(root: Path, rel: str, config, server: str, log: Path 
     """The page's Cancel: a reply streamed through the app's own route, its stream closed after
     a few seconds as a browser's Cancel closes it; then how long the server took to stop."""
     from webapp.web.app import create_app
+    from webapp.web.auth import owner_client
 
     app = create_app(root)
     app.config["MODEL_CONFIG"] = config
-    client = app.test_client()
+    client = owner_client(app)
     user = entries(root / rel)[-1]["id"]
     marker = log.stat().st_size if log and log.exists() else 0
     began = time.perf_counter()
     response = client.post(f"/s/{rel}/-/fork", headers={"Accept": "text/event-stream"}, buffered=False, data={
         "csrf_token": app.config["CSRF_TOKEN"], "node": user, "position": "at",
         "message": "Write a very long essay about every programming language you know, in detail."})
+    if response.status_code != 200:
+        raise SystemExit(f"the app answered {response.status_code}: {response.get_data(as_text=True)[:300]}")
     pieces = 0
     for frame in response.response:
         pieces += (frame.decode() if isinstance(frame, bytes) else frame).count("event: delta")
-        if time.perf_counter() - began > 4:
+        if pieces and time.perf_counter() - began > 4:
             break
     cancelled = time.perf_counter()
     response.close()
@@ -170,9 +173,10 @@ def main() -> int:
     print("   " + done.stdout.strip().splitlines()[0] if done.stdout.strip() else "")
 
     before = len(entries(path))
-    seconds, done = cli("compact", str(path), "--plan", env=env)
+    keep = ("--leaf", main_leaf, "--keep-recent-tokens", "150")  # the branch is short: keep its last turn only
+    seconds, done = cli("compact", str(path), "--plan", *keep, env=env)
     print(f"\n== compact --plan: {seconds:.1f} s\n   " + "\n   ".join(done.stdout.strip().splitlines()))
-    seconds, done = cli("compact", str(path), "--model", MODEL, env=env)
+    seconds, done = cli("compact", str(path), "--model", MODEL, *keep, env=env)
     compacted = report("compact with the model's summary", seconds, done, path, before)
 
     if compacted and compacted[-1]["type"] == "compaction":

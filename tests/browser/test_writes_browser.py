@@ -184,5 +184,6 @@ def test_a_reply_cut_at_the_length_limit_is_said_to_be_cut(sessions_root, model_
     tree = tree_of(server)
     reply = tree.by_id[tree.active_leaf]
     assert reply.message["stopReason"] == "length" and reply.message["content"][0]["text"] == " word" * 12
+    page.set_viewport_size({"width": 1280, "height": 720})
     page.screenshot(path=str(sessions_root.parent / "cut-reply.png"))
     assert page.errors == []

@@ -156,3 +156,12 @@ def test_the_page_and_ask_refuse_a_message_that_cannot_fit_before_writing_it(tmp
                                               "message": "And now?"}, headers=SSE)
     assert r.status_code == 400 and "cannot fit" in r.get_data(as_text=True)
     assert (root / RICH).read_bytes() == before and llm_server.requests == []
+
+
+def test_the_timeout_is_on_silence_not_on_the_whole_answer(llm_server):
+    from webapp.model.llm import complete
+
+    llm_server.behave("generate", delay=0.4, limit=6, words=[" slow", " but", " steady"])  # 2.4 s in all
+    config = ModelConfig("openai/test-model", llm_server.api_base, "dummy", timeout=1.0)
+    reply = complete(config, [{"role": "user", "content": "Take your time."}], stream=True)
+    assert reply.text == " slow but steady slow but steady" and reply.cut
