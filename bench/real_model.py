@@ -112,7 +112,8 @@ def cancel_through_the_app(root: Path, rel: str, config, server: str, log: Path 
           "   the server was still generating 60 s after the cancel")
     if log and log.exists():
         tail = log.read_bytes()[marker:].decode("utf-8", "replace")
-        lines = [ln for ln in tail.splitlines() if "cancel" in ln.lower() or "closed" in ln.lower()]
+        lines = [ln for ln in tail.splitlines()
+                 if any(w in ln.lower() for w in ("cancel", "closed", "stop processing", "n_decoded"))]
         print("   server log: " + (" | ".join(" ".join(ln.split()) for ln in lines[:3]) or "(no cancel line)"))
     last = entries(root / rel)[-1]
     print(f"   last entry now: {last['type']} {(last.get('message') or {}).get('role', '')} (no reply written)")
