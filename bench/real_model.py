@@ -171,13 +171,14 @@ def main() -> int:
     seconds, done = cli("replay", str(path), "--leaf", main_leaf, "--from", first_user, "--model",
                         "openai/smollm2-replay", "--max-steps", "4", env=env)
     report("replay the first branch (recorded tools)", seconds, done, path, before)
-    print("   " + done.stdout.strip().splitlines()[0] if done.stdout.strip() else "")
+    print("".join(f"   {line}\n" for line in done.stdout.strip().splitlines()[-2:]), end="")
 
     before = len(entries(path))
-    keep = ("--leaf", main_leaf, "--keep-recent-tokens", "150")  # the branch is short: keep its last turn only
+    keep = ("--leaf", main_leaf, "--keep-recent-tokens", "60")  # the branch is short: keep its last message only
     seconds, done = cli("compact", str(path), "--plan", *keep, env=env)
     print(f"\n== compact --plan: {seconds:.1f} s\n   " + "\n   ".join(done.stdout.strip().splitlines()))
-    seconds, done = cli("compact", str(path), "--model", MODEL, *keep, env=env)
+    seconds, done = cli("compact", str(path), "--model", MODEL, *keep, "--instructions",
+                        "Be very brief: a few short lines in all.", env=env)
     compacted = report("compact with the model's summary", seconds, done, path, before)
 
     if compacted and compacted[-1]["type"] == "compaction":
