@@ -42,6 +42,29 @@ def entries(path: Path) -> list[dict]:
     return [orjson.loads(line) for line in path.read_bytes().splitlines()[1:] if line.strip()]
 
 
+def conversation(root: Path, env: dict, budget_chars: int = 12_000) -> Path:
+    """A session of questions about this project answered with the README's paragraphs, about
+    `budget_chars` / 4 tokens: something a compaction can summarize in an 8,192-token window."""
+    from webapp.core.session import Session, user_message
+
+    made = subprocess.run([sys.executable, "-m", "webapp.cli", "new", str(root), "--cwd", "/tmp/bench-docs"],
+                          env=env, capture_output=True, text=True, check=True)
+    path = Path(made.stdout.strip())
+    session = Session.open(path)
+    paragraphs = [p.strip() for p in (PROJECT / "README.md").read_text().split("\n\n")
+                  if len(p.strip()) > 300 and not p.lstrip().startswith(("|", "    ", "```"))]
+    used = 0
+    for i, paragraph in enumerate(paragraphs):
+        if used > budget_chars:
+            break
+        session.append_message(user_message(f"Tell me more about session-tree, part {i + 1}."))
+        session.append_message({"role": "assistant", "content": [{"type": "text", "text": paragraph}],
+                                "provider": "openai", "model": "smollm2-135m", "stopReason": "stop",
+                                "timestamp": int(time.time() * 1000)})
+        used += len(paragraph)
+    return path
+
+
 def said(entry: dict) -> str:
     """What an entry says, on one line and short."""
     if entry["type"] in ("compaction", "branch_summary"):
@@ -173,18 +196,25 @@ def main() -> int:
     report("replay the first branch (recorded tools)", seconds, done, path, before)
     print("".join(f"   {line}\n" for line in done.stdout.strip().splitlines()[-2:]), end="")
 
-    before = len(entries(path))
-    keep = ("--leaf", main_leaf, "--keep-recent-tokens", "60")  # the branch is short: keep its last message only
-    seconds, done = cli("compact", str(path), "--plan", *keep, env=env)
-    print(f"\n== compact --plan: {seconds:.1f} s\n   " + "\n   ".join(done.stdout.strip().splitlines()))
-    seconds, done = cli("compact", str(path), "--model", MODEL, *keep, "--instructions",
-                        "Be very brief: a few short lines in all.", env=env)
-    compacted = report("compact with the model's summary", seconds, done, path, before)
-
-    if compacted and compacted[-1]["type"] == "compaction":
-        before = len(entries(path))
-        seconds, done = cli("regenerate", str(path), compacted[-1]["id"], "--model", MODEL, env=env)
-        report("regenerate that summary", seconds, done, path, before)
+    # A compaction wants something to summarize: a conversation of about 3k tokens, the README's
+    # paragraphs as the assistant's answers.
+    longer = conversation(root, env)
+    keep = ("--keep-recent-tokens", "600", "--context-window", str(window))
+    seconds, done = cli("compact", str(longer), "--plan", *keep, env=env)
+    print(f"\n== compact --plan (a conversation of the README's paragraphs): {seconds:.1f} s\n   "
+          + "\n   ".join(done.stdout.strip().splitlines()))
+    before = len(entries(longer))
+    seconds, done = cli("compact", str(longer), "--model", MODEL, *keep, env=env)
+    compacted = report("compact with the model's summary", seconds, done, longer, before)
+    target = compacted[-1]["id"] if compacted and compacted[-1]["type"] == "compaction" else None
+    if target is None:  # the model's summary was refused: a person's stands in, for regenerate to redo
+        note = root / "summary.md"
+        note.write_text("## Goal\nFix the rounding of invoice totals.\n")
+        cli("compact", str(longer), "--summary-file", str(note), *keep, env=env)
+        target = entries(longer)[-1]["id"]
+    before = len(entries(longer))
+    seconds, done = cli("regenerate", str(longer), target, "--model", MODEL, env=env)
+    report("regenerate that compaction's summary", seconds, done, longer, before)
 
     tips = answers[:2] if len(answers) == 2 else [main_leaf, leaf_of(path)]
     before = len(entries(path))
