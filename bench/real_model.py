@@ -84,8 +84,8 @@ def said(entry: dict) -> str:
 def report(step: str, seconds: float, done: subprocess.CompletedProcess, path: Path, before: int) -> list[dict]:
     new = entries(path)[before:]
     print(f"\n== {step}: {seconds:.1f} s, exit {done.returncode}")
-    if done.returncode:
-        print("   stderr: " + " ".join(done.stderr.split())[:400])
+    if done.returncode:  # (a summary streams to stderr first: the error is its last line)
+        print("   " + " ".join((done.stderr.strip().splitlines() or [""])[-1].split())[:600])
     for e in new:
         message = e.get("message") or {}
         usage = message.get("usage") or {}
