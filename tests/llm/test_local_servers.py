@@ -152,7 +152,7 @@ def test_the_page_and_ask_refuse_a_message_that_cannot_fit_before_writing_it(tmp
     leaf = Session.open(root / RICH).tree.active_leaf
     r = client.post(f"/s/{RICH}/-/fork", data={"csrf_token": token, "node": leaf, "message": "And now?"}, headers=SSE)
     assert '"kind": "too-long"' in r.get_data(as_text=True) and "cannot fit" in r.get_data(as_text=True)
-    r = client.post(f"/s/{RICH}/-/ask", data={"csrf_token": token, "at": leaf, "mode": "new", "model": "openai/a",
+    r = client.post(f"/s/{RICH}/-/ask", data={"csrf_token": token, "at": leaf, "mode": "new", "model": "openai/test-model",
                                               "message": "And now?"}, headers=SSE)
     assert r.status_code == 400 and "cannot fit" in r.get_data(as_text=True)
     assert (root / RICH).read_bytes() == before and llm_server.requests == []

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from .compare import IDLE_GAP, user_text
 from .context import build_context
-from .entries import BRANCH_SUMMARY, COMPACTION, MESSAGE, Entry
+from .entries import BRANCH_SUMMARY, COMPACTION, CONTEXT_EDIT, MESSAGE, USAGE, Entry
 from .outcome import STATUS_ORDER, STATUSES, outcome
 from .tokens import context_tokens
 from .tree import SessionTree
@@ -54,8 +54,8 @@ class LeafFigures:
 
 
 # The running figures of the path from the root to a node, as one tuple (a walk of 100k entries
-# makes 100k of them): depth, turns, cost, tool calls, tool errors, first and last time, last
-# user message, own label, inherited label, the usage reported after the latest compaction (the
+# makes 100k of them): depth, turns, cost, tool calls, tool errors, the last time and the time
+# worked, last user message, own label, inherited label, the usage reported after the latest compaction (the
 # anchor) and the depth of the message that reported it.
 _ROOT = (0, 0, 0.0, 0, 0, None, None, None, None, None, None, -1)
 
@@ -88,13 +88,16 @@ def leaf_figures(tree: SessionTree) -> list[LeafFigures]:
                     calls += made
                     if used is not None:
                         anchor, upto = used, depth - 1
-                elif role == "toolResult" and failed:
-                    errors += 1
-            elif e.type == BRANCH_SUMMARY:
-                cost += spent  # the summary call, when one was recorded
+                elif role == "toolResult":
+                    errors += failed
+                    cost += spent  # (a tool that called a model itself records its usage)
+            elif e.type == BRANCH_SUMMARY or e.type == USAGE:
+                cost += spent  # the summary call, or spending that is no reply (a cache warm-up)
             elif e.type == COMPACTION:
                 cost += spent
                 anchor = None  # a usage reported before it measured the context before it
+            elif e.type == CONTEXT_EDIT:
+                anchor = None  # likewise before an edit (pi distrusts it too)
             if t is not None:  # the time worked, entry to entry along the path (compare.figures_of's rule)
                 if previous is not None and 0 < t - previous <= IDLE_GAP:
                     worked = (worked or 0.0) + (t - previous)

@@ -9,6 +9,7 @@ behind the user's back, so a failure is reported at once and they decide what to
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import threading
@@ -358,7 +359,10 @@ def _arguments(raw) -> dict:
     try:
         value = orjson.loads(raw or "{}")
     except orjson.JSONDecodeError:
-        return {"_raw": raw}
+        try:  # (JSON orjson refuses, `1e400` say: the tool then says which argument it cannot take)
+            value = json.loads(raw)
+        except (ValueError, TypeError, RecursionError):
+            return {"_raw": raw}
     return value if isinstance(value, dict) else {"_raw": raw}
 
 
@@ -450,7 +454,8 @@ def reply_to(session: Session, config: ModelConfig, user_id: str, on_delta: Delt
     at, change = model_choice(session, config, user_id)
     request = build_request(build_context(session.tree, at))
     began = now_iso()
-    reply = complete(config, request.llm_messages(), stream=True, on_delta=on_delta, cancel=cancel)
+    reply = complete(config, request.llm_messages(), stream=True, on_delta=on_delta, cancel=cancel,
+                     tools=request.tools or None)
     if cancel is not None and cancel.is_set():
         raise Cancelled()
     batch = [change] if change else []

@@ -15,8 +15,8 @@ fails or is cancelled, a `session-tree.replay-stop` entry ends the branch and sa
 from __future__ import annotations
 
 import time
-from datetime import datetime, timezone
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Callable
 
 from ..core.context import build_context
@@ -25,7 +25,8 @@ from ..core.errors import InvalidWrite, SessionError
 from ..core.messages import message_messages
 from ..core.outcome import REPLAY_STOP
 from ..core.replay_plan import (
-    DEFAULT_MAX_COPY_MB, DEFAULT_MAX_STEPS, TOOL_MODES, UNFAIR, UNFAIR_SHARE, ReplayPlan, counted, plan_replay,
+    DEFAULT_MAX_COPY_MB, DEFAULT_MAX_STEPS, REFUSED, TOOL_MODES, UNFAIR, UNFAIR_SHARE, ReplayPlan, counted,
+    plan_replay,
 )
 from ..core.request import build_request
 from ..core.session import Session
@@ -33,7 +34,7 @@ from .cancel import Cancel
 from .errors import Cancelled, ModelError
 from .llm import ModelConfig, complete, model_identity
 from .table import estimated_cost
-from .tool_runner import RecordedTools, SandboxTools
+from .tool_runner import RecordedTools, SandboxTools, ToolResult
 
 USUAL_TOOLS = ("read", "bash", "edit", "write")  # pi's default tool set, offered in a recorded replay
 
@@ -202,19 +203,19 @@ def _work(replay: Replay, tell: EventCallback) -> None:
             tell("reply", {"entry": at, "step": replay.steps, "text": reply.text, "tokens": replay.tokens,
                            "cost": round(replay.cost, 6) if replay.cost_known else None,
                            "calls": [c["name"] for c in reply.tool_calls], "cut": reply.cut})
-            if reply.cut:
-                return _stop(replay, at, f"the reply was cut at the length limit ({reply.max_tokens} tokens): "
-                                         "the model did not finish", tell)
-            if not reply.tool_calls:
+            if not reply.tool_calls and not reply.cut:
                 break
             for call in reply.tool_calls:
-                result = replay.tools.run(call["name"], call["arguments"])
+                result = _tool_result(replay, call)
                 message = {"role": "toolResult", "toolCallId": call["id"], "toolName": call["name"],
                            "content": [{"type": "text", "text": result.text}], "isError": result.is_error,
                            "details": {"replay": result.how}, "timestamp": int(time.time() * 1000)}
                 at = _written(replay, session.append_message(message, parent=at)["id"])
                 tell("tool", {"entry": at, "name": call["name"], "how": result.how, "error": result.is_error,
                               **replay.counts()})
+            if reply.cut:  # (its calls answered first: a call without a result is no context to go on from)
+                return _stop(replay, at, f"the reply was cut at the length limit ({reply.max_tokens} tokens): "
+                                         "the model did not finish", tell)
 
 
 def _write_turn(replay: Replay, at: str, pending: dict | None, sent_at: str, reply) -> str:
@@ -240,6 +241,15 @@ def _write_turn(replay: Replay, at: str, pending: dict | None, sent_at: str, rep
         _written(replay, entry["id"])
     replay.first_reply = replay.first_reply or replay.written[-1]
     return replay.written[-1]
+
+
+def _tool_result(replay: Replay, call: dict) -> ToolResult:
+    """The result of one tool call, whatever happens: a call without a result would leave the
+    branch one that no model accepts as a context."""
+    try:
+        return replay.tools.run(call["name"], call["arguments"])
+    except Exception as exc:  # (a tool runner's own failure is that call's error, not the replay's end)
+        return ToolResult(f"Error: the tool call could not be answered: {type(exc).__name__}: {exc}", True, REFUSED)
 
 
 def _written(replay: Replay, entry_id: str) -> str:

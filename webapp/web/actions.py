@@ -9,7 +9,6 @@ instead, reads the reply as server-sent events and shows it as it streams.
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 
 from flask import Blueprint, abort, redirect, render_template, request, url_for
 
@@ -33,7 +32,8 @@ from ..model.summarize import (
     written_details,
 )
 from .guard import computes_only, creates_file, write_refusal
-from .current import model_config, store, wants_stream
+from .current import store, wants_stream
+from .owner import chosen_config, model_config
 from .streaming import event_response, event_stream, sse
 from .views import compaction_plan
 
@@ -212,9 +212,10 @@ def fork(rel: str):
     message = _form_text("message").strip()
     if node is None and not (summary or message):
         abort(400, description="nothing to do: give a node to fork at, or a message")
+    config = _model_for_request() if message else None  # (a model the server does not offer: nothing written)
     try:
-        if message and _model_for_request().configured:  # refused before anything is written when it cannot fit
-            check_fits(session, _model_for_request(), new_leaf, message)
+        if config is not None and config.configured:  # refused before anything is written when it cannot fit
+            check_fits(session, config, new_leaf, message)
         parent = new_leaf
         if summary:
             plan = _branch_summary_plan(session, new_leaf)
@@ -231,7 +232,7 @@ def fork(rel: str):
         user = session.append_message(user_message(message), parent=parent)
     except (SessionError, ModelError) as exc:
         return _failure(exc, 409)
-    return _reply_or_done(rel, session, user["id"])
+    return _reply_or_done(rel, session, user["id"], config)
 
 
 @bp.post("/s/<path:rel>/-/continue-new")
@@ -254,16 +255,13 @@ def reply(rel: str):
 
 
 def _model_for_request() -> ModelConfig:
-    """The configured model, or the one picked in the composer (same server and key)."""
-    config = model_config()
-    picked = request.form.get("model", "").strip()
-    if picked and picked != config.model:
-        return replace(config, model=picked)
-    return config
+    """The configured model, or the one picked in the composer among those the server offers
+    (same server and key); 403 for another."""
+    return chosen_config(request.form.get("model"))
 
 
-def _reply_or_done(rel: str, session: Session, user_id: str):
-    config = _model_for_request()
+def _reply_or_done(rel: str, session: Session, user_id: str, config: ModelConfig | None = None):
+    config = config or _model_for_request()
     if not config.configured:
         return _done(rel, user_id, "message added; no model is configured, so no reply was asked for")
     if not wants_stream():

@@ -10,7 +10,6 @@ the one POST. Nothing here writes to a session file.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from pathlib import Path
 
 from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
@@ -30,7 +29,8 @@ from . import render
 from .filters import cost
 from .guard import computes_only, keeps_app_data
 from .leaves import cached_leaf_figures
-from .current import is_fragment, model_config, store
+from .current import is_fragment, store
+from .owner import chosen_config
 from .views import last_user_text, short, tool_call_for
 
 bp = Blueprint("compare", __name__)
@@ -201,9 +201,10 @@ def judge_branches(rel: str):
     the model's own words, where the form was."""
     session = store().session(rel)
     tips = [t for t in request.form.get("ids", "").split(",") if t]
-    model = request.form.get("model", "").strip() or model_config().model
+    config = chosen_config(request.form.get("model"))  # (403 for a model the server does not offer)
+    model = config.model or ""
     try:
-        judge(session, replace(model_config(), model=model), tips, request.form.get("rubric", ""))
+        judge(session, config, tips, request.form.get("rubric", ""))
     except UnknownEntry as exc:
         abort(404, description=str(exc))
     except (ModelError, SessionError) as exc:

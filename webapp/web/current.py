@@ -1,5 +1,5 @@
-"""What a route reads of the request it serves: the running app's session store and model
-configuration, whether htmx asked for a part of the page, and whether fetch asked for a stream.
+"""What a route reads of the request it serves: the running app's session store, whether htmx
+asked for a part of the page, and whether fetch asked for a stream.
 
 Below every blueprint, so a route module asks these without importing another route module.
 """
@@ -8,16 +8,11 @@ from __future__ import annotations
 
 from flask import current_app, request
 
-from ..model.llm import ModelConfig
 from .store import SessionStore
 
 
 def store() -> SessionStore:
     return current_app.extensions["session_store"]
-
-
-def model_config() -> ModelConfig:
-    return current_app.config["MODEL_CONFIG"]
 
 
 def wants_stream() -> bool:

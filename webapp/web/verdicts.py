@@ -11,8 +11,9 @@ from flask import Blueprint, abort, current_app, g, redirect, request, url_for
 
 from ..core.errors import SessionError, UnknownEntry
 from ..core.verdicts import PERSON, PERSON_VERDICTS, Verdict, give_verdict, verdicts
-from .guard import keeps_app_data
 from .current import store
+from .guard import keeps_app_data
+from .owner import offered_models
 
 bp = Blueprint("verdicts", __name__)
 
@@ -44,6 +45,12 @@ def give(rel: str):
 @bp.app_template_global()
 def judge_model() -> str:
     return current_app.config["MODEL_CONFIG"].model or ""
+
+
+@bp.app_template_global()
+def judge_models() -> list[str]:
+    """The models the judge form offers: those the server was started with."""
+    return offered_models()
 
 
 @bp.app_template_global()
