@@ -27,6 +27,7 @@ from ..core.request import build_request
 from ..core.session import ACTIVE, Session, user_message
 from .cancel import Cancel
 from .errors import Cancelled, ModelError, detail, model_error
+from .keys import missing_key
 from .limits import bounded, env_whole_number
 
 DEFAULT_TIMEOUT = 60.0
@@ -69,6 +70,15 @@ class ModelConfig:
     @property
     def configured(self) -> bool:
         return bool(self.model)
+
+    def check_usable(self, no_model: str = NO_MODEL) -> None:
+        """Refuse a configuration that cannot call a model (none named, or a known provider's key
+        missing: model/keys.py) before anything is written, and before litellm is imported."""
+        if not self.configured:
+            raise ModelError("no-model", no_model)
+        why = missing_key(self.model, self.api_base, self.api_key)
+        if why:
+            raise ModelError("auth", why)
 
 
 @dataclass
@@ -175,8 +185,7 @@ def complete(
     is refused here, before it is sent (limits.bounded). A `cancel` set while the answer streams
     closes the connection at once (the server stops generating) and raises Cancelled.
     Every ModelError raised here carries the messages that were sent (`request`)."""
-    if not config.configured:
-        raise ModelError("no-model", NO_MODEL)
+    config.check_usable()
     try:
         bound = bounded(config, messages, max_tokens)
     except ModelError as exc:
@@ -449,8 +458,7 @@ def reply_to(session: Session, config: ModelConfig, user_id: str, on_delta: Delt
     the context there, then append the model choice (stamped when the call began) and the reply
     together once the reply is whole. A failure writes nothing; nor does a `cancel` (`Cancelled`).
     A reply cut at the length limit is written as what it is (`stopReason: "length"`)."""
-    if not config.configured:
-        raise ModelError("no-model", NO_MODEL)
+    config.check_usable()
     at, change = model_choice(session, config, user_id)
     request = build_request(build_context(session.tree, at))
     began = now_iso()
@@ -484,8 +492,7 @@ def continue_branch(
     in place (it was said; `ModelError.kept_user` names it) and writes no assistant entry. Tool
     calls in the reply are stored, not run.
     """
-    if not config.configured:
-        raise ModelError("no-model", NO_MODEL)
+    config.check_usable()
     if text is None:
         user_id = waiting_user(session, session.tree.active_leaf if leaf is None else leaf)
         user = {**session.entry(user_id).raw, "id": user_id}

@@ -33,7 +33,7 @@ from ..core.session import Session
 from .cancel import Cancel
 from .errors import Cancelled, ModelError
 from .llm import ModelConfig, complete, model_identity
-from .table import estimated_cost
+from .table import cost_text, priced
 from .tool_runner import RecordedTools, SandboxTools, ToolResult
 
 USUAL_TOOLS = ("read", "bash", "edit", "write")  # pi's default tool set, offered in a recorded replay
@@ -87,11 +87,6 @@ class Replay:
     began: str | None = None  # when it started (ISO-8601): the stamp of its model_change
 
     @property
-    def cost_known(self) -> bool:
-        """Whether the model has a price in litellm's table: else its cost is unknown, not $0."""
-        return estimated_cost(self.config.model or "", 1) is not None
-
-    @property
     def mode(self) -> str:
         return self.tools.mode
 
@@ -104,6 +99,11 @@ class Replay:
     def finished(self) -> bool:
         return self.stopped is None and self.error is None
 
+    @property
+    def known_cost(self) -> float | None:
+        """What the replies cost, or None when the table has no price for the model (not $0)."""
+        return self.cost if priced(self.config.model) else None
+
     def counts(self) -> dict:
         if isinstance(self.tools, RecordedTools):
             return {"hits": self.tools.hits, "misses": self.tools.misses}
@@ -114,8 +114,7 @@ class Replay:
         if self.error:
             return self.error
         what = f"replay of {short_id(self.plan.leaf)} from {short_id(self.plan.start)} on {self.config.model}: "
-        cost = f"${self.cost:.4f}" if self.cost_known else "cost unknown"
-        what += f"{counted(self.steps, 'model call')}, {self.tokens} tokens, {cost}"
+        what += f"{counted(self.steps, 'model call')}, {self.tokens} tokens, cost {cost_text(self.known_cost)}"
         c = self.counts()
         if self.mode == "recorded":
             what += f"; recorded tools: {counted(c['hits'], 'hit')}, {counted(c['misses'], 'miss')}"
@@ -132,13 +131,12 @@ def prepare(session: Session, config: ModelConfig, leaf: str, start: str, tools:
     """A replay ready to run, every check made before anything is sent or written: the session
     may be written, a model is named, the start is on the branch, the sandbox's copy is made."""
     session.check_writable()
-    if not config.configured:
-        raise ModelError("no-model", "name the model to replay on (e.g. openai/gpt-4o-mini)")
+    config.check_usable("name the model to replay on (e.g. openai/gpt-4o-mini)")
     if tools not in TOOL_MODES:
         raise InvalidWrite(f"tools {tools!r}: use one of {', '.join(TOOL_MODES)}")
     if allow_bash and tools != "sandbox":
         raise InvalidWrite("bash runs only in a sandbox replay (--tools sandbox)")
-    if budget is not None and budget.max_cost is not None and estimated_cost(config.model or "", 1) is None:
+    if budget is not None and budget.max_cost is not None and not priced(config.model):
         raise InvalidWrite(f"a cost budget needs a model with a known price: {config.model} has none in "
                            "litellm's table, so its cost is unknown (use a step or token budget)")
     tree = session.tree
@@ -201,7 +199,7 @@ def _work(replay: Replay, tell: EventCallback) -> None:
             at = _write_turn(replay, at, pending, sent_at, reply)
             pending = None
             tell("reply", {"entry": at, "step": replay.steps, "text": reply.text, "tokens": replay.tokens,
-                           "cost": round(replay.cost, 6) if replay.cost_known else None,
+                           "cost": None if replay.known_cost is None else round(replay.known_cost, 6),
                            "calls": [c["name"] for c in reply.tool_calls], "cut": reply.cut})
             if not reply.tool_calls and not reply.cut:
                 break
@@ -286,7 +284,7 @@ def _stop(replay: Replay, at: str, reason: str, tell: EventCallback) -> None:
     """End the branch with the stop entry of SPEC §5d, saying why."""
     replay.stopped = reason
     data = {"reason": reason, "steps": replay.steps, "tokens": replay.tokens,
-            "cost": round(replay.cost, 6) if replay.cost_known else None,
+            "cost": None if replay.known_cost is None else round(replay.known_cost, 6),
             "replayOf": replay.plan.leaf, **replay.counts()}
     try:
         _written(replay, replay.session.append_custom(REPLAY_STOP, data, parent=at)["id"])
