@@ -1,11 +1,16 @@
 """Finding secrets in a session before it leaves the machine, and replacing them consistently.
 
 Detection is detect-secrets' plugins (provider keys and tokens, private keys, passwords in URLs,
-`KEY=value` assignments, high-entropy strings), not regexes of our own; the optional rules (home
-paths, user names, e-mail addresses, a person's own patterns) are ours because they are not
-secrets but what a person may still not want to share. Every string of every line is scanned,
-in the session file and in the files read with it (sub-agent transcripts), so messages, tool
-arguments and results, summaries, labels and the raw JSON are all covered.
+`KEY=value` assignments, high-entropy strings) and our context rules beside them
+(`redact_rules`: assignments whatever the value's characters, URLs, headers, key bodies, the
+tokens the library has no plugin for); the optional rules (home paths, user names, e-mail
+addresses, a person's own patterns) are what a person may still not want to share. Every string
+of every line is scanned, keys and structural fields included, in the session file and in the
+files read with it (sub-agent transcripts), and the file's name: messages, tool arguments and
+results, summaries, labels and the raw JSON are all covered. A string is also read as a reader
+sees it, escapes decoded and invisible characters dropped (`redact_walk.DecodedView`), and the
+text blocks of one message are read joined, so a secret cut between two blocks is found and
+both its parts are cut out.
 
 A scan gives a `Review`: each distinct value once, with its tag (`[REDACTED:aws-key#1]`: the same
 value always gets the same tag), the rule that found it and where it occurs. A person may keep
@@ -15,6 +20,7 @@ the rest replaced, which is read and rendered like any session: nothing downstre
 
 from __future__ import annotations
 
+import bisect
 import getpass
 import json
 import re
@@ -25,7 +31,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import orjson
 from detect_secrets.filters.heuristic import (
     is_indirect_reference,
     is_potential_uuid,
@@ -60,6 +65,8 @@ from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 from detect_secrets.util.code_snippet import get_code_snippet
 
+from .redact_rules import ASSIGNMENT, context_hits, placeholder, secret_name
+from .redact_walk import BOM, cut_in_place, decoded_view, dumps, occurrences, parse_line, replace_in_place, strings
 from .storage import sidecar_files
 
 # detect-secrets' pattern plugins, each with the rule name its tags carry.
@@ -72,8 +79,9 @@ _PATTERN_PLUGINS = (
     (SlackDetector, "slack-token"), (SoftlayerDetector, "softlayer-key"), (SquareOAuthDetector, "square-token"),
     (StripeDetector, "stripe-key"), (TelegramBotTokenDetector, "telegram-token"), (TwilioKeyDetector, "twilio-key"),
 )
-SECRET_RULES = ("private-key", "url-password", *dict.fromkeys(r for _, r in _PATTERN_PLUGINS), "secret-assignment",
-                "high-entropy", "hex-entropy")
+SECRET_RULES = ("private-key", "private-key-body", "url-password", "url-secret", "auth-header",
+                *dict.fromkeys(r for _, r in _PATTERN_PLUGINS), "anthropic-key", "google-api-key", "huggingface-token",
+                "aws-secret", "secret-assignment", "high-entropy", "hex-entropy")
 OPTIONAL_RULES = {
     "home": "home paths (/home/NAME, /Users/NAME, C:\\Users\\NAME)",
     "user": "user names (those of the home paths and this machine's login)",
@@ -87,9 +95,12 @@ _HEX_RUN = re.compile(r"(?<![A-Za-z0-9])[0-9a-fA-F]{32,}(?![A-Za-z0-9])")
 # What precedes a git object name: `git log`'s and `git cat-file`'s words, an objects/ path.
 _GIT_OBJECT = re.compile(r"(?:\b(?:commit|tree|parent|object|Merge:)\s+|\.git/objects/[0-9a-f]{2}/)$")
 _TOKEN_TAIL = re.compile(r"[A-Za-z0-9_.+/=-]*")
+_ALNUM_TAIL = re.compile(r"[A-Za-z0-9_-]*")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _PRIVATE_BLOCK = re.compile(r"-----BEGIN[A-Z ]*PRIVATE KEY( BLOCK)?-----.*?(?:-----END[A-Z ]*PRIVATE KEY( BLOCK)?-----|\Z)", re.S)
 _HOME = re.compile(r"(?:/home/|/Users/|[A-Za-z]:\\{1,2}Users\\{1,2})([A-Za-z0-9._-]+)")
+# A home path as agents encode it in their folders' names (`-home-ana-projects-x`, `--home-ana-x--`).
+_DASHED_HOME = re.compile(r"(?<![A-Za-z0-9])-{1,2}((?:home|Users)-([A-Za-z0-9._]+))(?=-)")
 _EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
 _ENTROPY_LIMIT, _HEX_LIMIT = 4.5, 3.0  # detect-secrets' own defaults (bits per character)
 # Keys whose values are the file's structure (ids, links, times), never shown as text.
@@ -104,7 +115,20 @@ _CREDENTIAL_WORD = re.compile(r"key|pw|pass|token", re.I)
 _GATES = {"cloudant-key": _CREDENTIAL_WORD, "ibm-key": _CREDENTIAL_WORD, "softlayer-key": _CREDENTIAL_WORD,
           "artifactory-token": re.compile(r"AKC|AP"), "mailchimp-key": re.compile(r"-us\d")}
 _KEYWORDS = re.compile("|".join(KEYWORD_DENYLIST), re.I)  # the names the keyword plugin looks for
-_KEYWORD_FILE = "session.yaml"  # the keyword plugin's unquoted `KEY=value` / `key: value` forms
+_KEYWORD_FILE = "session.yaml"
+_SHORTEST = 3  # a shorter value would be replaced in every word that holds it  # the keyword plugin's unquoted `KEY=value` / `key: value` forms
+
+
+@dataclass(frozen=True)
+class Cut:
+    """A part of a finding's value in one string of a line (the value was split across text
+    blocks): text[start:end] of the string at `path` goes, the first part giving way to the tag."""
+
+    path: tuple
+    start: int
+    end: int
+    value: str
+    first: bool
 
 
 @dataclass
@@ -115,6 +139,9 @@ class Finding:
     rule: str
     tag: str
     places: list[str] = field(default_factory=list)
+    aliases: list[str] = field(default_factory=list)  # the same value as written elsewhere (escaped, split by an invisible character)
+    count: int = 0  # the strings it was found in
+    before: str = ""  # what precedes its first place (other findings in it replaced by their tags)
 
     @property
     def preview(self) -> str:
@@ -130,6 +157,8 @@ class Review:
     findings: list[Finding]
     rules: list[str]
     patterns: list[str] = field(default_factory=list)
+    # The parts of values split across text blocks, by (file, line number): each cut out where it is.
+    cuts: dict[tuple[str, int], list[Cut]] = field(default_factory=dict)
 
     def by_tag(self) -> dict[str, Finding]:
         return {f.tag: f for f in self.findings}
@@ -159,43 +188,80 @@ class Scanner:
         self._base64, self._hex = Base64HighEntropyString(), HexHighEntropyString()
         self._users = {getpass.getuser()} if "user" in rules else set()
         self.found: dict[str, Finding] = {}
+        self.cuts: dict[tuple[str, int], list[Cut]] = {}
         self._per_rule: Counter = Counter()
-        self._seen: dict[str, list[tuple[str, str]]] = {}  # a string's hits, once per distinct string
+        self._seen: dict[tuple[str, bool], list[tuple[str, str, tuple[str, ...]]]] = {}  # a string's hits, once per distinct string
 
     def rule_names(self) -> list[str]:
-        return ["detect-secrets", *sorted(self.rules), *(["patterns"] if self.patterns else [])]
+        return ["detect-secrets", "context rules", *sorted(self.rules), *(["patterns"] if self.patterns else [])]
 
-    def scan(self, text: str, where: str) -> None:
-        for value, rule in self._hits(text):
-            self._add(value, rule, where)
+    def scan(self, text: str, where: str, structural: bool = False) -> None:
+        """Every value to redact in `text`; `structural`: a field of the file's structure (an id,
+        a time, a signature), read for secrets of a known shape but not for randomness (every
+        id is random)."""
+        for value, rule, *aliases in self._hits(text, structural):
+            self._add(value, rule, where, aliases[0] if aliases else (), text)
 
-    def _add(self, value: str, rule: str, where: str) -> None:
+    def scan_pair(self, key: str, value: str, where: str) -> None:
+        """A JSON field whose name says secret (`"password": "a;b"`): its value, whatever it holds."""
+        if secret_name(key) and not placeholder(value):
+            self._add(value, ASSIGNMENT, where, (), value)
+
+    def _add(self, value: str, rule: str, where: str, aliases=(), text: str = "") -> Finding:
         f = self.found.get(value)
         if f is None:
             self._per_rule[rule] += 1
             f = self.found[value] = Finding(value, rule, f"[REDACTED:{rule}#{self._per_rule[rule]}]")
+            at = text.find(value)
+            f.before = text[max(0, at - 24):at].split("\n")[-1] if at > 0 else ""
+        f.count += 1
+        for a in aliases:
+            if a != value and a not in f.aliases and len(f.aliases) < 20:
+                f.aliases.append(a)
         if len(f.places) < 20 and where not in f.places:
             f.places.append(where)
+        return f
 
-    def _hits(self, text: str) -> list[tuple[str, str]]:
-        out: list[tuple[str, str]] = []
+    def scan_run(self, blocks: list[tuple[str, int, tuple, str]], where: str) -> None:
+        """The text blocks of one message read joined ((file, line, path, text) each): a value
+        that runs across two of them is found, and each of its parts is cut where it stands."""
+        joined = "".join(b[3] for b in blocks)
+        starts = []
+        at = 0
+        for b in blocks:
+            starts.append(at)
+            at += len(b[3])
+        for value, rule, *_ in self._detected(joined, False):
+            for at in occurrences(joined, value):
+                end = at + len(value)
+                first, last = bisect.bisect_right(starts, at) - 1, bisect.bisect_right(starts, end - 1) - 1
+                if first == last:
+                    continue  # (inside one block: its own scan finds it)
+                self._add(value, rule, f"{where} line {blocks[first][1]} (split across text blocks)")
+                for k in range(first, last + 1):
+                    file, line, path, text = blocks[k]
+                    cut = Cut(path, max(at, starts[k]) - starts[k], min(end, starts[k] + len(text)) - starts[k], value, k == first)
+                    self.cuts.setdefault((file, line), []).append(cut)
+
+    def _hits(self, text: str, structural: bool = False) -> list[tuple]:
+        out: list[tuple] = []
         if "PRIVATE KEY" in text:
             for line in text.splitlines():
                 if any(True for _ in self._private_key.analyze_string(line)):
                     out.extend((m.group(), "private-key") for m in _PRIVATE_BLOCK.finditer(text))
                     break
-        hits = self._seen.get(text)
-        if hits is None:
-            hits = self._text_hits(text)
-            if len(self._seen) < 100_000:  # (bounded: a huge session's strings are mostly distinct)
-                self._seen[text] = hits
-        out.extend(hits)
+        out.extend(self._detected(text, structural))
         if "home" in self.rules or "user" in self.rules:
             for m in _HOME.finditer(text):
                 if "home" in self.rules:
                     out.append((m.group(), "home"))
                 if "user" in self.rules:
                     self._users.add(m.group(1))
+            for m in _DASHED_HOME.finditer(text):
+                if "home" in self.rules:
+                    out.append((m.group(1), "home"))
+                if "user" in self.rules:
+                    self._users.add(m.group(2))
         if self._users:
             out.extend((u, "user") for u in self._users if len(u) > 2 and re.search(rf"\b{re.escape(u)}\b", text))
         if "email" in self.rules:
@@ -204,12 +270,31 @@ class Scanner:
             out.extend((m.group(), "pattern") for m in p.finditer(text) if m.group())
         return out
 
-    def _text_hits(self, text: str) -> list[tuple[str, str]]:
+    def _detected(self, text: str, structural: bool) -> list[tuple[str, str, tuple[str, ...]]]:
+        """The detectors' and context rules' hits in one string, as written and as read (each
+        value found only in the decoded view with the raw spellings that stand for it); once
+        per distinct string."""
+        hits = self._seen.get((text, structural))
+        if hits is not None:
+            return hits
+        hits = [(v, r, ()) for v, r in self._text_hits(text, not structural)]
+        view = decoded_view(text)
+        if view is not None:
+            for value, rule in self._text_hits(view.text, not structural):
+                if value in text:
+                    continue
+                spans = tuple(dict.fromkeys(view.raw_span(at, at + len(value)) for at in occurrences(view.text, value)))
+                hits.append((value, rule, spans))
+        if len(self._seen) < 100_000:  # (bounded: a huge session's strings are mostly distinct)
+            self._seen[(text, structural)] = hits
+        return hits
+
+    def _text_hits(self, text: str, entropy: bool = True) -> list[tuple[str, str]]:
         """The detectors' hits in one string: the pattern plugins and the entropy rules read it
         whole (their patterns hold no line break), the keyword plugin only its lines that name
-        a keyword (it reads line by line, and its patterns cost most)."""
+        a keyword (it reads line by line, and its patterns cost most); then our context rules."""
         out: list[tuple[str, str]] = []
-        if "://" in text:
+        if "://" in text:  # (the library's pattern stops at a password's `@`: a longer reading of ours is kept instead)
             out.extend((v, "url-password") for v in self._basic_auth.analyze_string(text))
         lines = text.splitlines()
         for plugin, rule in self._plugins:
@@ -222,6 +307,8 @@ class Scanner:
                     value = _secret_of(m)
                     if rule == "jwt":  # the plugin's pattern stops before the signature: take it too
                         value += _TOKEN_TAIL.match(part, m.end()).group()
+                    elif value == m.group():  # a pattern that stops inside a token (a longer Stripe key): the rest goes too
+                        value += _ALNUM_TAIL.match(part, m.end()).group()
                     out.append((value, rule))
         if _KEYWORDS.search(text):
             for line in lines:
@@ -232,7 +319,12 @@ class Scanner:
                     value = s.secret_value or ""
                     if len(value) >= 6 and _literal(value) and not is_indirect_reference(line):
                         out.append((value, "secret-assignment"))
-        out.extend(self._entropy_hits(text, {v for v, _ in out}))
+        out.extend(context_hits(text))
+        longer = [v for v, rule in out if rule == "url-password"]
+        out = [(v, rule) for v, rule in out if len(v) >= _SHORTEST and not (
+            rule == "url-password" and any(v != w and v in w for w in longer))]
+        if entropy:
+            out.extend(self._entropy_hits(text, {v for v, _ in out}))
         return out
 
     def _entropy_hits(self, text: str, known: set[str]) -> list[tuple[str, str]]:
@@ -250,7 +342,12 @@ class Scanner:
         return out
 
     def review(self) -> Review:
-        return Review(list(self.found.values()), self.rule_names(), [p.pattern for p in self.patterns])
+        found = list(self.found.values())
+        masked = Replacer(Review(found, []))  # a place or a context may hold another value (a file name holding a token)
+        for f in found:
+            f.places = [masked.text(p) for p in f.places]
+            f.before = masked.text(f.before)
+        return Review(found, self.rule_names(), [p.pattern for p in self.patterns], self.cuts)
 
 
 def _secret_of(m: re.Match) -> str:
@@ -274,16 +371,28 @@ def _mixed(token: str) -> bool:
     return any(c.isdigit() for c in token) and any(c.isalpha() for c in token)
 
 
-def _walk(obj, where: str, scanner: Scanner, key: str | None = None) -> None:
-    if isinstance(obj, str):
-        if key not in _STRUCTURAL and len(obj) >= 3:
-            scanner.scan(obj, where + (f" ({key})" if key else ""))
-    elif isinstance(obj, dict):
-        for k, v in obj.items():
-            _walk(v, where, scanner, k)
-    elif isinstance(obj, list):
-        for v in obj:
-            _walk(v, where, scanner, key)
+def _scan_line(scanner: Scanner, obj, where: str) -> list[list[tuple]]:
+    """Every string of a parsed line (keys too, and each field whose name says secret); the
+    runs of its text blocks, for `Scanner.scan_run`."""
+    found, runs = strings(obj)
+    for key, text, is_key in found:
+        if len(text) < 3:
+            continue
+        if is_key:
+            scanner.scan(text, f"{where} (a key)")
+        else:
+            scanner.scan(text, where + (f" ({key})" if key else ""), key in _STRUCTURAL)
+            if key is not None:
+                scanner.scan_pair(key, text, where + f" ({key})")
+    return runs
+
+
+def _message_id(obj) -> str | None:
+    """The id of the model's message a line holds a part of: Claude Code writes each content
+    block of one message as a line of its own, under the message's id."""
+    message = obj.get("message") if isinstance(obj, dict) else None
+    value = message.get("id") if isinstance(message, dict) else None
+    return value if isinstance(value, str) else None
 
 
 def files_of(path: Path) -> list[Path]:
@@ -291,10 +400,15 @@ def files_of(path: Path) -> list[Path]:
     return [path, *sidecar_files(path)]
 
 
-def scan_session(path: Path, rules: frozenset[str] = frozenset(), patterns: tuple[str, ...] = ()) -> Review:
-    """Every value to redact in the session at `path` (and its sub-agent files)."""
+def scan_session(path: Path, rules: frozenset[str] = frozenset(), patterns: tuple[str, ...] = (),
+                 name: str | None = None, extra: list[tuple[str, str]] = ()) -> Review:
+    """Every value to redact in the session at `path` (and its sub-agent files), in its `name`
+    as the shared file shows it (default: the file's name), and in the `extra` texts a shared
+    page shows beside it ((text, where) pairs: a verdict's note kept in the data folder)."""
     scanner = Scanner(rules, patterns)
-    scan_into(scanner, path, path.name)
+    scan_into(scanner, path, name or path.name)
+    for text, where in extra:
+        scanner.scan(text, where)
     return scanner.review()
 
 
@@ -314,51 +428,115 @@ def scan_sessions(sessions: list[tuple[Path, str]], rules: frozenset[str] = froz
 
 def scan_into(scanner: Scanner, path: Path, name: str) -> None:
     """Scan the session at `path` (and its sub-agent files) with `scanner`, its places named
-    after `name`: one scanner over many sessions gives each value one tag in all of them. An
+    after `name`: one scanner over many sessions gives each value one tag in all of them. The
+    name itself is scanned too (its folders and the file's name: a shared site shows them). An
     unreadable file is an OSError (nothing of it is scanned)."""
     stem = name[:-len(".jsonl")] if name.endswith(".jsonl") else name
+    for part in dict.fromkeys([name, *stem.split("/")]):
+        scanner.scan(part, "file name")
     for f in files_of(path):
         where = name if f == path else f"{stem}/subagents/{f.name}" if "/" in name else f"subagents/{f.name}"
+        if f != path:
+            scanner.scan(f.name, "file name")
+        carried: tuple[str | None, list[tuple]] = (None, [])  # the last text blocks of the line before, and its message
         for n, raw in enumerate(f.read_bytes().splitlines(), 1):
-            try:
-                obj = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                obj = raw.decode("utf-8", errors="replace")
-            _walk(obj, f"{where} line {n}", scanner)
+            obj = parse_line(raw)
+            if obj is None:
+                scanner.scan(raw.decode("utf-8", errors="replace"), f"{where} line {n}")
+                carried = (None, [])
+                continue
+            runs = [[(str(f), n, p, t) for p, t in run] for run in _scan_line(scanner, obj, f"{where} line {n}")]
+            message = _message_id(obj)
+            if runs and message is not None and carried[0] == message and carried[1]:
+                runs[0] = carried[1] + runs[0]
+            for run in runs:
+                if len(run) > 1:
+                    scanner.scan_run(run, where)
+            carried = (message, runs[-1] if runs else [])
 
 
 class Replacer:
     """Replaces the values of the findings not kept with their tags, longest value first (a
-    value inside a longer one is replaced as part of it)."""
+    value inside a longer one is replaced as part of it), each value's other spellings with
+    it, and the parts of values split across text blocks where they stand."""
 
     def __init__(self, review: Review, keep: frozenset[str] = frozenset()) -> None:
-        chosen = sorted((f for f in review.findings if f.tag not in keep), key=lambda f: -len(f.value))
-        self._tags = {f.value: f.tag for f in chosen}
-        self._re = re.compile("|".join(re.escape(f.value) for f in chosen)) if chosen else None
+        chosen = [f for f in review.findings if f.tag not in keep]
+        self._tags: dict[str, str] = {}
+        for f in chosen:
+            self._tags.setdefault(f.value, f.tag)
+            for alias in f.aliases:
+                self._tags.setdefault(alias, f.tag)
+        values = sorted(self._tags, key=len, reverse=True)
+        self._re = re.compile("|".join(re.escape(v) for v in values)) if values else None
+        self._cuts = {at: [c for c in cuts if c.value in self._tags] for at, cuts in review.cuts.items()}
 
     def text(self, s: str) -> str:
         return self._re.sub(lambda m: self._tags[m.group()], s) if self._re is not None else s
 
     def obj(self, obj):
-        if isinstance(obj, str):
-            return self.text(obj)
-        if isinstance(obj, dict):
-            return {self.text(k): self.obj(v) for k, v in obj.items()}
-        if isinstance(obj, list):
-            return [self.obj(v) for v in obj]
-        return obj
+        """`obj` with every string replaced (in place: a parsed line is not needed as it was)."""
+        return replace_in_place(obj, self.text)
 
-    def line(self, raw: bytes) -> bytes:
-        if self._re is None:
+    def line(self, raw: bytes, at: tuple[str, int] | None = None) -> bytes:
+        """One line of a session file, redacted; `at` (its file and number) finds the parts of
+        split values cut in it. A BOM before it stays."""
+        cuts = self._cuts.get(at) if at else None
+        if self._re is None and not cuts:
             return raw
-        try:
-            obj = orjson.loads(raw)
-        except orjson.JSONDecodeError:  # kept as it is read, so its text is replaced as it is written
-            text = raw.decode("utf-8", errors="replace")
-            for value, tag in self._tags.items():
-                text = text.replace(json.dumps(value)[1:-1], tag)
-            return self.text(text).encode()
-        return orjson.dumps(self.obj(obj))
+        bom = BOM if raw.startswith(BOM) else b""
+        obj = parse_line(raw)
+        if obj is None:  # kept as it is read, so its text is replaced as it is written
+            return self._raw_line(raw)
+        if cuts:
+            self._cut(obj, cuts)
+        return bom + dumps(self.obj(obj))
+
+    def _cut(self, obj, cuts: list[Cut]) -> None:
+        by_path: dict[tuple, list[Cut]] = {}
+        for c in cuts:
+            by_path.setdefault(c.path, []).append(c)
+        for path, parts in by_path.items():
+            merged: list[list] = []  # [start, end, tag or ""], overlapping parts made one
+            for c in sorted(parts, key=lambda c: c.start):
+                tag = self._tags[c.value] if c.first else ""
+                if merged and c.start < merged[-1][1]:
+                    merged[-1][1] = max(merged[-1][1], c.end)
+                    merged[-1][2] = merged[-1][2] or tag
+                else:
+                    merged.append([c.start, c.end, tag])
+            try:
+                for start, end, tag in reversed(merged):
+                    cut_in_place(obj, path, start, end, tag)
+            except (KeyError, IndexError, TypeError):  # (the line changed since the scan: its values are still replaced)
+                continue
+
+    def _raw_line(self, raw: bytes) -> bytes:
+        """A line that is no JSON: each string in it decoded, replaced and written again (so a
+        value is found however it was escaped), and the rest replaced as it stands."""
+        text = raw.decode("utf-8", errors="replace")
+        out, at = [], 0
+        for m in _JSON_STRING.finditer(text):
+            out.append(self._escaped(text[at:m.start()]))
+            literal = m.group()
+            try:
+                value = json.loads(literal)
+            except ValueError:
+                out.append(self._escaped(literal))
+            else:
+                new = self.text(value)
+                out.append(literal if new == value else json.dumps(new, ensure_ascii=False))
+            at = m.end()
+        out.append(self._escaped(text[at:]))
+        return "".join(out).encode()
+
+    def _escaped(self, text: str) -> str:
+        for value, tag in self._tags.items():
+            text = text.replace(json.dumps(value)[1:-1], tag)
+        return self.text(text)
+
+
+_JSON_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 
 
 def write_redacted(path: Path, review: Review, out_dir: Path, keep: frozenset[str] = frozenset()) -> Path:
@@ -369,15 +547,22 @@ def write_redacted(path: Path, review: Review, out_dir: Path, keep: frozenset[st
 
 def copy_redacted(path: Path, replace: Replacer, out_dir: Path) -> Path:
     """`write_redacted` with the replacer made once (for the many sessions of one review)."""
-    copy = out_dir / path.name
+    copy = out_dir / _safe_name(replace.text(path.name), path.name)
     for f in files_of(path):
-        target = copy if f == path else copy.with_suffix("") / "subagents" / f.name
+        target = copy if f == path else copy.with_suffix("") / "subagents" / _safe_name(replace.text(f.name), f.name)
         target.parent.mkdir(parents=True, exist_ok=True)
         data = f.read_bytes()
         lines = data.splitlines()
-        body = b"\n".join(replace.line(raw) if raw.strip() else raw for raw in lines)
+        body = b"\n".join(replace.line(raw, (str(f), n)) if raw.strip() else raw for n, raw in enumerate(lines, 1))
         target.write_bytes(body + (b"\n" if data.endswith(b"\n") else b""))
     return copy
+
+
+def _safe_name(name: str, original: str) -> str:
+    """A redacted file name that is still one file's name, of the same kind."""
+    name = name.replace("/", "_").replace("\\", "_")
+    suffix = Path(original).suffix
+    return name if name.endswith(suffix) else name + suffix
 
 
 @dataclass(frozen=True)
@@ -390,10 +575,12 @@ class Choice:
 
 
 @contextmanager
-def redacted(path: Path, choice: Choice) -> Iterator[tuple[Path, Review]]:
-    """The session at `path` scanned and copied with its findings replaced, in a temporary
-    folder that is removed afterwards: (the copy's path, the review)."""
-    review = scan_session(path, choice.rules, choice.patterns)
+def redacted(path: Path, choice: Choice, name: str | None = None,
+             extra: list[tuple[str, str]] = ()) -> Iterator[tuple[Path, Review]]:
+    """The session at `path` scanned (with its `name` and the `extra` texts, as `scan_session`)
+    and copied with its findings replaced, in a temporary folder that is removed afterwards:
+    (the copy's path, the review)."""
+    review = scan_session(path, choice.rules, choice.patterns, name, extra)
     with tempfile.TemporaryDirectory(prefix="session-tree-redacted-") as tmp:
         yield write_redacted(path, review, Path(tmp), choice.keep), review
 
