@@ -63,17 +63,23 @@ def _compare_html(args, ids: list[str]) -> int:
     """The web app's self-contained export, rendered without a server."""
     from urllib.parse import urlencode
 
+    from flask import g
+
     from .commands_share import shared_copy
     from .web.app import create_app
     from .web.compare import export_html
 
-    query = urlencode({"ids": ",".join(ids), "align": args.align, **({"base": ids[0]} if not args.baseline else
-                                                                     {"base": _open(args).tree.find(args.baseline).id})})
-    with shared_copy(args.file.resolve(), args) as (path, redaction):
+    base = ids[0] if not args.baseline else _open(args).tree.find(args.baseline).id
+    with shared_copy(args.file.resolve(), args) as (path, redaction, shared):
         if path is None:
             return 0
+        if shared:  # (an id may hold a value redacted everywhere: the copy's ids are asked for)
+            ids, base = [shared.replace.text(i) for i in ids], shared.replace.text(base)
+        query = urlencode({"ids": ",".join(ids), "align": args.align, "base": base})
         app = create_app(path.parent)
         with app.test_request_context(f"/s/{path.name}/compare/export?{query}"):
+            if shared:  # a data folder's verdicts are read by the session's id: theirs, redacted, stand instead
+                g.branch_verdicts = {path.name: shared.verdicts}
             html, _ = export_html(path.name, ids, redaction)
     write_new_file(Path(args.html), html.encode("utf-8"), replace=True)
     print(f"wrote {args.html} ({len(html.encode()) / 1024:.0f} KB)")

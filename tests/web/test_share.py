@@ -37,7 +37,7 @@ def test_the_review_lists_every_redaction_with_redaction_on(shared):
     html = unescape(r.text)
     assert re.search(r'<input type="checkbox" name="redact" value="1" id="share-redact" checked>', r.text)
     for tag in ("[REDACTED:aws-key#1]", "[REDACTED:github-token#1]", "[REDACTED:private-key#1]", "[REDACTED:url-password#1]",
-                "[REDACTED:secret-assignment#1]", "[REDACTED:high-entropy#1]", "[REDACTED:slack-token#1]"):
+                "[REDACTED:secret-assignment#1]", "[REDACTED:slack-token#1]", "[REDACTED:home#1]"):
         assert f'name="keep" value="{tag}"' in html, tag
     assert "<code>AKIA…</code>" in html and "s.jsonl line " in html
     assert leaked(r.data) == []  # the review itself shows only the first characters
