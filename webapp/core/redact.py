@@ -1,9 +1,10 @@
 """Finding secrets in a session before it leaves the machine, and replacing them consistently.
 
-Detection is detect-secrets' plugins (provider keys and tokens, private keys, passwords in URLs,
-`KEY=value` assignments, high-entropy strings) and our context rules beside them
-(`redact_rules`: assignments whatever the value's characters, URLs, headers, key bodies, the
-tokens the library has no plugin for); the optional rules (home paths, user names, e-mail
+Detection is detect-secrets' plugins (provider keys and tokens, private keys, `KEY=value`
+assignments, high-entropy strings) and our context rules beside them (`redact_rules`:
+assignments whatever the value's characters, passwords and secret parameters of URLs, headers,
+key bodies, the tokens the library has no plugin for, and JWTs and URL passwords, whose library
+patterns read a hostile line in quadratic time); the optional rules (home paths, user names, e-mail
 addresses, a person's own patterns) are what a person may still not want to share. Every string
 of every line is scanned, keys and structural fields included, in the session file and in the
 files read with it (sub-agent transcripts), and the file's name: messages, tool arguments and
@@ -40,7 +41,6 @@ from detect_secrets.filters.heuristic import (
 from detect_secrets.plugins.artifactory import ArtifactoryDetector
 from detect_secrets.plugins.aws import AWSKeyDetector
 from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
-from detect_secrets.plugins.basic_auth import BasicAuthDetector
 from detect_secrets.plugins.cloudant import CloudantDetector
 from detect_secrets.plugins.discord import DiscordBotTokenDetector
 from detect_secrets.plugins.github_token import GitHubTokenDetector
@@ -48,7 +48,6 @@ from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
 from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString, HexHighEntropyString
 from detect_secrets.plugins.ibm_cloud_iam import IbmCloudIamDetector
 from detect_secrets.plugins.ibm_cos_hmac import IbmCosHmacDetector
-from detect_secrets.plugins.jwt import JwtTokenDetector
 from detect_secrets.plugins.keyword import DENYLIST as KEYWORD_DENYLIST
 from detect_secrets.plugins.keyword import KeywordDetector
 from detect_secrets.plugins.mailchimp import MailchimpDetector
@@ -65,7 +64,7 @@ from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 from detect_secrets.util.code_snippet import get_code_snippet
 
-from .redact_rules import ASSIGNMENT, context_hits, placeholder, secret_name
+from .redact_rules import ASSIGNMENT, PROVIDER_TOKENS, context_hits, placeholder, secret_name
 from .redact_walk import BOM, cut_in_place, decoded_view, dumps, occurrences, parse_line, replace_in_place, strings
 from .storage import sidecar_files
 
@@ -74,14 +73,14 @@ _PATTERN_PLUGINS = (
     (AWSKeyDetector, "aws-key"), (ArtifactoryDetector, "artifactory-token"), (AzureStorageKeyDetector, "azure-key"),
     (CloudantDetector, "cloudant-key"), (DiscordBotTokenDetector, "discord-token"), (GitHubTokenDetector, "github-token"),
     (GitLabTokenDetector, "gitlab-token"), (IbmCloudIamDetector, "ibm-key"), (IbmCosHmacDetector, "ibm-key"),
-    (JwtTokenDetector, "jwt"), (MailchimpDetector, "mailchimp-key"), (NpmDetector, "npm-token"),
+    (MailchimpDetector, "mailchimp-key"), (NpmDetector, "npm-token"),
     (OpenAIDetector, "openai-key"), (PypiTokenDetector, "pypi-token"), (SendGridDetector, "sendgrid-key"),
     (SlackDetector, "slack-token"), (SoftlayerDetector, "softlayer-key"), (SquareOAuthDetector, "square-token"),
     (StripeDetector, "stripe-key"), (TelegramBotTokenDetector, "telegram-token"), (TwilioKeyDetector, "twilio-key"),
 )
-SECRET_RULES = ("private-key", "private-key-body", "url-password", "url-secret", "auth-header",
-                *dict.fromkeys(r for _, r in _PATTERN_PLUGINS), "anthropic-key", "google-api-key", "huggingface-token",
-                "aws-secret", "secret-assignment", "high-entropy", "hex-entropy")
+SECRET_RULES = tuple(dict.fromkeys((  # every rule a secret is found by: the library's plugins', then ours
+    "private-key", *(r for _, r in _PATTERN_PLUGINS), "secret-assignment", "high-entropy", "hex-entropy",
+    "private-key-body", "url-password", "url-secret", "auth-header", *(r for r, _ in PROVIDER_TOKENS), "aws-secret")))
 OPTIONAL_RULES = {
     "home": "home paths (/home/NAME, /Users/NAME, C:\\Users\\NAME)",
     "user": "user names (those of the home paths and this machine's login)",
@@ -94,7 +93,6 @@ _BASE64_RUN = re.compile(r"[A-Za-z0-9+/_\-]{20,}")
 _HEX_RUN = re.compile(r"(?<![A-Za-z0-9])[0-9a-fA-F]{32,}(?![A-Za-z0-9])")
 # What precedes a git object name: `git log`'s and `git cat-file`'s words, an objects/ path.
 _GIT_OBJECT = re.compile(r"(?:\b(?:commit|tree|parent|object|Merge:)\s+|\.git/objects/[0-9a-f]{2}/)$")
-_TOKEN_TAIL = re.compile(r"[A-Za-z0-9_.+/=-]*")
 _ALNUM_TAIL = re.compile(r"[A-Za-z0-9_-]*")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _PRIVATE_BLOCK = re.compile(r"-----BEGIN[A-Z ]*PRIVATE KEY( BLOCK)?-----.*?(?:-----END[A-Z ]*PRIVATE KEY( BLOCK)?-----|\Z)", re.S)
@@ -109,11 +107,24 @@ _STRUCTURAL = frozenset({"id", "parentId", "uuid", "parentUuid", "leafUuid", "se
                          "promptId", "messageId", "agentId", "call_id", "turn_id",
                          # a model's opaque signatures of its reasoning: no one's secret, and never text
                          "signature", "thinkingSignature", "encrypted_content"})
+# What the values of those keys are when they are what they say: a UUID, hex, a time, a word, a
+# number, or an id of a provider's kind (`toolu_…`, `msg_…`, `call_…`). Anything else under them
+# (a token where an id should be) is scanned, for secrets of a known shape.
+_ID_SHAPE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|[0-9a-fA-F]{1,64}"
+                       r"|\d{4}-\d\d-\d\d[T ][\d:.]+(?:Z|[+-]\d\d:?\d\d)?|[a-z_:./-]{1,40}|\d{1,20}"
+                       r"|(?:msg|toolu|srvtoolu|req|call|resp|rs|fc|item|run|chatcmpl|ws|turn|evt|sess|agent)_[A-Za-z0-9]{6,60}")
 # The lines a slow plugin can match at all, told by a word each of its matches holds: those
 # plugins' patterns try every position of a string (a third of the scan, before this).
 _CREDENTIAL_WORD = re.compile(r"key|pw|pass|token", re.I)
 _GATES = {"cloudant-key": _CREDENTIAL_WORD, "ibm-key": _CREDENTIAL_WORD, "softlayer-key": _CREDENTIAL_WORD,
-          "artifactory-token": re.compile(r"AKC|AP"), "mailchimp-key": re.compile(r"-us\d")}
+          "artifactory-token": re.compile(r"AKC|AP"), "mailchimp-key": re.compile(r"-us\d"),
+          "npm-token": re.compile(r"_authToken"), "openai-key": re.compile(r"T3BlbkFJ")}
+# The plugins whose patterns read from each possible start to the end of a line (`//.+/:`,
+# `(?: *)(?:…| +)`): on a hostile line of a megabyte they take minutes. They read lines up to
+# _LONGEST_LINE characters; on a longer line our bounded rules find what they would (the npm and
+# OpenAI tokens by their prefixes, the assignments by their names).
+_LINE_BOUND = frozenset({"npm-token", "cloudant-key", "ibm-key", "softlayer-key", "openai-key"})
+_LONGEST_LINE = 4000
 _KEYWORDS = re.compile("|".join(KEYWORD_DENYLIST), re.I)  # the names the keyword plugin looks for
 _KEYWORD_FILE = "session.yaml"
 _SHORTEST = 3  # a shorter value would be replaced in every word that holds it  # the keyword plugin's unquoted `KEY=value` / `key: value` forms
@@ -182,7 +193,6 @@ class Scanner:
             except re.error as exc:
                 raise ValueError(f"redaction pattern {p!r} is not a valid regular expression: {exc}") from None
         self._plugins = [(cls(), rule) for cls, rule in _PATTERN_PLUGINS]
-        self._basic_auth = BasicAuthDetector()
         self._private_key = PrivateKeyDetector()
         self._keyword = KeywordDetector()
         self._base64, self._hex = Base64HighEntropyString(), HexHighEntropyString()
@@ -294,25 +304,24 @@ class Scanner:
         whole (their patterns hold no line break), the keyword plugin only its lines that name
         a keyword (it reads line by line, and its patterns cost most); then our context rules."""
         out: list[tuple[str, str]] = []
-        if "://" in text:  # (the library's pattern stops at a password's `@`: a longer reading of ours is kept instead)
-            out.extend((v, "url-password") for v in self._basic_auth.analyze_string(text))
         lines = text.splitlines()
         for plugin, rule in self._plugins:
             gate = _GATES.get(rule)
-            part = text if gate is None else "\n".join(x for x in lines if gate.search(x))
+            if rule in _LINE_BOUND:
+                part = "\n".join(x for x in lines if len(x) <= _LONGEST_LINE and (gate is None or gate.search(x)))
+            else:
+                part = text if gate is None else "\n".join(x for x in lines if gate.search(x))
             if not part:
                 continue
             for regex in plugin.denylist:
                 for m in regex.finditer(part):
                     value = _secret_of(m)
-                    if rule == "jwt":  # the plugin's pattern stops before the signature: take it too
-                        value += _TOKEN_TAIL.match(part, m.end()).group()
-                    elif value == m.group():  # a pattern that stops inside a token (a longer Stripe key): the rest goes too
+                    if value == m.group():  # a pattern that stops inside a token (a longer Stripe key): the rest goes too
                         value += _ALNUM_TAIL.match(part, m.end()).group()
                     out.append((value, rule))
         if _KEYWORDS.search(text):
             for line in lines:
-                if not _KEYWORDS.search(line):
+                if len(line) > _LONGEST_LINE or not _KEYWORDS.search(line):  # (our assignment rules read the long ones)
                     continue
                 context = get_code_snippet([line], 1)
                 for s in self._keyword.analyze_line(filename=_KEYWORD_FILE, line=line, line_number=1, context=context):
@@ -320,9 +329,7 @@ class Scanner:
                     if len(value) >= 6 and _literal(value) and not is_indirect_reference(line):
                         out.append((value, "secret-assignment"))
         out.extend(context_hits(text))
-        longer = [v for v, rule in out if rule == "url-password"]
-        out = [(v, rule) for v, rule in out if len(v) >= _SHORTEST and not (
-            rule == "url-password" and any(v != w and v in w for w in longer))]
+        out = [(v, rule) for v, rule in out if len(v) >= _SHORTEST]
         if entropy:
             out.extend(self._entropy_hits(text, {v for v, _ in out}))
         return out
@@ -380,8 +387,11 @@ def _scan_line(scanner: Scanner, obj, where: str) -> list[list[tuple]]:
             continue
         if is_key:
             scanner.scan(text, f"{where} (a key)")
+        elif key in _STRUCTURAL:
+            if not _ID_SHAPE.fullmatch(text):  # (every entry has an id, a parent and a time: reading each is a third of a scan)
+                scanner.scan(text, f"{where} ({key})", True)
         else:
-            scanner.scan(text, where + (f" ({key})" if key else ""), key in _STRUCTURAL)
+            scanner.scan(text, where + (f" ({key})" if key else ""))
             if key is not None:
                 scanner.scan_pair(key, text, where + f" ({key})")
     return runs

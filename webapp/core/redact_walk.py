@@ -143,7 +143,10 @@ def parse_line(raw: bytes):
 _INVISIBLE = "\ufeff\u200b\u200c\u200d\u2060\u00ad"
 _ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|x([0-9a-fA-F]{2})|U([0-9a-fA-F]{8})|([nrtbf\"\\/']))|[" + _INVISIBLE + "]")
 _SIMPLE = {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f", '"': '"', "\\": "\\", "/": "/", "'": "'"}
-_MAY_HIDE = re.compile(r"\\[uxUnrtbf\"\\/']|[" + _INVISIBLE + "]")
+# What can hide a value from a pattern: a character written as an escape, a quote escaped (JSON
+# inside a string), an invisible character. (A text whose only escapes are `\n` or `\\`, as
+# much source code is, reads the same to every rule: it is not read twice.)
+_MAY_HIDE = re.compile(r"\\[uxU\"']|[" + _INVISIBLE + "]")
 
 
 class DecodedView:
