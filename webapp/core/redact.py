@@ -127,6 +127,7 @@ _LINE_BOUND = frozenset({"npm-token", "cloudant-key", "ibm-key", "softlayer-key"
 _LONGEST_LINE = 4000
 _KEYWORDS = re.compile("|".join(KEYWORD_DENYLIST), re.I)  # the names the keyword plugin looks for
 _KEYWORD_FILE = "session.yaml"
+_OWN_CHOICE = frozenset({*OPTIONAL_RULES, "pattern"})  # rules a person asked for: each value stands on its own
 _SHORTEST = 3  # a shorter value would be replaced in every word that holds it  # the keyword plugin's unquoted `KEY=value` / `key: value` forms
 
 
@@ -209,21 +210,28 @@ class Scanner:
         """Every value to redact in `text`; `structural`: a field of the file's structure (an id,
         a time, a signature), read for secrets of a known shape but not for randomness (every
         id is random)."""
+        hits: dict[str, tuple[str, list[str]]] = {}  # value -> (its first rule, its other spellings): once a string
         for value, rule, *aliases in self._hits(text, structural):
-            self._add(value, rule, where, aliases[0] if aliases else (), text)
+            hits.setdefault(value, (rule, []))[1].extend(aliases[0] if aliases else ())
+        kept: list[str] = []  # a secret inside a longer one of the same string goes with it (a key body in its block)
+        for value in sorted(hits, key=len, reverse=True):
+            if hits[value][0] in _OWN_CHOICE or not any(value in longer for longer in kept):
+                kept.append(value)
+        for value in sorted(kept, key=list(hits).index):
+            rule, aliases = hits[value]
+            self._add(value, rule, where, aliases, text, hits)
 
     def scan_pair(self, key: str, value: str, where: str) -> None:
         """A JSON field whose name says secret (`"password": "a;b"`): its value, whatever it holds."""
         if secret_name(key) and not placeholder(value):
-            self._add(value, ASSIGNMENT, where, (), value)
+            self._add(value, ASSIGNMENT, where)
 
-    def _add(self, value: str, rule: str, where: str, aliases=(), text: str = "") -> Finding:
+    def _add(self, value: str, rule: str, where: str, aliases=(), text: str = "", others=()) -> Finding:
         f = self.found.get(value)
         if f is None:
             self._per_rule[rule] += 1
             f = self.found[value] = Finding(value, rule, f"[REDACTED:{rule}#{self._per_rule[rule]}]")
-            at = text.find(value)
-            f.before = text[max(0, at - 24):at].split("\n")[-1] if at > 0 else ""
+            f.before = _before(text, value, others)
         f.count += 1
         for a in aliases:
             if a != value and a not in f.aliases and len(f.aliases) < 20:
@@ -355,6 +363,35 @@ class Scanner:
             f.places = [masked.text(p) for p in f.places]
             f.before = masked.text(f.before)
         return Review(found, self.rule_names(), [p.pattern for p in self.patterns], self.cuts)
+
+
+def _before(text: str, value: str, others) -> str:
+    """The characters before the first place of `value` in `text`, on its line, with every
+    other value found in the text that reaches into them shown as `[…]` (even a part of a
+    secret is not shown)."""
+    at = text.find(value)
+    if at <= 0:
+        return ""
+    start = max(0, at - 24, text.rfind("\n", 0, at) + 1)
+    hidden = [False] * (at - start)
+    for other in others:
+        if other == value:
+            continue
+        o = text.find(other, max(0, start - len(other)))
+        while 0 <= o < at:
+            for i in range(max(o, start), min(o + len(other), at)):
+                hidden[i - start] = True
+            o = text.find(other, o + 1)
+    out, masked = [], False
+    for i, c in enumerate(text[start:at]):
+        if hidden[i]:
+            if not masked:
+                out.append("[…]")
+            masked = True
+        else:
+            out.append(c)
+            masked = False
+    return "".join(out)
 
 
 def _secret_of(m: re.Match) -> str:
