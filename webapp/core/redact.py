@@ -213,9 +213,13 @@ class Scanner:
         hits: dict[str, tuple[str, list[str]]] = {}  # value -> (its first rule, its other spellings): once a string
         for value, rule, *aliases in self._hits(text, structural):
             hits.setdefault(value, (rule, []))[1].extend(aliases[0] if aliases else ())
-        kept: list[str] = []  # a secret inside a longer one of the same string goes with it (a key body in its block)
+        # A secret inside a longer one of the same string goes with it (a key body in its block),
+        # and one found as written that is another's escaped spelling is that one's.
+        spellings = {a for _, aliases in hits.values() for a in aliases}
+        kept: list[str] = []
         for value in sorted(hits, key=len, reverse=True):
-            if hits[value][0] in _OWN_CHOICE or not any(value in longer for longer in kept):
+            own = hits[value][0] in _OWN_CHOICE
+            if own or (value not in spellings and not any(value in longer for longer in kept)):
                 kept.append(value)
         for value in sorted(kept, key=list(hits).index):
             rule, aliases = hits[value]
@@ -358,10 +362,11 @@ class Scanner:
 
     def review(self) -> Review:
         found = list(self.found.values())
-        masked = Replacer(Review(found, []))  # a place or a context may hold another value (a file name holding a token)
+        # A place may hold a secret (a file name holding a token): it is shown with its tag. (A
+        # home path or a name of the person's own choice stays: the review is theirs to read.)
+        masked = Replacer(Review([f for f in found if f.rule not in _OWN_CHOICE], []))
         for f in found:
             f.places = [masked.text(p) for p in f.places]
-            f.before = masked.text(f.before)
         return Review(found, self.rule_names(), [p.pattern for p in self.patterns], self.cuts)
 
 
@@ -453,7 +458,7 @@ def scan_session(path: Path, rules: frozenset[str] = frozenset(), patterns: tupl
     as the shared file shows it (default: the file's name), and in the `extra` texts a shared
     page shows beside it ((text, where) pairs: a verdict's note kept in the data folder)."""
     scanner = Scanner(rules, patterns)
-    scan_into(scanner, path, name or path.name)
+    scan_into(scanner, path, name or path.name, (name or path.name).rsplit("/", 1)[-1])  # (one session: its file's name says where)
     for text, where in extra:
         scanner.scan(text, where)
     return scanner.review()
@@ -473,14 +478,16 @@ def scan_sessions(sessions: list[tuple[Path, str]], rules: frozenset[str] = froz
     return scanner.review(), unread
 
 
-def scan_into(scanner: Scanner, path: Path, name: str) -> None:
+def scan_into(scanner: Scanner, path: Path, name: str, label: str | None = None) -> None:
     """Scan the session at `path` (and its sub-agent files) with `scanner`, its places named
-    after `name`: one scanner over many sessions gives each value one tag in all of them. The
-    name itself is scanned too (its folders and the file's name: a shared site shows them). An
-    unreadable file is an OSError (nothing of it is scanned)."""
+    after `label` (default `name`): one scanner over many sessions gives each value one tag in
+    all of them. The `name` itself is scanned too (its folders and the file's name: a shared
+    site shows them). An unreadable file is an OSError (nothing of it is scanned)."""
     stem = name[:-len(".jsonl")] if name.endswith(".jsonl") else name
     for part in dict.fromkeys([name, *stem.split("/")]):
         scanner.scan(part, "file name")
+    name = label or name
+    stem = name[:-len(".jsonl")] if name.endswith(".jsonl") else name
     for f in files_of(path):
         where = name if f == path else f"{stem}/subagents/{f.name}" if "/" in name else f"subagents/{f.name}"
         if f != path:
