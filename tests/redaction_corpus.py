@@ -104,12 +104,15 @@ PLANTED = {
     "session-name": "AKIAZSESSIONNAME7Q2X",
     "label": "whsec_LabelFieldR7cfGouU2brjqPQzd5OhEm",
     "compaction-summary": "sk_live_51CompactionSummaryQgSgmEH66PPrGdH8fqgsLPgWBkYWmL8d",
+    # Codex: a shell's output is JSON held as text (its lines joined by `\n` escapes), a message's text in blocks
+    "codex-output-env": "Cx5;Vb8 nmQ",
+    "codex-split-output-text": "glpat-CoDeXsPlItOuTpUtTeXtZ9",
     # names
     "file-name": "ghp_FiLeNaMe0123456789abcdefghijKLMNOPQRST",
     "folder-name": "glpat-FoLdErNaMeXk9Qm2VrZ7",
 }
 # Values whose parts must not reach a file either (the halves of a split secret).
-SPLIT_AT = {"split-across-blocks": 16, "split-across-claude-lines": 10}
+SPLIT_AT = {"split-across-blocks": 16, "split-across-claude-lines": 10, "codex-split-output-text": 9}
 ORDINARY = (  # what redaction should leave alone, in the same sessions
     "commit 3f2a1b4c5d6e7f8091a2b3c4d5e6f708192a3b4c",
     "request id 123e4567-e89b-12d3-a456-426614174000 finished",
@@ -182,6 +185,7 @@ def write_corpus(root: Path) -> dict[str, Path]:
         "pi-structure": _pi_structure(pi_dir / "2025-06-02T10-00-00-000Z_structure.jsonl"),
         "claude": _claude_session(claude_dir / "5f1c2a9e-7b3d-4e8a-9c0f-1a2b3c4d5e6f.jsonl"),
         "named": _named_session(named_dir / f"deploy-{P['file-name']}.jsonl"),
+        "codex": _codex_session(root / "codex" / "rollout-2025-09-20T08-15-00-0199a3c2-7d10-7b31-9e55-2f0c1d4e8a01.jsonl"),
     }
     return out
 
@@ -261,6 +265,29 @@ def _claude_session(path: Path) -> Path:
          "parentUuid": None, "uuid": "s1", "message": {"role": "user", "content": f"use HF_TOKEN={P['sub-agent-file']}"}},
     ]
     agent.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in agent_lines))
+    return path
+
+
+def _codex_session(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    split, at = P["codex-split-output-text"], SPLIT_AT["codex-split-output-text"]
+    output = json.dumps({"output": f"ok\nSMTP_PASS={P['codex-output-env']}\nDEBUG=1\n", "metadata": {"exit_code": 0}})
+    lines = [
+        {"timestamp": "2025-09-20T08:15:01.000Z", "type": "session_meta", "payload": {
+            "id": "0199a3c2-7d10-7b31-9e55-2f0c1d4e8a01", "timestamp": "2025-09-20T08:15:00.000Z", "cwd": "/home/ana/proj",
+            "originator": "codex_cli_rs", "cli_version": "0.36.0"}},
+        {"timestamp": "2025-09-20T08:15:04.000Z", "type": "response_item", "payload": {
+            "type": "message", "role": "user", "content": [{"type": "input_text", "text": "Show the mail settings"}]}},
+        {"timestamp": "2025-09-20T08:15:07.000Z", "type": "response_item", "payload": {
+            "type": "function_call", "name": "shell", "call_id": "call_Rk2x",
+            "arguments": json.dumps({"command": ["bash", "-lc", "cat .env"], "workdir": "/home/ana/proj"})}},
+        {"timestamp": "2025-09-20T08:15:08.000Z", "type": "response_item", "payload": {
+            "type": "function_call_output", "call_id": "call_Rk2x", "output": output}},
+        {"timestamp": "2025-09-20T08:15:09.000Z", "type": "response_item", "payload": {
+            "type": "message", "role": "assistant", "content": [
+                {"type": "output_text", "text": f"The token is {split[:at]}"}, {"type": "output_text", "text": f"{split[at:]}."}]}},
+    ]
+    path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in lines))
     return path
 
 

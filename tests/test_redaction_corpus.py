@@ -77,7 +77,7 @@ def test_the_project_export(corpus, tmp_path, capsys):
     said = capsys.readouterr()
     assert leaked(_site(site)) == []  # every page, the index, the styles, and every file's name
     assert leaked(said.out) == [] and leaked(said.err, [n for n in PLANTED if n not in NAMES]) == []
-    assert len(list((site / "sessions").glob("*.html"))) == 4
+    assert len(list((site / "sessions").glob("*.html"))) == 5
 
 
 def test_compare_html(corpus, tmp_path):
@@ -97,7 +97,7 @@ def web(corpus):
     return create_app(root).test_client(), root, paths
 
 
-@pytest.mark.parametrize("name", ["pi", "pi-structure", "claude", "named"])
+@pytest.mark.parametrize("name", ["pi", "pi-structure", "claude", "named", "codex"])
 def test_the_web_shares_after_their_reviews(web, name):
     client, root, paths = web
     rel = _rel(root, paths[name])

@@ -125,3 +125,19 @@ def test_a_verdict_note_kept_in_the_data_folder_is_redacted_where_it_is_shown(tm
     assert token not in out.read_text() and "worked once I set [REDACTED:github-token#1]" in out.read_text()
     assert main(["compare", str(path), a, b, "--html", str(out)]) == 0
     assert token in out.read_text()  # (shown as it is when not redacted: the check finds it)
+
+
+def test_the_download_after_its_review_does_not_scan_the_session_again(shared, monkeypatch):
+    from tests.share_form import download_after_review
+    from webapp.core import redact
+
+    app, path, _ = shared
+    scans = []
+    real = redact.scan_into
+    monkeypatch.setattr(redact, "scan_into", lambda *a, **k: scans.append(a[1]) or real(*a, **k))
+    r = download_after_review(app.test_client(), f"/s/{REL}/export/review")
+    assert r.status_code == 200 and leaked(r.data) == [] and scans == [path]
+    with path.open("ab") as f:  # a session that changed is scanned again
+        f.write(b'{"type":"message","id":"z9","parentId":null,"message":{"role":"user","content":"more"}}\n')
+    assert download_after_review(app.test_client(), f"/s/{REL}/export/review").status_code == 200
+    assert scans == [path, path]

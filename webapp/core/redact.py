@@ -26,7 +26,8 @@ import getpass
 import json
 import re
 import tempfile
-from collections import Counter
+import threading
+from collections import Counter, OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -126,9 +127,9 @@ _GATES = {"cloudant-key": _CREDENTIAL_WORD, "ibm-key": _CREDENTIAL_WORD, "softla
 _LINE_BOUND = frozenset({"npm-token", "cloudant-key", "ibm-key", "softlayer-key", "openai-key"})
 _LONGEST_LINE = 4000
 _KEYWORDS = re.compile("|".join(KEYWORD_DENYLIST), re.I)  # the names the keyword plugin looks for
-_KEYWORD_FILE = "session.yaml"
+_KEYWORD_FILE = "session.yaml"  # the keyword plugin's unquoted `KEY=value` / `key: value` forms
 _OWN_CHOICE = frozenset({*OPTIONAL_RULES, "pattern"})  # rules a person asked for: each value stands on its own
-_SHORTEST = 3  # a shorter value would be replaced in every word that holds it  # the keyword plugin's unquoted `KEY=value` / `key: value` forms
+_SHORTEST = 3  # a shorter value would be replaced in every word that holds it
 
 
 @dataclass(frozen=True)
@@ -302,11 +303,11 @@ class Scanner:
         hits = [(v, r, ()) for v, r in self._text_hits(text, not structural)]
         view = decoded_view(text)
         if view is not None:
+            found = {v for v, _, _ in hits}
             for value, rule in self._text_hits(view.text, not structural):
-                if value in text:
-                    continue
-                spans = tuple(dict.fromkeys(view.raw_span(at, at + len(value)) for at in occurrences(view.text, value)))
-                hits.append((value, rule, spans))
+                if value not in found:  # (a value read only as decoded: an escaped token, a line of JSON held as text)
+                    spans = tuple(dict.fromkeys(view.raw_span(at, at + len(value)) for at in occurrences(view.text, value)))
+                    hits.append((value, rule, tuple(s for s in spans if s != value)))
         if len(self._seen) < 100_000:  # (bounded: a huge session's strings are mostly distinct)
             self._seen[(text, structural)] = hits
         return hits
@@ -456,12 +457,31 @@ def scan_session(path: Path, rules: frozenset[str] = frozenset(), patterns: tupl
                  name: str | None = None, extra: list[tuple[str, str]] = ()) -> Review:
     """Every value to redact in the session at `path` (and its sub-agent files), in its `name`
     as the shared file shows it (default: the file's name), and in the `extra` texts a shared
-    page shows beside it ((text, where) pairs: a verdict's note kept in the data folder)."""
+    page shows beside it ((text, where) pairs: a verdict's note kept in the data folder). The
+    same files and choices give the same scan, kept (`_SCANS`)."""
+    key = (tuple((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files_of(path)), rules, patterns, name, tuple(extra))
+    with _SCANS_LOCK:
+        if key in _SCANS:
+            _SCANS.move_to_end(key)
+            return _SCANS[key]
     scanner = Scanner(rules, patterns)
     scan_into(scanner, path, name or path.name, (name or path.name).rsplit("/", 1)[-1])  # (one session: its file's name says where)
     for text, where in extra:
         scanner.scan(text, where)
-    return scanner.review()
+    review = scanner.review()
+    with _SCANS_LOCK:
+        _SCANS[key] = review
+        while len(_SCANS) > _SCANS_KEPT:
+            _SCANS.popitem(last=False)
+    return review
+
+
+# The last scans, by the files' sizes and times and the choices: the review scans a session, the
+# download that follows it (or a print, a comparison) uses the same scan rather than reading a
+# large session again. A file that changed is scanned again.
+_SCANS: OrderedDict[tuple, Review] = OrderedDict()
+_SCANS_LOCK = threading.Lock()
+_SCANS_KEPT = 8
 
 
 def scan_sessions(sessions: list[tuple[Path, str]], rules: frozenset[str] = frozenset(),

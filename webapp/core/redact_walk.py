@@ -47,7 +47,7 @@ def strings(obj) -> tuple[list[tuple[str | None, str, bool]], list[list[tuple[Pa
             run: list[tuple[Path_, str]] = []
             children = []
             for i, v in enumerate(node):
-                if isinstance(v, dict) and v.get("type") in TEXT_BLOCKS and isinstance(v.get("text"), str):
+                if isinstance(v, dict) and isinstance(v.get("type"), str) and v["type"] in TEXT_BLOCKS and isinstance(v.get("text"), str):
                     run.append((path + (i, "text"), v["text"]))
                 elif run:
                     runs.append(run)
@@ -144,9 +144,12 @@ _INVISIBLE = "\ufeff\u200b\u200c\u200d\u2060\u00ad"
 _ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|x([0-9a-fA-F]{2})|U([0-9a-fA-F]{8})|([nrtbf\"\\/']))|[" + _INVISIBLE + "]")
 _SIMPLE = {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f", '"': '"', "\\": "\\", "/": "/", "'": "'"}
 # What can hide a value from a pattern: a character written as an escape, a quote escaped (JSON
-# inside a string), an invisible character. (A text whose only escapes are `\n` or `\\`, as
-# much source code is, reads the same to every rule: it is not read twice.)
+# inside a string), an invisible character; and in a JSON document held as text (Codex's tool
+# outputs, a printed file), its `\n`, without which no line of it starts a line. (Source code
+# whose only escapes are `\n` in its string literals reads the same to every rule: it is not
+# read twice.)
 _MAY_HIDE = re.compile(r"\\[uxU\"']|[" + _INVISIBLE + "]")
+_JSON_TEXT = re.compile(r"\s*[\[{]")
 
 
 class DecodedView:
@@ -195,7 +198,8 @@ class DecodedView:
 
 def decoded_view(text: str) -> DecodedView | None:
     """The view of `text` as read, or None when it reads as it is written."""
-    return DecodedView(text) if _MAY_HIDE.search(text) else None
+    hidden = _MAY_HIDE.search(text) or ("\\n" in text and _JSON_TEXT.match(text))
+    return DecodedView(text) if hidden else None
 
 
 def occurrences(text: str, value: str, limit: int = 50) -> Iterator[int]:
