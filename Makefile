@@ -9,7 +9,6 @@ STAMPS := .stamps
 HOST ?= 127.0.0.1
 PORT ?= 8000
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-DEMO ?= .demo
 
 .PHONY: serve serve-demo test install install-test bench clean
 
@@ -17,10 +16,9 @@ serve: install
 	@$(MAKE) --no-print-directory serve-demo
 
 # The demo writes (forks, labels, replies) into a fresh copy of sample_sessions/, made at every
-# start in the git-ignored $(DEMO): the tracked samples are never changed.
+# start in a temporary folder and removed when it stops: the tracked samples are never changed.
 serve-demo:
-	rm -rf $(DEMO) && cp -R sample_sessions $(DEMO)
-	$(BIN)/session-tree serve $(DEMO) --host $(HOST) --port $(PORT)
+	$(BIN)/session-tree demo --host $(HOST) --port $(PORT)
 
 test: install-test
 	$(BIN)/pytest -q -n 2
@@ -30,13 +28,20 @@ bench: install
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/scale.py
 
-install: $(STAMPS)/apt-graphviz $(STAMPS)/apt-fonts $(STAMPS)/venv
+install: $(STAMPS)/apt-graphviz $(STAMPS)/apt-fonts $(STAMPS)/apt-bubblewrap $(STAMPS)/venv
 
 install-test: install $(STAMPS)/apt-chromium $(STAMPS)/venv-test
 
 $(STAMPS)/apt-graphviz:
 	@mkdir -p $(STAMPS)
 	command -v dot >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq graphviz; }
+	@touch $@
+
+# A sandbox replay's tool calls run in bubblewrap (no network, only the copy in view); without it
+# bash is refused in a sandbox (webapp/model/isolation.py).
+$(STAMPS)/apt-bubblewrap:
+	@mkdir -p $(STAMPS)
+	command -v bwrap >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq bubblewrap; }
 	@touch $@
 
 # Emoji in session text (👍, ✅) have no glyph in DejaVu: Noto Color Emoji draws them (the graph's
@@ -63,4 +68,4 @@ $(STAMPS)/venv-test: $(STAMPS)/venv pyproject.toml
 	@touch $@
 
 clean:
-	rm -rf $(VENV) $(STAMPS) $(DEMO) *.egg-info
+	rm -rf $(VENV) $(STAMPS) .demo *.egg-info

@@ -25,13 +25,15 @@ from ..core.errors import InvalidWrite, SessionError
 from ..core.messages import message_messages
 from ..core.outcome import REPLAY_STOP
 from ..core.replay_plan import (
-    DEFAULT_MAX_COPY_MB, DEFAULT_MAX_STEPS, TOOL_MODES, UNFAIR, UNFAIR_SHARE, ReplayPlan, counted, plan_replay,
+    DEFAULT_MAX_COPY_MB, DEFAULT_MAX_STEPS, REFUSED, TOOL_MODES, UNFAIR, UNFAIR_SHARE, ReplayPlan, counted,
+    plan_replay,
 )
 from ..core.request import build_request
 from ..core.session import Session
 from .errors import Cancelled, ModelError
 from .llm import ModelConfig, complete, model_identity
-from .tool_runner import RecordedTools, SandboxTools
+from .table import cost_text, priced
+from .tool_runner import RecordedTools, SandboxTools, ToolResult
 
 USUAL_TOOLS = ("read", "bash", "edit", "write")  # pi's default tool set, offered in a recorded replay
 
@@ -95,6 +97,11 @@ class Replay:
     def finished(self) -> bool:
         return self.stopped is None and self.error is None
 
+    @property
+    def known_cost(self) -> float | None:
+        """What the replies cost, or None when the table has no price for the model (not $0)."""
+        return self.cost if priced(self.config.model) else None
+
     def counts(self) -> dict:
         if isinstance(self.tools, RecordedTools):
             return {"hits": self.tools.hits, "misses": self.tools.misses}
@@ -105,7 +112,7 @@ class Replay:
         if self.error:
             return self.error
         what = f"replay of {short_id(self.plan.leaf)} from {short_id(self.plan.start)} on {self.config.model}: "
-        what += f"{counted(self.steps, 'model call')}, {self.tokens} tokens, ${self.cost:.4f}"
+        what += f"{counted(self.steps, 'model call')}, {self.tokens} tokens, cost {cost_text(self.known_cost)}"
         c = self.counts()
         if self.mode == "recorded":
             what += f"; recorded tools: {counted(c['hits'], 'hit')}, {counted(c['misses'], 'miss')}"
@@ -122,8 +129,7 @@ def prepare(session: Session, config: ModelConfig, leaf: str, start: str, tools:
     """A replay ready to run, every check made before anything is sent or written: the session
     may be written, a model is named, the start is on the branch, the sandbox's copy is made."""
     session.check_writable()
-    if not config.configured:
-        raise ModelError("no-model", "name the model to replay on (e.g. openai/gpt-4o-mini)")
+    config.check_usable("name the model to replay on (e.g. openai/gpt-4o-mini)")
     if tools not in TOOL_MODES:
         raise InvalidWrite(f"tools {tools!r}: use one of {', '.join(TOOL_MODES)}")
     if allow_bash and tools != "sandbox":
@@ -200,13 +206,22 @@ def _work(replay: Replay, tell: EventCallback) -> None:
             if not reply.tool_calls:
                 break
             for call in reply.tool_calls:
-                result = replay.tools.run(call["name"], call["arguments"])
+                result = _tool_result(replay, call)
                 message = {"role": "toolResult", "toolCallId": call["id"], "toolName": call["name"],
                            "content": [{"type": "text", "text": result.text}], "isError": result.is_error,
                            "details": {"replay": result.how}, "timestamp": int(time.time() * 1000)}
                 at = _written(replay, session.append_message(message, parent=at)["id"])
                 tell("tool", {"entry": at, "name": call["name"], "how": result.how, "error": result.is_error,
                               **replay.counts()})
+
+
+def _tool_result(replay: Replay, call: dict) -> ToolResult:
+    """The result of one tool call, whatever happens: a call without a result would leave the
+    branch one that no model accepts as a context."""
+    try:
+        return replay.tools.run(call["name"], call["arguments"])
+    except Exception as exc:  # (a tool runner's own failure is that call's error, not the replay's end)
+        return ToolResult(f"Error: the tool call could not be answered: {type(exc).__name__}: {exc}", True, REFUSED)
 
 
 def _written(replay: Replay, entry_id: str) -> str:

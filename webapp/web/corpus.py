@@ -18,7 +18,10 @@ from flask import Blueprint, abort, current_app, render_template, request, url_f
 
 from ..core.outcome import STATUSES
 from ..core.storage import fs_name, url_name
+from .filters import CELL_CHARS
+from .guard import computes_only
 from ..corpus.text import text_path
+from .auth import token_only
 
 if TYPE_CHECKING:
     from ..corpus.listing import Listing
@@ -132,10 +135,13 @@ def hits(store, query: str, offset: int) -> dict | None:
             "more_args": more_args}
 
 
-@bp.get("/corpus")
+@bp.route("/corpus", methods=["GET", "POST"])
+@computes_only
 def corpus_page():
     """Figures across every session, with charts; the sessions behind a bar (`by`, `value`);
-    the SQL box (`sql`)."""
+    the SQL box (`sql`), run only when the form is posted: a GET from another site's page
+    (`<img src=/corpus?sql=...>`) must not make the server run a query. A GET's `sql` is only
+    put in the box, to run with a click."""
     from ..corpus import sql
     from ..corpus.figures import corpus_figures, sessions_behind
     from ..corpus.page import charts
@@ -169,27 +175,23 @@ def corpus_page():
             behind = [(session_link(f), title, cost, n) for f, title, cost, n in sessions_behind(cur, by, value, prefix)]
         except ValueError as exc:
             abort(400, description=str(exc))
-    query = request.args.get("sql", "").strip()
+    posted = request.method == "POST"
+    query = (request.form if posted else request.args).get("sql", "").strip()
     result = error = None
-    if query:
+    if query and posted:
         try:
-            result = sql.run_query(cur, query, sql.ROW_CAP, sql.SECONDS)
+            result = sql.run_query(cur, query, sql.ROW_CAP, sql.SECONDS, sql.PAGE_BYTE_CAP, CELL_CHARS)
         except sql.QueryError as exc:
             error = str(exc)
     return render_template("corpus.html", fig=fig, charts=charts(fig, link, session_link), progress=progress,
                            by=by, value=value, behind=behind, sql=query, result=result, sql_error=error,
-                           root=store.root, row_cap=sql.ROW_CAP, seconds=sql.SECONDS, statuses=STATUSES)
+                           root=store.root, row_cap=sql.ROW_CAP, seconds=sql.SECONDS, statuses=STATUSES,
+                           page_mb=sql.PAGE_BYTE_CAP // 1024 // 1024, unrun=bool(query) and not posted)
 
 
 def _refused_cli():
-    """(the server's index, None) for a command holding the token `serve` wrote beside the index
-    (`corpus.holder`); else (None, the answer that refuses it)."""
-    from ..corpus.holder import TOKEN_HEADER
-
-    token = current_app.config.get("CLI_TOKEN")
-    if not token or request.headers.get(TOKEN_HEADER) != token:
-        return None, ({"error": "this server answers `session-tree` commands only with the token it wrote beside "
-                                "its index"}, 403)
+    """(the server's index, None) for a command (which showed the token `serve` wrote beside the
+    index: `auth.token_only`); else (None, the answer that refuses it)."""
     service = corpus()
     if service is None:
         return None, ({"error": f"No corpus index: {current_app.extensions.get('corpus_error')}"}, 409)
@@ -197,6 +199,7 @@ def _refused_cli():
 
 
 @bp.get("/-/corpus/sql")
+@token_only
 def sql_for_cli():
     """`session-tree sql` asking the server that holds the index: its output as the command
     prints it, with the command's row cap and time limit."""
@@ -217,7 +220,7 @@ def sql_for_cli():
         result = run_query(service.index.cursor(), a.get("sql", ""), limit, seconds)
     except QueryError as exc:
         return {"error": str(exc)}, 400
-    return {"output": format_result(result, how), "truncated": result.truncated}
+    return {"output": format_result(result, how), "truncated": result.truncated, "over_bytes": result.over_bytes}
 
 
 def _outside(roots: list[Path]):
@@ -239,6 +242,7 @@ def _refreshed(service):
 
 
 @bp.get("/-/corpus/ls")
+@token_only
 def ls_for_cli():
     """`session-tree ls --index` asking the server that holds the index: the rows of every
     session under `root` (a folder under this server's), read once a refresh that started
@@ -255,7 +259,30 @@ def ls_for_cli():
     return current_app.response_class(orjson.dumps({"rows": got.dicts()}), mimetype="application/json")
 
 
+@bp.get("/-/corpus/search")
+@token_only
+def search_for_cli():
+    """`session-tree search` asking the server that holds the index: the best hits for `q` under
+    `root` (a folder under this server's), once a refresh that started after the question ended."""
+    from ..corpus.search import search
+
+    service, refused = _refused_cli()
+    root = Path(request.args.get("root", ""))
+    refused = refused or _outside([root]) or _refreshed(service)
+    if refused:
+        return refused
+    try:
+        limit = int(request.args.get("limit", ""))
+    except ValueError:
+        return {"error": "limit (a whole number) is asked for"}, 400
+    got = search(text_path(service.index.path), service.index.cursor(), request.args.get("q", ""), limit=limit,
+                 prefix=str(root).rstrip("/") + "/")
+    return {"hits": [h.as_dict() for h in got.hits], "matches": got.matches, "more": got.more,
+            "problem": got.problem}
+
+
 @bp.get("/-/corpus/index")
+@token_only
 def index_for_cli():
     """`session-tree index` asking the server that holds the index: the figures of a refresh
     that started after the question, which covers every `root` (folders under this server's)."""
