@@ -25,7 +25,7 @@ from ..core.tree import SessionTree
 from ..model.errors import ModelError
 from ..model.judge import judge
 from ..model.summarize import summarize_branch
-from . import render
+from . import render, share
 from .filters import cost
 from .guard import computes_only, keeps_app_data
 from .leaves import cached_leaf_figures
@@ -151,8 +151,8 @@ def _too_few(rel: str, ids: list[str]):
     return redirect(url_for("sessions.session_page", rel=rel, tab="branches", pick=",".join(ids), compare=TOO_FEW))
 
 
-def _context(rel: str, ids: list[str], export: bool = False) -> dict:
-    tree = store().session(rel).tree
+def _context(rel: str, ids: list[str], export: bool = False, tree: SessionTree | None = None) -> dict:
+    tree = tree or store().session(rel).tree
     left_out = max(0, len(ids) - MAX_COMPARED)
     ids = ids[:MAX_COMPARED]
     picks = Picks(rel, ids)
@@ -301,11 +301,12 @@ def _inline_css() -> str:
     )
 
 
-def export_html(rel: str, ids: list[str], redaction: str | None = None) -> tuple[str, str]:
+def export_html(rel: str, ids: list[str], redaction: str | None = None, tree: SessionTree | None = None) -> tuple[str, str]:
     """The comparison as one HTML file that opens anywhere (styles inline, no script, nothing to
     fetch, every turn in full, a summary for every branch) and its file name; `redaction` says
-    at its top what was redacted (the session read is the redacted copy then)."""
-    ctx = _context(rel, ids, export=True)
+    at its top what was redacted (the session read is the redacted copy then: `tree`, or the
+    session at `rel`)."""
+    ctx = _context(rel, ids, export=True, tree=tree)
     tree, cmp = ctx["tree"], ctx["cmp"]
     ctx["summaries"] = {
         b.tip: branch_summary(tree, cmp.ancestor, b.tip) for b in cmp.branches if b.summary is None
@@ -317,11 +318,23 @@ def export_html(rel: str, ids: list[str], redaction: str | None = None) -> tuple
 
 @bp.get("/s/<path:rel>/compare/export")
 def export(rel: str):
+    """The comparison as one HTML file, downloaded after the review (asked without it, the
+    review comes first); with `redact=1`, from the session's redacted copy."""
     ids = requested_ids()
-    store().session(rel)
+    tree = store().session(rel).tree
     if len(ids) < 2:
         return _too_few(rel, ids)
-    html, name = export_html(rel, ids)
+    for i in ids[:MAX_COMPARED]:
+        tree.entry(i)  # (an unknown branch is a 404 here, not after the review)
+    first = share.unreviewed("share.compare_review", rel)
+    if first is not None:
+        return first
+    choice = share.choice_from_args()
+    if choice is None:
+        html, name = export_html(rel, ids)
+    else:
+        with share.shared_view(rel, choice) as shared:
+            html, name = export_html(shared.rel, [shared.replace.text(i) for i in ids], shared.note, shared.tree)
     response = current_app.response_class(html, mimetype="text/html")
     response.headers["Content-Disposition"] = f'attachment; filename="{name}"'
     return response
