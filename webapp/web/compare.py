@@ -15,8 +15,9 @@ from pathlib import Path
 from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
 from markupsafe import Markup
 
+from ..core.branch_names import branch_names
 from ..core.compaction import plan_branch_summary
-from ..core.compare import ALIGNMENTS, FIGURE_ROWS, Branch, compare, is_user
+from ..core.compare import ALIGNMENTS, FIGURE_ROWS, compare, is_user
 from ..core.errors import InvalidWrite, UnknownEntry
 from ..core.leaf_figures import SORT_KEYS, sort_leaves
 from ..core.tokens import format_tokens
@@ -28,7 +29,7 @@ from .filters import cost
 from .guard import computes_only
 from .leaves import cached_leaf_figures
 from .current import is_fragment, store
-from .views import last_user_text, short, tool_call_for
+from .views import tool_call_for
 
 bp = Blueprint("compare", __name__)
 
@@ -135,12 +136,9 @@ def figure_text(kind: str, value) -> str:
     return str(len(value)) if value else "–"
 
 
-def branch_title(tree: SessionTree, branch: Branch) -> str:
-    """A branch by a label of its own (never one it inherits: the header would say the same of
-    two branches), else by its last instruction."""
-    if branch.unique_labels:
-        return branch.unique_labels[-1]
-    return short(last_user_text(branch.path), 70) or "(no user message)"
+def person_words(rel: str) -> dict[str, str]:
+    """Leaf id -> a person's verdict word on it: what tells apart branches alike in all else."""
+    return {t: v.verdict for t, v in persons(verdicts(store().session(rel))).items()}
 
 
 def _too_few(rel: str, ids: list[str]):
@@ -166,7 +164,7 @@ def _context(rel: str, ids: list[str], export: bool = False) -> dict:
         "picks": picks,
         "id_params": picks.params(),
         "cmp": cmp,
-        "titles": [branch_title(tree, b) for b in cmp.branches],
+        "titles": list(branch_names(tree, [b.tip for b in cmp.branches], person_words(rel)).values()),
         "figure_rows": FIGURE_ROWS,
         "figure_text": figure_text,
         "export": export,
@@ -202,9 +200,10 @@ def all_leaves(rel: str):
     else:
         rows = sort_leaves(rows, key, descending)
     shown = len(rows) if request.args.get("all") else min(len(rows), ALL_LEAVES_SHOWN)
+    names = branch_names(session.tree, [r.leaf.id for r in rows], person_words(rel), 90)
     return render_template(
         "compare_all.html", rel=rel, tree=session.tree, rows=rows[:shown], total=len(rows),
-        sort=key, descending=descending, duration=duration,
+        sort=key, descending=descending, duration=duration, names=names,
     )
 
 

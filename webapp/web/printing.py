@@ -14,7 +14,8 @@ from flask import Blueprint, abort, render_template, request
 from ..core.entries import COMPACTION, MESSAGE, MODEL_CHANGE, Entry
 from ..core.subagents import starts_under
 from ..core.tokens import entry_cost
-from ..core.transcript import Options, branch_name, items_of, path_to_leaf
+from ..core.branch_names import branch_name
+from ..core.transcript import Options, items_of, path_to_leaf
 from ..core.tree import SessionTree
 from . import current
 from .graph import dom_id

@@ -12,7 +12,8 @@ from ..core.entries import Entry
 from ..core.errors import SessionError
 from ..core.search import FileIndex, SessionIndex, Snippet, file_mentions, searchable_text, snippet
 from ..core.storage import JsonlStorage
-from ..core.transcript import branch_name, descend
+from ..core.branch_names import branch_name
+from ..core.transcript import descend
 from ..core.tree import SessionTree
 from .store import LRU
 
