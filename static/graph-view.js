@@ -61,7 +61,7 @@
   const paneWatch = new ResizeObserver(resized);
   window.addEventListener("resize", resized);
   G.paneBox = function paneBox() {
-    const el = $("#graph");
+    const el = $("#graph .graph-svg") || $("#graph"); // (a banner above the drawing is not the pane's)
     if (el !== watched) { paneWatch.disconnect(); paneWatch.observe(el); watched = el; pane = null; }
     if (!pane) { const r = el.getBoundingClientRect(); pane = { left: r.left, top: r.top, width: r.width, height: r.height }; }
     return pane;
