@@ -18,6 +18,7 @@ from pathlib import Path
 
 from flask import Blueprint, Flask, current_app, request
 
+from ..core.branch_names import branch_name
 from ..core.catalog import first_user_message
 from ..core.entries import COMPACTION, MODEL_CHANGE
 from ..core.redact import redacted, summary
@@ -28,10 +29,10 @@ from ..core.transcript import (
     FILTER_NAMES,
     FILTERS,
     Options,
-    branch_name,
     branch_sections,
 )
 from ..core.tree import WARNING_KINDS, SessionTree
+from ..core.verdicts import PERSON, Verdict, chosen_leaves, file_verdicts, for_a_redacted_copy, verdicts, winners
 from . import current, lexers, outline, render, share
 from .context_pages import path_timeline
 from .export_data import Part, cut, export_data, landing_spots
@@ -74,18 +75,23 @@ class SiteLinks:
 
 
 def export_html(app: Flask, tree: SessionTree, title: str, leaf: str | None = None, redaction: str | None = None,
-                site: SiteLinks | None = None, dot_timeout: float | None = None) -> str:
+                site: SiteLinks | None = None, dot_timeout: float | None = None,
+                given: dict[str, dict[str, Verdict]] | None = None) -> str:
     """The session (or only the branch to `leaf`) as a self-contained HTML page; `redaction`
     says on its first screen what was redacted (the tree given is the redacted copy then). With
     `site`, a page of a project export: styles and script linked from its static folder rather
     than held, and a link back to its index. `dot_timeout`: how long the drawing may take (a
-    command, which nobody waits on page by page, allows more than a web request)."""
-    active = tree.conversation_leaf(tree.active_leaf)
-    leaves = [leaf] if leaf else list(dict.fromkeys([x for x in [active] if x] + tree.leaves()))
+    command, which nobody waits on page by page, allows more than a web request). `given`: the
+    verdicts on its branches (those among its entries when None): the page opens on the branch a
+    person marked winner, then on the active one, and says every verdict beside its branch."""
+    given = file_verdicts(tree) if given is None else given
+    chosen = chosen_leaves(tree, given)
+    leaves = [leaf] if leaf else list(dict.fromkeys(chosen + tree.leaves()))
     sections = branch_sections(tree, leaves)
     options = Options(filter="all")  # everything is rendered; the filters only hide (CSS)
     shown = {e.id for s in sections for e in s.entries}
-    layout = branch_layout(tree, leaf) if leaf else build_layout(tree)
+    pinned = frozenset(winners(tree, given))  # (the chosen branch is never left out of the drawing)
+    layout = branch_layout(tree, leaf) if leaf else build_layout(tree, "auto", frozenset(), pinned)
     try:
         svg = render_svg(tree, layout, lambda entry_id: f"#t-{dom_id(entry_id)}", dot_timeout)
     except DotTimeout as exc:  # the page without its drawing rather than no page
@@ -94,8 +100,9 @@ def export_html(app: Flask, tree: SessionTree, title: str, leaf: str | None = No
         svg = _MORE_TITLE.sub(lambda m: m.group(1) + html.escape(_fork_note(m.group(2))), svg)
     # The sidebar's map: the skeleton as text (one branch's path in a one-branch file), each line
     # a link to its entry in the transcript below, readable with scripts off.
-    text_lines = outline.text_tree(tree, layout if leaf else build_layout(tree, "skeleton"),
-                                   lambda entry_id: f"#t-{dom_id(entry_id)}", lambda anchors: f"#t-{dom_id(anchors[0])}")
+    text_lines = outline.text_tree(tree, layout if leaf else build_layout(tree, "skeleton", frozenset(), pinned),
+                                   lambda entry_id: f"#t-{dom_id(entry_id)}", lambda anchors: f"#t-{dom_id(anchors[0])}",
+                                   first=leaves[0] if leaves else None)
     parts: list[Part] = []
 
     def part(key: str, entries: list, branch: bool) -> Part:
@@ -104,6 +111,7 @@ def export_html(app: Flask, tree: SessionTree, title: str, leaf: str | None = No
 
     blocks = [{
         "index": i, "section": s, "title": branch_name(tree, s.leaf, 80), "part": part(f"b-{i}", s.entries, True),
+        "verdicts": sorted((given.get(s.leaf) or {}).values(), key=lambda v: v.by != PERSON),
         # (a branch's context over its turns walks its whole path: drawn for the branch the page opens with)
         "timeline": path_timeline(tree, "", s.leaf, link=lambda entry_id: f"#t-{dom_id(entry_id)}") if i == 0 else None,
     } for i, s in enumerate(sections)]
@@ -199,18 +207,20 @@ def session_title(tree: SessionTree, fallback: str) -> str:
 def export(rel: str):
     """The session (or `?leaf=`'s branch) as one HTML file, downloaded; with `redact=1`, from a
     redacted copy (the rules, patterns and kept tags chosen on the review page)."""
-    tree = current.store().session(rel).tree
+    session = current.store().session(rel)
+    tree = session.tree
     leaf = request.args.get("leaf") or None
     if leaf:
         leaf = tree.entry(leaf).id
+    given = verdicts(session)  # (a redacted copy's tree holds those in the file, not the data folder's)
     choice = share.choice_from_args()
     if choice is None:
-        html = export_html(current_app._get_current_object(), tree, session_title(tree, rel), leaf)
+        html = export_html(current_app._get_current_object(), tree, session_title(tree, rel), leaf, given=given)
     else:
         with redacted(current.store().resolve(rel), choice) as (copy, review):
             plain = Session.open(copy).tree
             html = export_html(current_app._get_current_object(), plain, session_title(plain, rel), leaf,
-                               summary(review, choice.keep))
+                               summary(review, choice.keep), given={**for_a_redacted_copy(given), **file_verdicts(plain)})
     response = current_app.response_class(html, mimetype="text/html")
     response.headers["Content-Disposition"] = f'attachment; filename="{export_name(tree, leaf)}"'
     return response

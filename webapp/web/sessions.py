@@ -11,11 +11,13 @@ from urllib.parse import quote, urlencode
 
 from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
 
+from ..core.branch_names import branch_names
 from ..core.catalog import group_sessions
 from ..core.context import build_context
 from ..core.metadata import metadata_rows
 from ..core.request import build_request
 from ..core.session import Session
+from ..core.verdicts import chosen_leaf, persons, verdicts, winners
 from .audit import audit_tab, cached_audit, is_summary
 from . import budget, client, corpus, outline, render, search, transcript
 from .graph import (
@@ -132,7 +134,9 @@ class GraphOptions:
 def _layout(rel: str, session: Session, options: GraphOptions, pinned: frozenset[str] = frozenset()):
     """What the graph draws, cached on the file version and the folding options (never on the
     selected node: selecting a drawn node costs no layout and no `dot`); `pinned` entries (the
-    presenter's) are never folded."""
+    presenter's) are never folded, nor is a branch a person marked "winner": the chosen branch is
+    what every overview shows, at any level."""
+    pinned = pinned | frozenset(winners(session.tree, verdicts(session)))
     key = ("layout", rel, session.storage.version_key(), options.collapse, options.expand, pinned)
     layout = store().views.get(key)
     if layout is None:
@@ -259,6 +263,8 @@ def _tab_context(rel: str, session: Session, tab: str, node: str | None, layout)
         ctx.update(search.search_context(store().resolve(rel), tree, request.args.get("q", "")))
     elif tab == "branches":
         ctx["branches"] = cached_leaf_figures(rel, session)
+        words = {t: v.verdict for t, v in persons(verdicts(session)).items()}
+        ctx["branch_names"] = branch_names(tree, [b.leaf.id for b in ctx["branches"]], words, 80)
     elif tab == "summaries":
         ctx["summaries"] = summary_rows(tree)
     elif tab == "compact":
@@ -294,7 +300,7 @@ def _text_tree_lines(session: Session, options: GraphOptions, layout, view: str,
     def open_link(anchors: list[str]) -> str:
         return f"?node={quote(anchors[0], safe='')}&{urlencode({'open': ','.join(anchors)})}&{extra}"
 
-    lines = outline.text_tree(session.tree, layout, link, open_link)
+    lines = outline.text_tree(session.tree, layout, link, open_link, chosen_leaf(session.tree, verdicts(session)))
     here = layout.dom_for(node) if node else None
     for line in lines:
         line.selected = line.dom == here

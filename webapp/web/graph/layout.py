@@ -313,9 +313,10 @@ def _skeleton(tree, d: Drawn, keep, expand, pinned, active_leaf, cap: int) -> Gr
         folds = fold_retries(tree, d, spine_of(d, [active_leaf, *pinned, *expand]), keep, expand, active_leaf)
         layout = _bounded(tree, d, keep, expand, pinned, active_leaf, cap, plain, "skeleton", folds)
     # Too wide or deep for the pane: fewer side branches, grouped by fork point ("⊞ N more
-    # branches"), never fewer nodes than the path to the active leaf holds, and never a branch
-    # the user opened (a click on its group would not draw it).
-    floor = len(layout.path_doms(active_leaf)) + 1
+    # branches"), never fewer nodes than the paths that must stay hold (to the active leaf, the
+    # pinned entries and what the user opened: a smaller cap would fold their compactions and
+    # labels away), and never a branch the user opened (a click on its group would not draw it).
+    floor = len({x for e in (active_leaf, *pinned, *expand) for x in layout.path_doms(e)}) + 1
     while not _fits(layout) and layout.size() * 4 // 5 >= floor:
         smaller = _bounded(tree, d, keep, expand, pinned, active_leaf, layout.size() * 4 // 5, plain, "skeleton", folds)
         if smaller.size() >= layout.size() or any(a in expand for m in smaller.more for a in m.anchors):
