@@ -39,11 +39,11 @@ from .export_data import Part, cut, export_data, landing_spots
 from .graph import (
     DotTimeout,
     GraphLayout,
-    MoreBranches,
     build_layout,
     dom_id,
     render_svg,
 )
+from .graph.one_branch import only_the_branch, side_branches
 from .printing import title_block
 from .transcript import plain_item_body
 from .views import entry_summary, short
@@ -152,34 +152,9 @@ _DATA_SLOT = "\x00export-data\x00"
 def branch_layout(tree: SessionTree, leaf: str) -> GraphLayout:
     """Only the path to `leaf`, folded as the app folds it, with a "more branches" node at each
     fork point on it saying how many branches leave there (they are not in the file)."""
-    path = tree.path(leaf)
-    on_path = {e.id for e in path}
-    forks = {e.id: [c for c in tree.conversation_children(e.id) if c not in on_path] for e in path}
-    forks = {f: side for f, side in forks.items() if side}
+    forks = side_branches(tree, leaf)
     layout = build_layout(tree, "auto", frozenset(), frozenset([leaf, *forks]))  # fork points stay drawn
-    nodes = [e for e in layout.nodes if e.id in on_path]
-    segments = [s for s in layout.segments if s.first_id in on_path]  # a fold never crosses a fork point
-    drawn = {dom_id(e.id) for e in nodes} | {s.id for s in segments}
-    out = dataclasses.replace(
-        layout, nodes=nodes, segments=segments, more=[], capped=False,
-        edges=[(a, b) for a, b in layout.edges if a in drawn and b in drawn],
-    )
-    leaves = set(tree.leaves())
-    for fork, side in forks.items():
-        below = _subtree(tree, side)
-        more = MoreBranches(out.dom_for(fork), [fork], sum(x in leaves for x in below), len(below))
-        out.more.append(more)
-        out.edges.append((more.attach, more.id))
-    return out
-
-
-def _subtree(tree: SessionTree, tops: list[str]) -> list[str]:
-    out, stack = [], list(tops)
-    while stack:
-        x = stack.pop()
-        out.append(x)
-        stack.extend(tree.conversation_children(x))
-    return out
+    return only_the_branch(tree, layout, leaf)
 
 
 # The tooltip of a "more branches" node says it opens them; in a one-branch file it cannot.

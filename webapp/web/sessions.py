@@ -145,16 +145,18 @@ def _layout(rel: str, session: Session, options: GraphOptions, pinned: frozenset
     return layout
 
 
-def layout_showing(rel: str, session: Session, options: GraphOptions, node: str | None):
+def layout_showing(rel: str, session: Session, options: GraphOptions, node: str | None,
+                   pinned: frozenset[str] = frozenset()):
     """The layout, with the segment or left-out branch that holds `node` opened (and `options`
-    updated to say so): only that neighbourhood changes, the rest of the drawing stays."""
-    layout = _layout(rel, session, options)
+    updated to say so): only that neighbourhood changes, the rest of the drawing stays.
+    `pinned` entries (the presented branch's tip) stay drawn, with the path to them."""
+    layout = _layout(rel, session, options, pinned)
     for _ in range(3):  # a branch brought in may still fold the node into one of its segments
         opening = layout.opening_for(node) if node else set()
         if not opening or opening <= options.expand:
             break
         options.expand = options.expand | opening
-        layout = _layout(rel, session, options)
+        layout = _layout(rel, session, options, pinned)
     return layout
 
 

@@ -143,6 +143,7 @@ class GraphLayout:
     level: str = ""  # "skeleton" for the tree's shape only (drawn compact: see style and dot)
     capped: bool = False  # the tree was too big for one drawing: some side branches are left out
     counted: int | None = None  # a layout only counted (see _fold): its size
+    one_branch: bool = False  # one branch alone (one_branch.py): drawn as a straight column, its groups beside it
     drawn: "Drawn | None" = field(default=None, repr=False, compare=False)
     # The tree it was laid out for, kept while the layout is (a cached layout may outlive the
     # session that made it): its drawn tree finds most places through it (_place).
@@ -160,8 +161,10 @@ class GraphLayout:
     retried: dict[str, tuple[int, Retries]] = field(default_factory=dict, repr=False)
 
     def signature(self) -> tuple:
+        """What the drawing of this layout depends on (a drawing is cached on it): what is folded,
+        grouped and drawn as itself (a drawing of one branch cut from another holds fewer nodes)."""
         return (self.collapsed, self.level, tuple(s.first_id for s in self.segments), tuple(m.id for m in self.more),
-                tuple(r.id for r in self.retries))
+                tuple(r.id for r in self.retries), len(self.nodes))
 
     def ranks(self) -> tuple[int, int]:
         """How many ranks (depths) the drawing has, and how many nodes its widest one holds."""
