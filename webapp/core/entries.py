@@ -36,6 +36,7 @@ from .entry_types import (  # noqa: F401 (the vocabulary is part of this module'
     THINKING_LEVEL_CHANGE,
     content_blocks,
     content_text,
+    readable_type,
 )
 from .messages import estimate_entry_tokens
 
@@ -660,5 +661,5 @@ def entry_text(entry: Entry) -> str:
     if t == LEAF:
         return f"leaf → {entry.target_id}"
     if t == CUSTOM:
-        return f"custom: {entry.get('customType')}"
-    return str(t)
+        return readable_type(entry.get("customType"))
+    return readable_type(t)

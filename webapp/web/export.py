@@ -138,7 +138,7 @@ def export_html(app: Flask, tree: SessionTree, title: str, leaf: str | None = No
             filter_names=FILTER_NAMES, focus_id=None, compactions=sum(1 for e in tree.entries if e.type == COMPACTION),
             leaf=leaf, dom=dom_id, redaction=redaction, subagents=subagents, data=_DATA_SLOT, landings=landings,
             total=sum(len(p.entries) for p in parts), rendered=sum(p.shown for p in parts),
-            block=title_block(tree, tree.path(sections[0].leaf) if sections else [], title), cost=sum(entry_cost(e) for e in tree.entries),
+            block=title_block(tree, tree.path(sections[0].leaf) if sections else [], title, given), cost=sum(entry_cost(e) for e in tree.entries),
             models=sorted({f"{e.get('provider')}/{e.get('modelId')}" for e in tree.entries if e.type == MODEL_CHANGE}),
         )
     # The data goes in last, past the template: a hundred megabytes copied once, not escaped or joined again.

@@ -17,6 +17,7 @@ from ..core.tokens import entry_cost
 from ..core.branch_names import branch_name
 from ..core.transcript import Options, items_of, path_to_leaf
 from ..core.tree import SessionTree
+from ..core.verdicts import PERSON, Verdict, chosen_leaf, verdicts
 from . import current
 from .graph import dom_id
 from .transcript import item_body
@@ -25,8 +26,10 @@ from .views import short
 bp = Blueprint("printing", __name__)
 
 
-def title_block(tree: SessionTree, path: list[Entry], title: str) -> dict:
-    """What the first page says about the branch `path`."""
+def title_block(tree: SessionTree, path: list[Entry], title: str,
+                given: dict[str, dict[str, Verdict]] | None = None) -> dict:
+    """What the first page says about the branch `path`, with the verdicts `given` on it (a
+    person's first, then a judge's)."""
     models: dict[str, None] = {}
     for e in path:
         if e.type == MODEL_CHANGE:
@@ -46,6 +49,7 @@ def title_block(tree: SessionTree, path: list[Entry], title: str) -> dict:
         "turns": sum(1 for e in path if e.type == MESSAGE and e.role == "user"),
         "compactions": sum(1 for e in path if e.type == COMPACTION),
         "cost": sum(entry_cost(e) for e in path),
+        "verdicts": sorted(((given or {}).get(path[-1].id) or {}).values(), key=lambda v: v.by != PERSON) if path else [],
     }
 
 
@@ -56,12 +60,14 @@ def _day(instant: float) -> str:
 @bp.get("/s/<path:rel>/print")
 def print_branch(rel: str):
     """The whole branch through `node` (or to `leaf`) to print, under its title block."""
-    tree = current.store().session(rel).tree
+    session = current.store().session(rel)
+    tree = session.tree
     node, leaf = request.args.get("node"), request.args.get("leaf")
     for ref in (node, leaf):
         if ref and ref not in tree.by_id:
             abort(404, description=f"no entry {ref!r} in this session")
-    start = node or leaf or tree.conversation_leaf(tree.active_leaf)
+    given = verdicts(session)
+    start = node or leaf or chosen_leaf(tree, given)  # (the branch marked winner, else the active one)
     if start is None:
         abort(404, description="this session has no entries to print")
     path = path_to_leaf(tree, start, leaf)
@@ -70,6 +76,6 @@ def print_branch(rel: str):
     name = tree.name or short(branch_name(tree, path[-1].id, 80), 80) or rel
     return render_template(
         "transcript_print.html", rel=rel, tree=tree, items=items, options=options, item_body=item_body,
-        labels=tree.labels, branches_at={}, focus_id=None, dom=dom_id, block=title_block(tree, path, name),
+        labels=tree.labels, branches_at={}, focus_id=None, dom=dom_id, block=title_block(tree, path, name, given),
         subagents_at={i.entry.id: starts_under(tree, i.entry.id) for i in items},
     )

@@ -17,6 +17,8 @@ from ..core.context_diff import replaced_entries
 from ..core.entries import (
     BRANCH_SUMMARY,
     COMPACTION,
+    CUSTOM,
+    CUSTOM_MESSAGE,
     MESSAGE,
     MODEL_CHANGE,
     THINKING_LEVEL_CHANGE,
@@ -24,6 +26,7 @@ from ..core.entries import (
     as_key,
     content_text,
     entry_text,
+    readable_type,
     short_id,
     tool_calls,
 )
@@ -219,9 +222,12 @@ ROLE_TITLES = {"bashExecution": "bash (user)"}
 
 
 def entry_title(entry: Entry) -> str:
+    """What kind of entry it is, in words: a message's role, a custom entry's own type."""
     if entry.type == MESSAGE:
         return ROLE_TITLES.get(entry.role, entry.role) if isinstance(entry.role, str) and entry.role else "entry"
-    return str(entry.type).replace("_", " ") or "entry"
+    if entry.type in (CUSTOM, CUSTOM_MESSAGE) and isinstance(entry.get("customType"), str):
+        return readable_type(entry.get("customType"))
+    return readable_type(entry.type) if entry.type else "entry"
 
 
 def short(text, n: int = 90) -> str:
