@@ -15,6 +15,7 @@ from webapp.core.compare import outcome
 from webapp.core.entries import BRANCH_SUMMARY, COMPACTION, MESSAGE, content_blocks
 from webapp.core.outcome import STATUSES
 from webapp.core.session import Session
+from webapp.core.prices import PriceTable
 from webapp.corpus.db import Index
 from webapp.corpus.figures import corpus_figures
 from webapp.web.app import create_app
@@ -34,8 +35,11 @@ def close(a, b):
 
 
 def test_cost_and_tokens_by_model_agent_project_and_week(built):
+    """The costs the sessions record, summed as the core reads them (a price table without rows:
+    nothing is computed; tests/corpus/test_prices.py checks what is)."""
     index, trees, prefix = built
-    fig = corpus_figures(index.cursor(), prefix)
+    fig = corpus_figures(index.cursor(), prefix, PriceTable("no prices"))
+    assert fig.costs.computed == 0 and fig.costs.unpriced_tokens > 0
     by_model, by_agent, by_project, by_week = (defaultdict(float) for _ in range(4))
     sessions_of_agent = Counter()
     for file, tree in trees.items():
@@ -52,7 +56,7 @@ def test_cost_and_tokens_by_model_agent_project_and_week(built):
                     day = datetime.fromtimestamp(e.instant, timezone.utc).date()
                     by_week[(day - timedelta(days=day.weekday())).isoformat()] += e.cost
     assert {m: round(c, 6) for m, c, *_ in fig.by_model} == {m: round(c, 6) for m, c in by_model.items()}
-    assert {a: (round(c, 6), n) for a, c, _, _, n in fig.by_agent} == \
+    assert {a: (round(c, 6), n) for a, c, _, _, n, _ in fig.by_agent} == \
         {a: (round(by_agent[a], 6), sessions_of_agent[a]) for a in sessions_of_agent}
     assert {p: round(c, 6) for p, c, *_ in fig.by_project} == {p: round(c, 6) for p, c in by_project.items()}
     weeks = dict(sorted(by_week.items(), reverse=True)[:12])

@@ -152,7 +152,8 @@ def corpus_page():
         progress = service.fresh()
         prefix = str(store.root).rstrip("/") + "/"
         cur = service.index.cursor()
-    fig = corpus_figures(cur, prefix)
+    prices = current_app.config.get("PRICE_TABLE")  # (a test's fixed table; else litellm's)
+    fig = corpus_figures(cur, prefix, prices)
 
     def link(by: str, value: str) -> str:
         return url_for("corpus.corpus_page", by=by, value=value) + "#behind"
@@ -167,7 +168,8 @@ def corpus_page():
     behind = None
     if by:
         try:
-            behind = [(session_link(f), title, cost, n) for f, title, cost, n in sessions_behind(cur, by, value, prefix)]
+            behind = [(session_link(f), title, cost, n)
+                      for f, title, cost, n in sessions_behind(cur, by, value, prefix, prices=prices)]
         except ValueError as exc:
             abort(400, description=str(exc))
     query = request.args.get("sql", "").strip()
