@@ -30,7 +30,7 @@ OPENER = urllib.request.build_opener(NoRedirect)
 
 
 def ask(base: str, method: str, path: str, headers: dict, form: dict | None = None) -> tuple[int, str, str]:
-    """(status, body read, content type) of one request."""
+    """(status, body read, content type) of one request; a redirect's body is where it leads."""
     data = urllib.parse.urlencode(form).encode() if form is not None else (b"" if method == "POST" else None)
     request = urllib.request.Request(base.rstrip("/") + path, data=data, method=method, headers=headers)
     try:
@@ -40,8 +40,15 @@ def ask(base: str, method: str, path: str, headers: dict, form: dict | None = No
     kind = response.headers.get("Content-Type", "")
     # (an event stream never ends: its status and headers are the answer)
     body = "" if "event-stream" in kind else response.read(1 << 20).decode("utf-8", "replace")
+    if 300 <= response.status < 400:
+        body = "Location: " + response.headers.get("Location", "")
     response.close()
     return response.status, body, kind
+
+
+def where(status: int, body: str) -> str:
+    """Where a redirect leads ('' for any other answer)."""
+    return body.removeprefix("Location: ") if 300 <= status < 400 else ""
 
 
 def main() -> None:
@@ -59,17 +66,17 @@ def main() -> None:
                                   {"csrf_token": next(iter(scraped), "")} if method == "POST" else None)
             scraped.update(CSRF.findall(body))
             answers.append({"method": method, "path": path, "with": way, "status": status,
-                            "shows_text": plan["secret_text"] in body, "bytes": len(body)})
+                            "shows_text": plan["secret_text"] in body, "bytes": len(body), "where": where(status, body)})
     if not token:
         # ?token= with a guess, and a replay POSTed with whatever CSRF token the pages gave away
-        status, _, _ = ask(base, "GET", f"/?token={GUESS}", same_site)
+        status, body, _ = ask(base, "GET", f"/?token={GUESS}", same_site)
         answers.append({"method": "GET", "path": "/?token=<guess>", "with": "a guessed token", "status": status,
-                        "shows_text": False, "bytes": 0})
+                        "shows_text": False, "bytes": 0, "where": where(status, body)})
         form = {"csrf_token": next(iter(scraped), ""), "model": "ollama_chat/x", "api_base": "http://127.0.0.1:9",
                 "tools": "sandbox", "allow_bash": "1", "from": "x"}
         status, body, _ = ask(base, "POST", f"/s/{plan['rel']}/-/replay", same_site, form)
         answers.append({"method": "POST", "path": "replay with a scraped CSRF token", "with": "nothing",
-                        "status": status, "shows_text": plan["secret_text"] in body, "bytes": len(body)})
+                        "status": status, "shows_text": plan["secret_text"] in body, "bytes": len(body), "where": where(status, body)})
     files = {}
     for path in plan["files"]:
         try:

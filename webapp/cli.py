@@ -196,10 +196,11 @@ def _print_request(args, leaf: str | None, ctx) -> int:
     request = build_request(ctx)
     if args.json:
         print_json({"leafId": leaf, "model": ctx.settings.model, "messages": request.messages,
-                     "changes": [c.as_dict() for c in request.changes]})
+                     "tools": request.tools, "changes": [c.as_dict() for c in request.changes]})
         return 0
     print(f"leaf {leaf}  model {ctx.settings.model_name or '-'}  {len(request.messages)} messages "
-          f"({len(request.added)} added, {len(request.skipped)} skipped)")
+          f"({len(request.added)} added, {len(request.skipped)} skipped)"
+          + (f"; tools: {', '.join(t['function']['name'] for t in request.tools)}" if request.tools else ""))
     for c in request.skipped:
         print(f"- skipped [{c.entry_id}]: {c.reason}")
     for m in request.messages:

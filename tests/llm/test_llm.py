@@ -194,7 +194,7 @@ def test_continue_sends_exactly_the_core_context_and_appends_the_reply(llm_serve
     expected = build_context(fresh.tree, user["id"]).llm_messages()
     assert llm_server.requests[-1]["messages"] == sent(expected)
     # the context really has every part: the compaction summary first, the tool turn, the branch summary
-    assert expected[0]["role"] == "system" and "Build a config parser" in expected[0]["content"]
+    assert expected[0]["role"] == "user" and "Build a config parser" in expected[0]["content"]
     assert [m["role"] for m in expected[1:]] == ["user", "assistant", "tool", "assistant", "user", "user", "user"]
 
 

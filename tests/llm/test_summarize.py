@@ -207,7 +207,8 @@ def test_a_model_summary_is_written_with_its_details(llm_server, config, tmp_pat
     llm_server.behave("reply", text="## Goal\nRetries for the HTTP client.")
     entry = write_compaction(session, plan, *summarize_compaction(config, plan))
     assert entry["details"] == {"readFiles": [], "modifiedFiles": ["src/http.py"], "summarizer": "model",
-                                "model": config.model, "usage": USAGE}
+                                "model": config.model}
+    assert entry["usage"] == USAGE  # beside the details, where pi keeps a summary's usage
     assert entry["summary"].endswith("<modified-files>\nsrc/http.py\n</modified-files>")
 
 

@@ -49,6 +49,11 @@ def anonymous(app) -> FlaskClient:
     return FlaskClient(app, app.response_class)
 
 
+def refused(got) -> bool:
+    """A bare 401, or (a page asked without proof) the way to the login page."""
+    return got.status_code == 401 or (got.status_code == 303 and got.headers["Location"].startswith("/-/login?next="))
+
+
 def every_route(app) -> list[tuple[str, str, str]]:
     """(method, URL, endpoint) of every route of the app but the assets (its static files, its icon)."""
     out = []
@@ -67,20 +72,29 @@ def test_every_route_but_the_assets_refuses_a_request_that_shows_nothing(app):
     assert len(routes) > 45 and ("POST", "/-/login", "auth.login") in routes
     for method, url, endpoint in routes:
         got = client.open(url, method=method, data={"csrf_token": "guessed"})
-        assert got.status_code == 401, (method, url)
+        if (method, endpoint) == ("GET", "auth.login"):  # the login page itself: a form, nothing of a session
+            assert got.status_code == 200 and LOGIN_FORM in got.text
+        else:
+            assert refused(got), (method, url, got.status_code)
         assert b"only the owner" not in got.data and b"csrf" not in got.data.lower(), (method, url)
-    assert client.get("/no/such/page").status_code == 401  # (not even which pages exist)
+    assert refused(client.get("/no/such/page"))  # (not even which pages exist)
+    assert client.get("/no/such/page", headers={"Accept": "text/html"}).headers["Location"] == \
+        "/-/login?next=%2Fno%2Fsuch%2Fpage"
     assert client.get("/static/app.css").status_code == 200  # the assets are nobody's secret
     assert client.get("/static/favicon.svg").status_code == 200
     icon = client.get("/favicon.ico")
     assert icon.status_code == 200 and icon.mimetype == "image/svg+xml"
 
 
-def test_a_page_refused_is_the_login_page_and_a_fragment_or_a_stream_a_bare_401(app):
+def test_a_page_refused_leads_to_the_login_page_and_a_fragment_or_a_stream_gets_a_bare_401(app):
     client = anonymous(app)
-    page = client.get("/s/p/s.jsonl", headers={"Accept": "text/html"})
-    assert page.status_code == 401 and LOGIN_FORM in page.text and "Token or password" in page.text
-    assert 'name="next" value="/s/p/s.jsonl"' in page.text and page.headers["Cache-Control"] == "no-store"
+    way = client.get("/s/p/s.jsonl?view=text", headers={"Accept": "text/html"})
+    assert way.status_code == 303 and way.headers["Cache-Control"] == "no-store"
+    assert way.headers["Location"] == "/-/login?next=%2Fs%2Fp%2Fs.jsonl%3Fview%3Dtext"
+    page = client.get(way.headers["Location"], headers={"Accept": "text/html"})
+    assert page.status_code == 200 and LOGIN_FORM in page.text and "Token or password" in page.text
+    assert 'name="next" value="/s/p/s.jsonl?view=text"' in page.text and page.headers["Cache-Control"] == "no-store"
+    assert "the words only the owner may read" not in page.text and 'role="alert"' not in page.text
     for headers in ({"HX-Request": "true"}, {"Accept": "text/event-stream"}, {"Accept": "application/json"}):
         got = client.get("/s/p/s.jsonl/-/graph", headers=headers)
         assert got.status_code == 401 and LOGIN_FORM not in got.text
@@ -104,7 +118,7 @@ def test_the_token_in_the_address_sets_a_private_cookie_and_leaves_the_address(a
     page = client.get("/s/p/s.jsonl", headers={"Host": "127.0.0.1:8123"})  # the cookie now logs in
     assert page.status_code == 200 and "the words only the owner may read" in page.text
     other_port = client.get("/s/p/s.jsonl", headers={"Host": "127.0.0.1:8124"})  # another server's cookie name
-    assert other_port.status_code == 401
+    assert refused(other_port)
 
 
 def test_a_redirect_after_the_token_stays_on_this_server(app):
@@ -121,7 +135,9 @@ def test_a_wrong_token_or_cookie_is_refused(app, how):
     wrong = token[:-1] + ("A" if token[-1] != "A" else "B")
     if how == "address":
         got = client.get(f"/s/p/s.jsonl?token={wrong}", headers={"Accept": "text/html"})
-        assert "That link&#39;s token is not this server&#39;s" in got.text and "Set-Cookie" not in got.headers
+        assert got.headers["Location"] == "/-/login?next=%2Fs%2Fp%2Fs.jsonl&why=stale" and "Set-Cookie" not in got.headers
+        login = client.get(got.headers["Location"])
+        assert "That link&#39;s token is not this server&#39;s" in login.text and wrong not in login.text
     elif how == "cookie":
         client.set_cookie("session-tree-80", token)  # (the token is not what the cookie holds)
         got = client.get("/s/p/s.jsonl")
@@ -129,7 +145,7 @@ def test_a_wrong_token_or_cookie_is_refused(app, how):
         got = client.get("/s/p/s.jsonl", headers={"Authorization": f"token {wrong}"})
     else:
         got = client.get("/s/p/s.jsonl", headers={"Authorization": f"Basic {token}"})
-    assert got.status_code == 401 and "only the owner" not in got.text
+    assert refused(got) and "only the owner" not in got.text
 
 
 def test_the_token_in_a_header_is_accepted(app):
@@ -158,8 +174,8 @@ def test_a_password_set_with_the_command_logs_in(app, tmp_path, capsys, monkeypa
     assert b"correct horse" not in kept.read_bytes()  # a salted hash, not the password
     client = anonymous(app)
     wrong = client.post("/-/login", data={"secret": "correct horse", "next": "/"})
-    assert wrong.status_code == 401 and "neither this server&#39;s token nor its password" in wrong.text
-    assert "Set-Cookie" not in wrong.headers
+    assert wrong.headers["Location"] == "/-/login?next=%2F&why=wrong" and "Set-Cookie" not in wrong.headers
+    assert "neither this server&#39;s token nor its password" in client.get(wrong.headers["Location"]).text
     got = client.post("/-/login", data={"secret": "correct horse battery", "next": "/s/p/s.jsonl"})
     assert got.status_code == 303 and "HttpOnly" in got.headers["Set-Cookie"]
     assert client.get("/s/p/s.jsonl").status_code == 200
@@ -168,11 +184,11 @@ def test_a_password_set_with_the_command_logs_in(app, tmp_path, capsys, monkeypa
     assert cross_site.status_code == 403  # (the same-origin check of every POST still holds)
     # A password file others may write is not read (anyone could have put a hash there).
     os.chmod(kept, 0o666)
-    assert anonymous(app).post("/-/login", data={"secret": "correct horse battery"}).status_code == 401
+    assert "why=wrong" in anonymous(app).post("/-/login", data={"secret": "correct horse battery"}).headers["Location"]
     os.chmod(kept, 0o600)
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"")))
     assert main(["password", "--remove"]) == 0 and not kept.exists()
-    assert anonymous(app).post("/-/login", data={"secret": "correct horse battery"}).status_code == 401
+    assert "why=wrong" in anonymous(app).post("/-/login", data={"secret": "correct horse battery"}).headers["Location"]
 
 
 def test_a_short_password_is_refused_in_one_line(capsys, monkeypatch, tmp_path):

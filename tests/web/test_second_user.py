@@ -2,7 +2,8 @@
 can reach 127.0.0.1). A real `session-tree serve` runs as the test's user; a probe
 (tests/second_user_probe.py) runs as `nobody` when the test runs as root (as here and in CI) and
 tries every route, the SQL box, a replay with whatever CSRF token the pages gave away, and the
-files beside the index: every answer is 401 or 403, no page shows a word of a session, and
+files beside the index: every answer is 401 or 403 or the way to the login page, no page shows a
+word of a session, and
 every file is refused (EACCES). The same probe with the owner's token shows the requests are
 real ones (no 401, the session's words in the page, a CSRF token in it).
 
@@ -17,7 +18,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -87,6 +87,15 @@ def _python_for(who: dict) -> str:
     raise AssertionError("no Python interpreter the probe's account may run")
 
 
+def refused(answer: dict) -> bool:
+    """401 or 403, the way to the login page, or the login page itself (a form, nothing more)."""
+    if answer["status"] in (401, 403):
+        return True
+    if answer["status"] == 303:
+        return answer["where"].startswith("/-/login?next=")
+    return answer["path"].startswith("/-/login") and answer["status"] == 200 and answer["bytes"] < 4000
+
+
 def test_a_second_user_gets_nothing_from_a_running_server(place, capsys):
     root, index, cache = place / "sessions", place / "index", place / "cache"
     shutil.copytree(SAMPLES, root)
@@ -113,7 +122,7 @@ def test_a_second_user_gets_nothing_from_a_running_server(place, capsys):
 
         root_user = os.getuid() == 0
         stranger = probe(place, {**plan, "token": None}, as_nobody=root_user)
-        let_in = [a for a in stranger["answers"] if a["status"] not in (401, 403)]
+        let_in = [a for a in stranger["answers"] if not refused(a)]
         assert let_in == []
         assert [a for a in stranger["answers"] if a["shows_text"]] == []
         assert stranger["csrf_tokens_found"] == 0
@@ -135,10 +144,12 @@ def test_serve_prints_the_address_with_its_token_and_the_token_logs_in(place):
     try:
         assert served.token and len(served.token) >= 32
         assert f"on {served.url}?token={served.token}\n" in "".join(served.output)
-        with pytest.raises(urllib.error.HTTPError) as refused:
-            urllib.request.urlopen(urllib.request.Request(served.url, headers={"Accept": "text/html"}), timeout=30)
-        assert refused.value.code == 401 and 'name="secret"' in refused.value.read().decode()
-        first = urllib.request.build_opener(_Stay).open(f"{served.url}s/{RICH}?token={served.token}", timeout=30)
+        stay = urllib.request.build_opener(_Stay)
+        way = stay.open(urllib.request.Request(served.url, headers={"Accept": "text/html"}), timeout=30)
+        assert way.status == 303 and way.headers["Location"] == "/-/login?next=%2F"
+        with urllib.request.urlopen(served.url.rstrip("/") + way.headers["Location"], timeout=30) as login:
+            assert login.status == 200 and 'name="secret"' in login.read().decode()
+        first = stay.open(f"{served.url}s/{RICH}?token={served.token}", timeout=30)
         assert first.status == 303 and first.headers["Location"] == f"/s/{RICH}"
         cookie = first.headers["Set-Cookie"]
         assert "HttpOnly" in cookie and "SameSite=Strict" in cookie

@@ -1,4 +1,4 @@
-"""The vocabulary of a session file (SPEC §2): the header's version, the eleven entry type names,
+"""The vocabulary of a session file (SPEC §2): the header's version, the thirteen entry type names,
 the fields each type needs, and message content read as blocks.
 
 The lowest layer of the core: it imports nothing of the project, so every other module (the
@@ -23,6 +23,8 @@ COMPACTION = "compaction"
 BRANCH_SUMMARY = "branch_summary"
 CUSTOM = "custom"
 LEAF = "leaf"
+CONTEXT_EDIT = "context_edit"  # pi 1.6: an edit of what an earlier entry says to the model
+USAGE = "usage"  # pi 1.6: spending that is not a reply (a cache warm-up, a title)
 
 # Fields each known type needs to mean anything; a missing one is reported, never fixed.
 REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
@@ -37,15 +39,18 @@ REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
     BRANCH_SUMMARY: ("fromId", "summary"),
     CUSTOM: ("customType",),
     LEAF: ("targetId",),
+    CONTEXT_EDIT: ("targetId", "replacement"),
+    USAGE: ("usage",),
 }
 
 # Entries that mark state rather than continue a conversation: a `leaf` moves the active leaf,
-# a `label` tags another entry. A node whose only children are these is still a branch tip.
-MARKER_TYPES = frozenset({LEAF, LABEL})
+# a `label` tags another entry, a `usage` records spending beside the conversation (pi writes one
+# when it warms a cache, at the leaf). A node whose only children are these is still a branch tip.
+MARKER_TYPES = frozenset({LEAF, LABEL, USAGE})
 
 # Types that only steer the session and never reach the model themselves.
 META_TYPES = frozenset(
-    {MODEL_CHANGE, THINKING_LEVEL_CHANGE, ACTIVE_TOOLS_CHANGE, SESSION_INFO, LABEL, CUSTOM, LEAF}
+    {MODEL_CHANGE, THINKING_LEVEL_CHANGE, ACTIVE_TOOLS_CHANGE, SESSION_INFO, LABEL, CUSTOM, LEAF, CONTEXT_EDIT, USAGE}
 )
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from .compare import user_text
 from .context import build_context
-from .entries import BRANCH_SUMMARY, COMPACTION, MESSAGE, Entry
+from .entries import BRANCH_SUMMARY, COMPACTION, CONTEXT_EDIT, MESSAGE, USAGE, Entry
 from .outcome import STATUS_ORDER, STATUSES, outcome
 from .tokens import context_tokens
 from .tree import SessionTree
@@ -88,13 +88,16 @@ def leaf_figures(tree: SessionTree) -> list[LeafFigures]:
                     calls += made
                     if used is not None:
                         anchor, upto = used, depth - 1
-                elif role == "toolResult" and failed:
-                    errors += 1
-            elif e.type == BRANCH_SUMMARY:
-                cost += spent  # the summary call, when one was recorded
+                elif role == "toolResult":
+                    errors += failed
+                    cost += spent  # (a tool that called a model itself records its usage)
+            elif e.type == BRANCH_SUMMARY or e.type == USAGE:
+                cost += spent  # the summary call, or spending that is no reply (a cache warm-up)
             elif e.type == COMPACTION:
                 cost += spent
                 anchor = None  # a usage reported before it measured the context before it
+            elif e.type == CONTEXT_EDIT:
+                anchor = None  # likewise before an edit (pi distrusts it too)
             if t is not None:
                 if first is None or t < first:
                     first = t

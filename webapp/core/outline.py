@@ -23,13 +23,15 @@ from operator import eq, ge, ne
 
 import orjson
 
-from .entries import COMPACTION, CUSTOM, LABEL, MARKER_TYPES, MESSAGE, SESSION_INFO, is_marker
+from .context_edits import is_editable, replacement_problem, target_problem
+from .entries import COMPACTION, CONTEXT_EDIT, CUSTOM, LABEL, MARKER_TYPES, MESSAGE, SESSION_INFO, is_marker
 from .formats import READ_ONLY_FORMATS
 from .outline_read import ColumnLog, NotRead
 from .reader import Problem, gc_paused
 from .storage import JsonlStorage
 from .tree import (
     NOTED_TYPES,
+    bad_context_edit,
     cycle,
     dangling_label,
     first_kept_reason,
@@ -288,6 +290,16 @@ class _Columns:
             elif t == SESSION_INFO:
                 value = e.get("name")
                 self.name = value if isinstance(value, str) and value.strip() else self.name
+            elif t == CONTEXT_EDIT and "replacement" in e.raw:
+                target = e.target_id
+                k = index.get(target, -1) if target is not None else -1
+                other = others.get(k)  # (a message read into the columns is a user, custom, assistant
+                # or tool result message: editable, but for a `custom` one, which only the tree tells)
+                reason = replacement_problem(e.get("replacement")) or target_problem(
+                    target, k != -1, k != -1 and up[i] != -1 and self._is_ancestor(k, up[i]),
+                    k != -1 and (other is None or is_editable(other)))
+                if reason:
+                    problems.append(bad_context_edit(reason, lines[i], ids[i]))
             elif t == COMPACTION and "summary" in e.raw:
                 kept = e.first_kept_id
                 k = index.get(kept, -1)

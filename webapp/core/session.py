@@ -22,8 +22,10 @@ import orjson
 
 from .bodies import Bodies
 from .compaction import check_first_kept
+from .context_edits import check_edit, replacement_problem
+from .system_prompt import system_checkpoint
 from .entries import (
-    BRANCH_SUMMARY, COMPACTION, CUSTOM, CUSTOM_MESSAGE, LABEL, LEAF, MESSAGE, MODEL_CHANGE, REQUIRED_FIELDS,
+    BRANCH_SUMMARY, COMPACTION, CONTEXT_EDIT, CUSTOM, CUSTOM_MESSAGE, LABEL, LEAF, MESSAGE, MODEL_CHANGE, REQUIRED_FIELDS,
     SESSION_INFO, SESSION_VERSION, THINKING_LEVEL_CHANGE, Entry, content_text, new_id, now_iso,
 )
 from .errors import InvalidWrite, ReadOnlySession, SessionError
@@ -237,7 +239,13 @@ class Session:
             if check is not None:
                 check(self.tree, parent_id)
             entries, lines = [], []
+            branch_end = parent_id  # (the entries of the batch before an edit are no targets of it)
             for fields in batch:
+                if fields["type"] == CONTEXT_EDIT:  # checked and written as pi's appendContextEdit does
+                    try:
+                        fields = check_edit(self.tree, branch_end, fields)
+                    except InvalidWrite as exc:
+                        raise InvalidWrite(f"entry {len(entries) + 1}: {exc}" if len(batch) > 1 else str(exc)) from None
                 entry = {"type": fields["type"], "id": new_id(), "parentId": parent_id, "timestamp": now_iso()}
                 entry.update((k, v) for k, v in fields.items() if k != "type")
                 try:
@@ -299,6 +307,18 @@ class Session:
             raise InvalidWrite("a custom entry needs a customType")
         return self.append_entry({"type": CUSTOM, "customType": custom_type, "data": data}, parent)
 
+    def append_context_edit(self, target_id: str, replacement, parent=ACTIVE) -> dict:
+        """An edit of what an earlier entry of the branch says to the model (pi 1.6): `None` takes
+        it out of the context, `{"content": ...}` replaces its content. Refused, in pi's words,
+        where pi's `appendContextEdit` refuses it; written as pi writes it."""
+        return self.append_entry({"type": CONTEXT_EDIT, "targetId": target_id, "replacement": replacement}, parent)
+
+    def check_edit(self, leaf_id: str | None, target_id: str, replacement) -> dict:
+        """The context edit as it would be written at `leaf_id`, or InvalidWrite (pi's words)."""
+        fields = {"type": CONTEXT_EDIT, "targetId": target_id, "replacement": replacement}
+        validate_fields(fields)
+        return check_edit(self.tree, leaf_id, fields)
+
     def append_model_change(self, provider: str | None, model_id: str, parent=ACTIVE) -> dict:
         if not model_id:
             raise InvalidWrite("a model change needs a model id")
@@ -318,23 +338,31 @@ class Session:
         details: dict | None = None,
         parent=ACTIVE,
         check: Callable[[SessionTree, str | None], None] | None = None,
+        usage: dict | None = None,
     ) -> dict:
         """A compaction at `parent`; refused unless `first_kept_entry_id` is a cut point on the path
-        it is written on (SPEC §6), checked under the lock after `check`."""
+        it is written on (SPEC §6), checked under the lock after `check`. `usage` is the summarizer
+        call's. Where the path holds system messages, the compaction carries the prompt and tools
+        in force there (`systemMessage`, as pi 1.6 writes it), which the compacted part held."""
         if not isinstance(summary, str) or not summary.strip():
             raise InvalidWrite("the summary is empty")
+        fields = {"type": COMPACTION, "summary": summary, "firstKeptEntryId": first_kept_entry_id,
+                  "tokensBefore": tokens_before}
 
         def check_all(tree: SessionTree, parent_id: str | None) -> None:
             if check is not None:
                 check(tree, parent_id)
             check_first_kept(tree, parent_id, first_kept_entry_id)
+            checkpoint = system_checkpoint(tree, parent_id)
+            if checkpoint is not None:  # (on the file as it is under the lock)
+                fields["systemMessage"] = {**checkpoint, "timestamp": int(time.time() * 1000)}
 
-        fields = {"type": COMPACTION, "summary": summary, "firstKeptEntryId": first_kept_entry_id,
-                  "tokensBefore": tokens_before}
         if tokens_after is not None:
             fields["tokensAfter"] = tokens_after
         if details is not None:
             fields["details"] = details
+        if usage is not None:
+            fields["usage"] = usage
         return self.append_entry(fields, parent, check_all)
 
     def fork(self, target_id: str, position: str = "at") -> ForkResult:
@@ -345,7 +373,7 @@ class Session:
 
     def fork_with_summary(
         self, target_id: str | None, position: str, summary: str, details: dict | None = None,
-        from_id: str | None = None,
+        from_id: str | None = None, usage: dict | None = None,
     ) -> ForkResult:
         """SPEC §4 fork that leaves a `branch_summary` of the branch left (`from_id`, by default
         the active conversation leaf) instead of a `leaf` entry; the summary becomes the active
@@ -361,6 +389,8 @@ class Session:
         fields = {"type": BRANCH_SUMMARY, "fromId": old, "summary": summary}
         if details is not None:
             fields["details"] = details
+        if usage is not None:
+            fields["usage"] = usage  # (the summarizer call's, as pi writes it)
         written = self.append_entry(fields, parent=leaf_id)
         return ForkResult(written["id"], written, edit)
 
@@ -405,6 +435,8 @@ def validate_fields(fields) -> None:
     missing = [f for f in REQUIRED_FIELDS.get(fields["type"], ()) if f not in fields]
     if missing:
         raise InvalidWrite(f"a {fields['type']} entry needs {', '.join(missing)}")
+    if fields["type"] == CONTEXT_EDIT and replacement_problem(fields["replacement"]):
+        raise InvalidWrite(replacement_problem(fields["replacement"]))
 
 
 def user_message(text: str) -> dict:

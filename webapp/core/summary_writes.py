@@ -1,5 +1,9 @@
 """Writing a planned compaction or branch summary (`compaction`'s plans) to its session.
 
+As pi 1.6 writes them: the summarizer call's usage in the entry's own `usage` (what pi counts in
+the session's cost), the rest of what drafted it in `details`; a compaction also carries the
+system prompt and tools in force (`systemMessage`, added by `Session.append_compaction`).
+
 Above the session: each write is one append through `Session`'s typed methods, which check the
 cut point again under the file lock, so a session that moved on since the plan was made gets
 nothing written and an error that says why.
@@ -34,11 +38,19 @@ def write_compaction(
         if plan.at_active_leaf and tree.active_leaf != plan.active_leaf:
             raise InvalidWrite("the session moved on since the compaction was planned: plan it again")
 
+    details, usage = _without_usage(details)
     return session.append_compaction(
         text, plan.first_kept_entry_id, plan.tokens_before, plan.tokens_after(text),
-        {"readFiles": plan.read_files, "modifiedFiles": plan.modified_files, **(details or {})},
-        parent=plan.leaf_id, check=check,
+        {"readFiles": plan.read_files, "modifiedFiles": plan.modified_files, **details},
+        parent=plan.leaf_id, check=check, usage=usage,
     )
+
+
+def _without_usage(details: dict | None) -> tuple[dict, dict | None]:
+    """`details` without the summarizer's usage, and that usage (pi keeps it beside them)."""
+    details = dict(details or {})
+    usage = details.pop("usage", None)
+    return details, usage if isinstance(usage, dict) else None
 
 
 def write_branch_summary(
@@ -48,5 +60,6 @@ def write_branch_summary(
     if plan.old_leaf is None:
         raise InvalidWrite("there is no branch to summarize: the conversation was empty")
     text = with_file_lists(summary, plan.read_files, plan.modified_files)
-    details = {"readFiles": plan.read_files, "modifiedFiles": plan.modified_files, **(details or {})}
-    return session.fork_with_summary(plan.new_leaf, "at", text, details, from_id=plan.old_leaf).entry
+    details, usage = _without_usage(details)
+    details = {"readFiles": plan.read_files, "modifiedFiles": plan.modified_files, **details}
+    return session.fork_with_summary(plan.new_leaf, "at", text, details, from_id=plan.old_leaf, usage=usage).entry

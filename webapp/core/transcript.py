@@ -78,7 +78,7 @@ class Item:
     """One shown entry; an assistant message carries the tool results that answer its calls."""
 
     entry: Entry
-    kind: str  # user, assistant, tool, bash, custom, compaction, branch-summary, mark, meta
+    kind: str  # user, assistant, tool, bash, custom, system, compaction, branch-summary, mark, meta
     at: int  # its index in the path
     results: dict[str, Entry] = field(default_factory=dict)  # toolCallId -> toolResult entry
     subagents: dict[str, SubAgentRun] = field(default_factory=dict)  # Task call id -> the run it started
@@ -90,7 +90,7 @@ def kind_of(entry: Entry) -> str:
         role = entry.role
         if role in ("user", "assistant"):
             return role
-        return {"toolResult": "tool", "bashExecution": "bash", "custom": "custom"}.get(role or "", "meta")
+        return {"toolResult": "tool", "bashExecution": "bash", "custom": "custom", "system": "system"}.get(role or "", "meta")
     if t == CUSTOM_MESSAGE:
         return "custom"
     if t == COMPACTION:

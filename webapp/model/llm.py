@@ -379,7 +379,7 @@ def reply_to(session: Session, config: ModelConfig, user_id: str, on_delta: Delt
                 raise Cancelled()
             if passed_on is not None:
                 passed_on(kind, text)
-    reply = complete(config, request.llm_messages(), stream=True, on_delta=on_delta)
+    reply = complete(config, request.llm_messages(), stream=True, on_delta=on_delta, tools=request.tools or None)
     if cancel is not None and cancel.is_set():
         raise Cancelled()
     return session.append_message(reply.assistant_message(), parent=at)

@@ -150,8 +150,8 @@ def create_app(
     def http_error(exc):
         return error_page(exc.code, exc.description)
 
-    from . import (actions, ask, audit, auth, compare, context_pages, corpus, csrf, export, filters, follow, guard,
-                   present, printing, replay, sessions, share, short_ids, transcript, verdicts)
+    from . import (actions, ask, audit, auth, compare, context_edits, context_pages, corpus, csrf, export, filters,
+                   follow, guard, present, printing, replay, sessions, share, short_ids, transcript, verdicts)
 
     auth.protect(app)  # (before the CSRF check: a stranger learns nothing, not even that a token is stale)
     csrf.protect(app)
@@ -161,6 +161,7 @@ def create_app(
     app.register_blueprint(sessions.bp)
     app.register_blueprint(compare.bp)
     app.register_blueprint(context_pages.bp)
+    app.register_blueprint(context_edits.bp)
     app.register_blueprint(actions.bp)
     app.register_blueprint(audit.bp)
     app.register_blueprint(transcript.bp)

@@ -7,8 +7,8 @@ can reach the port. So every request but the static assets must show the server'
 `Authorization: token ...` header the CLI sends, or once in `?token=...`, which sets the cookie
 and is dropped from the address at once), the cookie that token or the password set, or the
 password on the login page. One `before_request` decides it, so a new route cannot forget to.
-A request that shows none gets the login page (a page) or a bare 401 (a fragment, an event
-stream, a command's JSON). The CSRF check still applies to writes, after this one.
+A request that shows none is sent to the login page (a page) or gets a bare 401 (a fragment, an
+event stream, a command's JSON). The CSRF check still applies to writes, after this one.
 
 `serve --no-auth` turns this off for a person who knows why (every page then says the server
 is open to every account on the machine), except on the routes the CLI asks (`token_only`):
@@ -131,13 +131,28 @@ def _wants_page() -> bool:
             and (not request.accept_mimetypes or request.accept_mimetypes.accept_html))
 
 
-def _refused(message: str = ""):
-    """The login page, or a bare 401 where no page would be shown (a fragment, an event stream)."""
+# Why the login page was shown again, by a code in its address (never a text from the address).
+LOGIN_MESSAGES = {
+    "wrong": "That is neither this server's token nor its password.",
+    "stale": "That link's token is not this server's (a server has a new one each time it starts).",
+}
+
+
+def _to_login(target: str, why: str = ""):
+    """The way to the login page, which brings the person back to `target` (Jupyter's way: a
+    redirect, then the page answered 200, so that a browser's console logs no failed load)."""
+    response = redirect("/-/login?" + urlencode({"next": target, **({"why": why} if why else {})}), 303)
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def _refused(why: str = ""):
+    """The way to the login page, or a bare 401 where no page would be shown (a fragment, an
+    event stream, a command's JSON)."""
     if getattr(current_app.view_functions.get(request.endpoint), "token_only", False):
         return {"error": "this server answers `session-tree` commands only with the token it wrote beside its index"}, 401
     if _wants_page():
-        page = render_template("login.html", next=_without_token(), message=message)
-        return page, 401, {"Cache-Control": "no-store"}
+        return _to_login(_without_token(), why)
     return "Not logged in: open the address `session-tree serve` printed", 401, {"Content-Type": "text/plain; charset=utf-8"}
 
 
@@ -154,7 +169,7 @@ def protect(app: Flask) -> None:
             if owner().is_token(request.args["token"]):
                 return _logged_in(_without_token())
             if not owner().open:
-                return _refused("That link's token is not this server's (a server has a new one each time it starts).")
+                return _refused("stale")
         if getattr(view, "token_only", False):
             return None if owner().is_token(header_token()) else _refused()
         if request.endpoint in ASSETS or getattr(view, "public", False) or owner().open or is_owner():
@@ -166,20 +181,21 @@ def protect(app: Flask) -> None:
 @computes_only
 @_public
 def login():
-    """The login page; its form, sent with the token or the password, sets the cookie."""
+    """The login page; its form, sent with the token or the password, sets the cookie. A wrong
+    secret brings the page back with the reason (post, redirect, get: nothing is sent twice)."""
     target = _local(request.values.get("next", "/"))
     if request.method == "GET":
         if is_owner() or owner().open:
             return redirect(target, 303)
-        return render_template("login.html", next=target, message=""), 401, {"Cache-Control": "no-store"}
+        message = LOGIN_MESSAGES.get(request.args.get("why", ""), "")
+        return render_template("login.html", next=target, message=message), {"Cache-Control": "no-store"}
     secret = request.form.get("secret", "")
     if owner().is_token(secret):
         return _logged_in(target)
     with _one_check_at_a_time:  # (each costs 16 MB and 50 ms: a flood of guesses holds one core, not all)
         if check_password(secret):
             return _logged_in(target)
-    return render_template("login.html", next=target, message="That is neither this server's token nor its password."
-                           ), 401, {"Cache-Control": "no-store"}
+    return _to_login(target, "wrong")
 
 
 @bp.get("/favicon.ico")

@@ -8,6 +8,8 @@ from flask import Flask
 
 from ..core import bodies
 from ..core.catalog import first_user_message
+from ..core.context_edits import is_editable
+from ..core.edit_preview import held_text
 from ..core.entries import parse_time, short_id
 from ..core.tokens import compaction_text, format_tokens, token_text, usage_text
 from ..core.tree import WARNING_KINDS
@@ -78,6 +80,8 @@ def register(app: Flask) -> None:
     app.add_template_global(first_user_message)
     app.add_template_global(entry_title)
     app.add_template_global(entry_summary)
+    app.add_template_global(is_editable)  # what a context edit may change (pi 1.6)
+    app.add_template_global(held_text)  # the text of its content the file holds
     app.add_template_global(render.render_entry_body)
     app.add_template_global(render.render_markdown)
     app.add_template_global(render.raw_json)

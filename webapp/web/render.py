@@ -24,9 +24,9 @@ from pygments.lexers import TextLexer
 from pygments.token import STANDARD_TYPES
 
 from webapp.core import entries as E
-from webapp.core.entries import Entry, content_blocks
+from webapp.core.entries import Entry, content_blocks, content_text
 from webapp.core.formats.tools import ToolAction, tool_action
-from webapp.core.tokens import compaction_text
+from webapp.core.tokens import compaction_text, usage_text
 
 from . import lexers
 
@@ -421,7 +421,37 @@ def _message(entry: Entry, tool_call: dict | None) -> Markup:
         return _tool_result(msg, tool_call)
     if role == "bashExecution":
         return _bash_execution(msg)
+    if role == "system":
+        return system_message_html(msg)
     return _raw_fallback(f"message role {role}", entry.raw)
+
+
+def _tool_names(tools: Any) -> Markup:
+    names = [str(t.get("name")) for t in tools if isinstance(t, dict)] if isinstance(tools, list) else []
+    return Markup(", ").join(Markup("<code>{}</code>").format(n) for n in names) if names else _EMPTY
+
+
+def system_message_html(msg: dict) -> Markup:
+    """A pi 1.6 system message: its prompt text, each section by name (a removed one said so),
+    and the tools it adds and removes (each added one's description in a fold)."""
+    out = content_html(msg.get("content")) if content_text(msg.get("content")).strip() else _EMPTY
+    sections = msg.get("sections")
+    for name, text in (sections.items() if isinstance(sections, dict) else ()):
+        if isinstance(text, str):
+            out += Markup('<div class="sys-section"><h4>section {}</h4>{}</div>').format(name, render_markdown(text))
+        else:
+            out += note_html(f"section {name} removed")
+    added = [t for t in msg.get("toolsAdded") or () if isinstance(t, dict)] if isinstance(msg.get("toolsAdded"), list) else []
+    rows = []
+    if added:
+        rows.append(("tools added", _tool_names(added)))
+    if msg.get("toolsRemoved"):
+        rows.append(("tools removed", _tool_names(msg.get("toolsRemoved"))))
+    out += _fields(rows)
+    for tool in added:
+        out += Markup('<details class="sys-tool"><summary><code>{}</code> {}</summary>{}</details>').format(
+            tool.get("name"), str(tool.get("description") or "")[:200], highlight(json_text(tool.get("parameters")), "json"))
+    return out or note_html("(an empty system message)")
 
 
 # --- the other entry types ----------------------------------------------------------------------
@@ -465,6 +495,21 @@ def _custom_message(entry: Entry) -> Markup:
     )
 
 
+def _context_edit(entry: Entry) -> Markup:
+    """What a context edit does to its target: takes it out, or what the model is sent instead."""
+    replacement = entry.get("replacement")
+    target = Markup("<code>{}</code>").format(entry.target_id)
+    if replacement is None:
+        return Markup('<p>Takes {} out of what the model is sent (the file keeps it).</p>').format(target)
+    content = replacement.get("content") if isinstance(replacement, dict) else None
+    return Markup("<p>The model is sent this instead of the content of {}:</p>").format(target) + content_html(content)
+
+
+def _usage(entry: Entry) -> Markup:
+    return _fields([("kind", entry.get("kind")), ("model", f"{entry.get('provider')}/{entry.get('model')}"),
+                    ("spent", usage_text(entry.get("usage"))), *([("note", entry.get("note"))] if entry.get("note") else [])])
+
+
 def _meta(entry: Entry) -> Markup:
     """The entry's own fields; a cleared label or an empty leaf is said, not left blank."""
     fields = {k: v for k, v in entry.raw.items() if k not in _COMMON_FIELDS}
@@ -482,6 +527,8 @@ _ENTRY_VIEWS: dict[str, Callable[[Entry], Markup]] = {
     E.COMPACTION: _compaction,
     E.BRANCH_SUMMARY: _branch_summary,
     **{t: _meta for t in E.META_TYPES},
+    E.CONTEXT_EDIT: _context_edit,
+    E.USAGE: _usage,
 }
 
 

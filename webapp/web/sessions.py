@@ -36,6 +36,7 @@ from .graph import (
 from .current import is_fragment, store
 from .leaves import cached_leaf_figures
 from .views import (
+    context_notes,
     awaits_reply,
     compaction_overlay,
     compaction_plan,
@@ -433,8 +434,10 @@ def more(rel: str, kind: str):
         node = _selected(session, request.args.get("node") or None)
         view = request.args.get("view") or None
         messages, rows = _context_messages(tree, node, view)
+        notes = None if view == "request" else context_notes(build_context(tree, node))
         template = "partials/_context_messages.html" if is_fragment() else "more.html"  # without JS: a page of them
         return render_template(template, rel=rel, tree=tree, messages=messages, rows=rows, kind=kind, title="messages",
+                               notes=notes,
                                view=view, node=node, start=offset, stop=budget.context_messages_shown(messages, offset),
                                offset=offset)
     args: dict = {}

@@ -11,7 +11,9 @@ from flask import Blueprint, abort, redirect, render_template, request, url_for
 from markupsafe import Markup
 
 from ..core.branch_names import branch_names
-from ..core.entries import Entry, content_blocks
+from ..core.context import build_context
+from ..core.edit_preview import edited_entries
+from ..core.entries import CONTEXT_EDIT, Entry, content_blocks
 from ..core.subagents import starts_under
 from ..core.transcript import (
     FILTER_NAMES,
@@ -144,11 +146,21 @@ def window_context(tree: SessionTree, t: Transcript, start: int, size: int = WIN
         "subagents_at": {i.entry.id: starts_under(tree, i.entry.id) for i in items},
         "item_body": item_body,
         "labels": tree.labels,
+        "edit_marks": edit_marks(tree, t),
         "window": WINDOW,
         "filters": FILTERS,
         "filter_names": FILTER_NAMES,
         "transcript_params": transcript_params,
     }
+
+
+def edit_marks(tree: SessionTree, t: Transcript) -> dict[str, tuple[str, str]]:
+    """Entries of the transcript's path that a context edit in force at its leaf changed: entry id
+    -> ("omitted" | "edited", the edit's id). The context is built only where the path holds one."""
+    if not any(e.type == CONTEXT_EDIT for e in t.path):
+        return {}
+    ctx = build_context(tree, t.leaf)
+    return {x.target.id: ("omitted" if x.sent is None else "edited", x.edit.id) for x in edited_entries(ctx)}
 
 
 def transcript_params(t: Transcript, **extra) -> dict:

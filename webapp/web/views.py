@@ -14,6 +14,8 @@ from ..core.compaction import (
 )
 from ..core.context import Context, build_context, settings_on
 from ..core.context_diff import replaced_entries
+from ..core.context_edits import is_editable
+from ..core.edit_preview import EditedEntry, edited_entries
 from ..core.entries import (
     BRANCH_SUMMARY,
     COMPACTION,
@@ -32,6 +34,7 @@ from ..core.entries import (
 )
 from ..core.reader import first_kept_id
 from ..core.request import Request, build_request
+from ..core.system_prompt import SystemChange, changes
 from ..core.tokens import TokenCount, context_tokens, leaf_tokens
 from ..core.tree import SessionTree
 from ..model.table import context_window
@@ -77,6 +80,25 @@ def summary_rows(tree: SessionTree) -> list[SummaryRow]:
 
 
 @dataclass
+class ContextNotes:
+    """What the context tab says beside its messages: what each system message changed (by
+    message index), the entries edits changed (both texts), and which it offers to edit."""
+
+    system: dict[int, SystemChange]
+    edited: dict[str, EditedEntry]  # in the context, its content replaced
+    omitted: list[EditedEntry]  # taken out of it
+    editable: set[str]
+
+
+def context_notes(ctx: Context) -> ContextNotes:
+    system = {c.index: c for c in changes(ctx.messages, ctx.sources)}
+    edited = edited_entries(ctx)
+    return ContextNotes(system, {x.target.id: x for x in edited if x.sent is not None},
+                        [x for x in edited if x.sent is None],
+                        {s.id for s in ctx.sources if is_editable(s)})
+
+
+@dataclass
 class ContextView:
     context: Context
     tokens: TokenCount
@@ -84,6 +106,7 @@ class ContextView:
     overlay: dict  # drawn node dom id -> state, for the graph
     request: Request  # what a model call at this node is sent (SPEC §5b)
     replaced: int = 0  # entries the compaction in force replaced (`replaced_entries`)
+    notes: ContextNotes | None = None
 
     @property
     def percent(self) -> int | None:
@@ -106,6 +129,9 @@ def context_view(tree: SessionTree, node_id: str, layout: GraphLayout) -> Contex
     for e in ctx.path:
         if e.id in in_ctx:
             state = {"state": "in-context"}
+        elif e.id in ctx.edits and ctx.edits[e.id].get("replacement", {}) is None:
+            edit = ctx.edits[e.id].id
+            state = {"state": "replaced", "by": dom_id(edit), "byLabel": f"omitted by context edit {short_id(edit)}"}
         elif e.id in ctx.replaced_by:
             comp = ctx.replaced_by[e.id]
             state = {"state": "replaced", "by": dom_id(comp), "byLabel": f"summarized by compaction {short_id(comp)}"}
@@ -122,7 +148,7 @@ def context_view(tree: SessionTree, node_id: str, layout: GraphLayout) -> Contex
     overlay = {"nodes": states, "onPath": sorted({layout.dom_for(i) for i in on_path}),
                "bands": compaction_bands(tree, ctx.path, layout)}
     replaced = len(replaced_entries(tree, ctx.compaction.id)) if ctx.compaction and tree.parent.get(ctx.compaction.id) else 0
-    return ContextView(ctx, tokens, window, overlay, build_request(ctx), replaced)
+    return ContextView(ctx, tokens, window, overlay, build_request(ctx), replaced, context_notes(ctx))
 
 
 @dataclass
@@ -218,7 +244,7 @@ def tool_call_for(tree: SessionTree, entry: Entry) -> dict | None:
 
 # Roles whose name in the file reads as code: a pi `bashExecution` is a command the user ran
 # with `!`, shown to the model as a user message.
-ROLE_TITLES = {"bashExecution": "bash (user)"}
+ROLE_TITLES = {"bashExecution": "bash (user)", "system": "system prompt"}
 
 
 def entry_title(entry: Entry) -> str:

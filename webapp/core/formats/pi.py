@@ -117,9 +117,9 @@ class PiReader:
                         elif type(call_id) is str:
                             if call_id in calls_made:  # its call's: one string for both ids
                                 call_id = calls_made[calls_made.index(call_id)]
-                            facts = [(), call_id, True, None, 0.0, ()] if is_error else call_id
+                            facts = [(), call_id, True, None, cost, ()] if is_error else call_id
                         elif role == "toolResult":
-                            facts = [(), call_id, is_error, None, 0.0, ()]
+                            facts = [(), call_id, is_error, None, cost, ()]
                         else:
                             facts = calls
                         if used is not None:

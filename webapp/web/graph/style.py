@@ -46,6 +46,9 @@ def _node_style(tree: SessionTree, e: Entry, width: int = LABEL_WIDTH) -> tuple[
             if err:
                 classes.append("is-error")
             label = dot_text(f"{e.message.get('toolName', 'tool')}: {content_text(e.message.get('content'), ' ')}", width)
+        elif role == "system":  # pi 1.6: the prompt and tools from here on
+            attrs.update(shape="box", style="filled", fillcolor="#fffbeb", color="#b45309")
+            label = "system prompt\n" + text if text else "system prompt"
         else:
             attrs.update(shape="box", style="filled", fillcolor="#ede9fe", color="#7c3aed")
             label = text
