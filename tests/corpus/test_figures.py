@@ -205,3 +205,14 @@ def test_the_sql_box_cuts_a_long_value_and_says_how_long_it_was(home, tmp_path):
     page = client.get("/corpus", query_string={"sql": "SELECT repeat('ab', 5000) AS long, 'short' AS s, NULL AS n"}).text
     assert f"<td>{'ab' * 150}… (10,000 characters)</td><td>short</td><td></td>" in page
     assert "each value cut to 300 characters" in page
+
+
+def test_the_sql_box_links_the_tables_doc_which_the_app_serves(home, tmp_path):
+    root, _ = home
+    client = create_app(root, CORPUS_DB=tmp_path / "c.duckdb").test_client()
+    page = client.get("/corpus").text
+    assert 'href="/docs/corpus-tables"' in page
+    doc = client.get("/docs/corpus-tables")
+    assert doc.status_code == 200
+    assert "<h1>The corpus tables" in doc.text and "<td>cache_read_tokens, cache_write_tokens</td>" in doc.text
+    assert client.get("/docs/..%2Fpyproject.toml").status_code == 404 and client.get("/docs/README").status_code == 404

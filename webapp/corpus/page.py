@@ -46,9 +46,9 @@ def charts(fig: Figures, link: Callable[[str, str], str], session_link: Callable
                                     score or 0, f"{'–' if score is None else score}% · lost {missing} of {facts}",
                                     session_link(file, tab="audit", node=entry))
                                 for file, entry, kind, score, missing, facts, _, _ in fig.summaries],
-                               "compactions and branch summaries with the lowest audit scores"),
+                               "compactions and branch summaries with the lowest audit scores", full=100),
         "tools": bar_chart([Bar(name, rate * 100, f"{rate:.0%} of {calls:,} ({errors:,} failed)", link("tool", name))
-                            for name, calls, errors, rate in fig.tool_errors], "tool error rates"),
+                            for name, calls, errors, rate in fig.tool_errors], "tool error rates", full=100),
         "outcomes": bar_chart([Bar(model, sum(counts.values()),
                                    " · ".join(f"{counts[s]} {STATUSES[s]}"  # (most first: the text is cut to fit)
                                               for s in sorted((s for s in STATUSES if counts.get(s)), key=lambda s: -counts[s])),

@@ -268,6 +268,28 @@ def index_for_cli():
     return built(service.index, service.progress)
 
 
+# The docs a page links to, by the name in their URL: only these files are ever read, from the
+# docs folder that travels with the code.
+DOCS = {"corpus-tables": "corpus-tables.md"}
+DOCS_DIR = Path(__file__).resolve().parents[2] / "docs"
+
+
+@bp.get("/docs/<name>")
+def doc_page(name: str):
+    """A doc of the project (the corpus tables the SQL box queries) as a page of this app: it is
+    read from the docs the package carries, rendered as any Markdown the app shows."""
+    from .render import render_markdown
+
+    if name not in DOCS:
+        abort(404, description=f"no doc {name!r}: there are {', '.join(DOCS)}")
+    try:
+        text = (DOCS_DIR / DOCS[name]).read_text(encoding="utf-8")
+    except OSError as exc:
+        abort(404, description=f"{DOCS[name]} is not with this installation ({exc.strerror or exc})")
+    title = next((line.lstrip("# ").strip() for line in text.splitlines() if line.startswith("# ")), name)
+    return render_template("doc.html", title=title, body=render_markdown(text))
+
+
 @bp.get("/-/corpus/progress")
 def progress():
     service = corpus()
