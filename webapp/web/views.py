@@ -122,11 +122,11 @@ def context_view(tree: SessionTree, node_id: str, layout: GraphLayout) -> Contex
     tokens = context_tokens(ctx)
     window = context_window(ctx.settings.provider, ctx.settings.model_id)
     in_ctx = ctx.entry_ids
-    on_path = {e.id for e in ctx.path}
     rank = {"in-context": 3, "replaced": 2, "on-path": 1}
     states: dict[str, dict] = {}
     counts: dict[str, list[int]] = {}  # a fold's dom id -> [its entries in the context, and replaced]
-    for e in ctx.path:
+    path_doms: set[str] = set()
+    for e, drawn in zip(ctx.path, layout.doms_along(ctx.path)):  # (one walk: the path is long, the drawing small)
         if e.id in in_ctx:
             state = {"state": "in-context"}
         elif e.id in ctx.edits and ctx.edits[e.id].get("replacement", {}) is None:
@@ -137,7 +137,7 @@ def context_view(tree: SessionTree, node_id: str, layout: GraphLayout) -> Contex
             state = {"state": "replaced", "by": dom_id(comp), "byLabel": f"summarized by compaction {short_id(comp)}"}
         else:
             state = {"state": "on-path"}
-        drawn = layout.dom_for(e.id)
+        path_doms.add(drawn)
         if drawn not in states or rank[state["state"]] > rank[states[drawn]["state"]]:
             states[drawn] = state
         if state["state"] != "on-path" and not drawn.startswith(("e-", "x-")):
@@ -145,7 +145,7 @@ def context_view(tree: SessionTree, node_id: str, layout: GraphLayout) -> Contex
     for drawn, (held, replaced) in counts.items():
         if held and replaced:
             states[drawn] = {**states[drawn], "count": f"{held:,} of {held + replaced:,} in context"}
-    overlay = {"nodes": states, "onPath": sorted({layout.dom_for(i) for i in on_path}),
+    overlay = {"nodes": states, "onPath": sorted(path_doms),
                "bands": compaction_bands(tree, ctx.path, layout)}
     replaced = len(replaced_entries(tree, ctx.compaction.id)) if ctx.compaction and tree.parent.get(ctx.compaction.id) else 0
     return ContextView(ctx, tokens, window, overlay, build_request(ctx), replaced, context_notes(ctx))

@@ -199,8 +199,11 @@ class GraphLayout:
         left out in; None when it is drawn as itself (or is not in the drawn tree)."""
         d = self.drawn
         where = d.place(entry_id) if d is not None else None
-        if where is None:
-            return None
+        return self._member_at(where) if where is not None else None
+
+    def _member_at(self, where: tuple[str, int]) -> str | None:
+        """`member` of the entry at `where` (its chain's head, its position there)."""
+        d = self.drawn
         h, i = where
         folded = self._retried(h, i) if self.retried else None
         if folded is not None:
@@ -228,6 +231,30 @@ class GraphLayout:
     def dom_for(self, entry_id: str) -> str:
         """The drawn node an entry is shown by: itself, or the segment or group that holds it."""
         return self.member(entry_id) or dom_id(entry_id)
+
+    def doms_along(self, path: list[Entry]) -> list[str]:
+        """`dom_for` of each entry of a path from a root, its places found by walking it (an
+        entry's place is the one before it plus one, in the same chain) rather than asked for
+        one by one: the Context tab maps a path of thousands of entries on every click."""
+        d = self.drawn
+        out: list[str] = []
+        prev: tuple[str, int] | None = None
+        for e in path:
+            where = None
+            if d is not None:
+                where = d.marks.get(e.id)
+                if where is None and prev is not None:
+                    h, i = prev
+                    chain = d.chains[h]
+                    if i + 1 < len(chain) and chain[i + 1] == e.id:
+                        where = (h, i + 1)
+                if where is None:
+                    where = d.place(e.id)
+            if where is not None:
+                prev = where
+            member = self._member_at(where) if where is not None else None
+            out.append(member or dom_id(e.id))
+        return out
 
     def path_doms(self, entry_id: str | None) -> list[str]:
         """The drawn nodes on the path from the root to `entry_id`, in order: a fold counts
