@@ -87,3 +87,21 @@ def test_an_export_opens_on_the_winner_with_its_verdicts(large):
     assert html.count('class="verdict verdict-worse"') >= 1 and "worse than the others" in html
     sidebar = html[html.index('aria-label="Branches"'):]
     assert sidebar.index(winner[-8:]) < sidebar.index(tree.conversation_leaf(tree.active_leaf)[-8:])
+
+
+def test_the_header_counts_the_branches_the_branches_tab_lists(tmp_path):
+    """Claude Code's side lines after a reply (hook summaries, turn durations) are no branch of
+    their own: the header's count is the Branches tab's."""
+    import re as _re
+
+    from tests.conftest import FIXTURES
+
+    folder = tmp_path / "sessions" / "-home-ana-proj"
+    folder.mkdir(parents=True)
+    for name in ("reduced_2.1_parallel_tools_and_side_lines.jsonl", "agent-sessions_claude_small.jsonl"):
+        path = Path(shutil.copy(FIXTURES / "claude-code" / name, folder / name))
+        client = create_app(tmp_path / "sessions").test_client()
+        url = "/s/" + path.relative_to(tmp_path / "sessions").as_posix()
+        said = _re.search(r'<span class="stat">([\d,]+) branch(?:es)?</span>', client.get(url).text).group(1)
+        listed = _re.search(r"<h3>(\d+) branch(?:es)?\s", client.get(url + "?tab=branches").text).group(1)
+        assert int(said) == int(listed) == len(Session.open(path).tree.leaves()), name

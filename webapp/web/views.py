@@ -309,15 +309,13 @@ class Meter:
 
 
 def session_counts(tree: SessionTree) -> dict[str, int]:
-    """The branches (`tree.leaves()`) and compactions of a session, counted from its drawn tree
-    (chains, not entries: the stats bar of a big session is printed on every page)."""
+    """The branches and compactions of a session: its branches are `tree.leaves()`, what the
+    Branches tab lists (found once per tree; the drawn tree's own count of tips took the side
+    lines Claude Code writes after a reply for branches of their own), its compactions counted
+    from the drawn tree (chains, not entries: the stats bar is printed on every page)."""
     d = drawn_tree(tree)
-    branches = sum(d.leaves[r] for r in d.roots)
-    shown = tree.conversation_leaf(tree.active_leaf)
-    if shown is not None and d.place(shown) is not None and d.kids(shown):
-        branches += 1  # the active leaf where it is not a tip (tree.leaves adds it too)
     compactions = sum(1 for x in d.unfoldable if tree.by_id[x].type == COMPACTION)
-    return {"branches": branches, "compactions": compactions}
+    return {"branches": len(tree.leaves()), "compactions": compactions}
 
 
 _meters: "weakref.WeakKeyDictionary[SessionTree, Meter]" = weakref.WeakKeyDictionary()
