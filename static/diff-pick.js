@@ -4,16 +4,13 @@
 // entry id that a click can give.
 (function () {
   "use strict";
-  let picking = null; // {from, url, button}
-  const note = () => document.getElementById("graph-note");
+  let picking = null; // {from, url, button}: the button says what to do (a note over the graph would cover a node)
 
   function stop() {
     if (!picking) return;
     picking.button.setAttribute("aria-pressed", "false");
     picking.button.textContent = "Diff with a node you click…";
     document.body.classList.remove("picking-diff");
-    const n = note();
-    if (n) n.hidden = true;
     picking = null;
   }
 
@@ -22,8 +19,6 @@
     button.setAttribute("aria-pressed", "true");
     button.textContent = "Click a node to diff with… (Esc cancels)";
     document.body.classList.add("picking-diff");
-    const n = note();
-    if (n) { n.textContent = "Click the node whose context to set beside this one (Esc cancels)."; n.hidden = false; }
   }
 
   function entryOf(target) {

@@ -35,8 +35,8 @@
       mark = (g) => {
         const s = o.context.nodes[g.id];
         if (!s) return "ctx-off";
-        if (s.state === "replaced") badges.push([g, s.byLabel]);
-        if (s.count) badges.push([g, s.count, "ctx-count"]); // a fold partly in the context
+        if (s.state === "replaced") badges.push([g, "⤷ " + s.byLabel]);
+        if (s.count) badges.push([g, "⤷ " + s.count, "ctx-count"]); // a fold partly in the context
         return s.state === "in-context" ? "ctx-in" : s.state === "replaced" ? "ctx-replaced" : "ctx-path";
       };
     }
@@ -47,7 +47,20 @@
       for (const c of OVERLAY_CLASSES) if (c !== want && g.classList.contains(c)) g.classList.remove(c);
       if (want && !g.classList.contains(want)) g.classList.add(want);
     });
-    if (!o.context) { drawBands(svg, o.compact ? o.compact.bands : []); return o.focus || o.selected; }  // focus: a compaction's cut
+    // The branches a person marked winner: marked on the drawing in every mode (the chosen branch).
+    const winners = (G.layoutEl().dataset.winners || "").split(",").filter(Boolean).map((x) => G.drawnId(x)).filter(Boolean);
+    svg.querySelectorAll("g.node.winner").forEach((g) => { if (!winners.includes(g.id)) g.classList.remove("winner"); });
+    for (const id of winners) {
+      const g = document.getElementById(id);
+      if (!g) continue;
+      g.classList.add("winner");
+      badges.unshift([g, "★ winner", "winner-badge"]);
+    }
+    if (!o.context) {
+      drawBands(svg, o.compact ? o.compact.bands : []);
+      placeBadges(svg, badges);
+      return o.focus || o.selected; // focus: a compaction's cut
+    }
     drawBands(svg, o.context.bands); // first: the brackets hug the path, the badges take what is left
     placeBadges(svg, badges);
     if (G.drawing) { // the view reaches out to the badges too (they may stand beyond the drawing's edge)
@@ -113,7 +126,7 @@
     for (const [g, label, kind] of badges) {
       const b = boxes.get(g.id);
       if (!b) continue;
-      const text = "⤷ " + label;
+      const text = label;
       const w = geo.textWidth(text) + 2, mid = (b.y0 + b.y1) / 2; // 2: an italic glyph overhangs its advance
       const room = (x) => ({ x0: x - 1, y0: mid - 8, x1: x + w + 1, y1: mid + 4 });
       const sides = [b.x1 + 4, b.x0 - 4 - w];
@@ -121,7 +134,7 @@
       const x = sides.filter(inside).concat(sides.filter((at) => !inside(at))).find((at) => !hits(room(at)));
       const mark = document.createElementNS("http://www.w3.org/2000/svg", x === undefined ? "title" : "text");
       mark.setAttribute("class", "replaced-by" + (kind ? " " + kind : ""));
-      mark.textContent = x === undefined ? label : text;
+      mark.textContent = x === undefined ? label.replace(/^⤷ /, "") : text;
       if (x !== undefined) {
         mark.setAttribute("x", x);
         mark.setAttribute("y", mid + 3);

@@ -467,6 +467,13 @@ def more(rel: str, kind: str):
 
 
 @bp.app_template_global()
+def chosen_winners(session: Session) -> list[str]:
+    """The branches a person marked winner (the latest first): "Fit" frames them with the
+    selected node where both fit at a legible size."""
+    return winners(session.tree, verdicts(session))
+
+
+@bp.app_template_global()
 def node_link(rel: str, entry_id: str, **params) -> str:
     return url_for("sessions.session_page", rel=rel, node=entry_id, **params)
 
