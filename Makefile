@@ -30,13 +30,20 @@ bench: install
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/scale.py
 
-install: $(STAMPS)/apt-graphviz $(STAMPS)/apt-fonts $(STAMPS)/venv
+install: $(STAMPS)/apt-graphviz $(STAMPS)/apt-fonts $(STAMPS)/apt-bubblewrap $(STAMPS)/venv
 
 install-test: install $(STAMPS)/apt-chromium $(STAMPS)/venv-test
 
 $(STAMPS)/apt-graphviz:
 	@mkdir -p $(STAMPS)
 	command -v dot >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq graphviz; }
+	@touch $@
+
+# A sandbox replay's tool calls run in bubblewrap (no network, only the copy in view); without it
+# bash is refused in a sandbox (webapp/model/isolation.py).
+$(STAMPS)/apt-bubblewrap:
+	@mkdir -p $(STAMPS)
+	command -v bwrap >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq bubblewrap; }
 	@touch $@
 
 # Emoji in session text (👍, ✅) have no glyph in DejaVu: Noto Color Emoji draws them (the graph's

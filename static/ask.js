@@ -37,8 +37,7 @@
 
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
-    const named = [...form.querySelectorAll("input[name=model]:checked")].length
-      || form.querySelector("input[name=more_models]").value.trim();
+    const named = [...form.querySelectorAll("input[name=model]:checked")].length;
     status.classList.toggle("error", !named);
     if (!named) {  // said once the form is sent, not while it is being filled in
       status.textContent = form.dataset.noModel;

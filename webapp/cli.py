@@ -421,8 +421,9 @@ def cmd_serve(args) -> int:
     if root is None and not os.environ.get("SESSION_TREE_ROOT") and usual_places(Path.home()):
         root, within = _agent_folders(args)  # the agents' folders, else the bundled samples
     return serve(root, host=args.host, port=args.port, open_browser=args.open,
-                 model=args.model, api_base=args.api_base, allow_hosts=tuple(args.allow_host),
-                 within=tuple(within), read_only=args.read_only, corpus_db=args.db, no_auth=args.no_auth)
+                 models=tuple(args.model), api_base=args.api_base, allow_hosts=tuple(args.allow_host),
+                 within=tuple(within), read_only=args.read_only, corpus_db=args.db, no_auth=args.no_auth,
+                 allow_sandbox=args.allow_sandbox, allow_bash=args.allow_bash)
 
 
 
@@ -599,8 +600,15 @@ def build_parser(running: str | None = None) -> argparse.ArgumentParser:
     sp.add_argument("--open", action="store_true", help="open a browser on the app")
     sp.add_argument("--allow-host", action="append", default=[], metavar="NAME",
                     help="another host name the app may be reached by (for --host 0.0.0.0); repeatable")
-    sp.add_argument("--model", help="litellm model for replies and summaries (else $SESSION_TREE_MODEL)")
-    sp.add_argument("--api-base", help="an OpenAI-compatible server for that model (else $SESSION_TREE_API_BASE)")
+    sp.add_argument("--model", action="append", default=[], metavar="M",
+                    help="a litellm model the pages may call (the first is the default for replies and summaries, "
+                         "else $SESSION_TREE_MODEL); repeatable: a form may pick only among these")
+    sp.add_argument("--api-base", help="an OpenAI-compatible server for those models (else $SESSION_TREE_API_BASE)")
+    sp.add_argument("--allow-sandbox", action="store_true",
+                    help="let a replay run pi's file tools on a throwaway copy of a session's folder (off by default)")
+    sp.add_argument("--allow-bash", action="store_true",
+                    help="let a sandbox replay run bash too (implies --allow-sandbox; refused where bubblewrap cannot "
+                         "isolate it)")
     sp.add_argument("--read-only", action="store_true",
                     help="write nothing: hide every write control and refuse every writing route (403)")
     sp.add_argument("--db", metavar="PATH", type=Path,

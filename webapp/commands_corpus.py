@@ -18,11 +18,13 @@ from .core.private import private_umask
 @contextmanager
 def _written(index):
     """`index` closed at the end; a failure of the database (a full disk, say) said in one line."""
+    import sqlite3
+
     import duckdb
 
     try:
         yield index
-    except duckdb.Error as exc:
+    except (duckdb.Error, sqlite3.Error) as exc:
         raise SessionError(f"{index.path}: the index could not be written ({str(exc).splitlines()[0]})") from None
     finally:
         index.close()
@@ -161,7 +163,9 @@ def _parquet_folder(folder: Path) -> Path:
 
 def cmd_sql(args) -> int:
     from .corpus.parquet import parquet_connection
-    from .corpus.sql import IndexUnavailable, QueryError, format_result, json_safe, read_only_connection, run_query
+    from .corpus.sql import (
+        BYTE_CAP, IndexUnavailable, QueryError, format_result, json_safe, read_only_connection, run_query,
+    )
 
     how = "json" if args.json else "csv" if args.csv else "text"
     try:
@@ -170,18 +174,20 @@ def cmd_sql(args) -> int:
         except IndexUnavailable as held:  # a server writes it: that server answers
             from .corpus.holder import ask
 
-            output, truncated = _from_holder(held, lambda holder: ask(holder, args.query, how, args.limit,
-                                                                      args.timeout))
+            output, truncated, over_bytes = _from_holder(held, lambda holder: ask(holder, args.query, how,
+                                                                                  args.limit, args.timeout))
         else:
             try:
                 result = run_query(con, args.query, limit=args.limit, seconds=args.timeout)
             finally:
                 con.close()
-            output, truncated = format_result(result, how), result.truncated
+            output, truncated, over_bytes = format_result(result, how), result.truncated, result.over_bytes
     except QueryError as exc:
         raise SessionError(str(exc)) from None
     sys.stdout.write(json_safe(output) if args.json else output)  # (text and CSV: main()'s escaping)
-    if truncated:
+    if over_bytes:
+        print(f"session-tree: only the rows that fit in {BYTE_CAP // 1024 // 1024} MB of values", file=sys.stderr)
+    elif truncated:
         print(f"session-tree: only the first {args.limit:,} rows (--limit)", file=sys.stderr)
     return 0
 

@@ -42,6 +42,10 @@ def cmd_replay(args) -> int:
         print(f"replaying {short_id(plan.leaf)} from {short_id(plan.start)} on {config.model} "
               f"({len(plan.prompts)} user message{'s' if len(plan.prompts) != 1 else ''} to send, "
               f"{replay.mode} tools):")
+        if replay.mode == "sandbox":
+            from .model.isolation import isolation
+
+            print(f"  sandbox: {isolation().describe()}")
 
     def told(event: str, data: dict) -> None:
         if args.json:
@@ -79,7 +83,7 @@ def add_replay_commands(command) -> None:
     sp.add_argument("--tools", choices=("recorded", "sandbox"), default="recorded",
                     help="recorded (default): the original branch's results for the same calls; sandbox: pi's "
                          "tools on a throwaway copy of the session's working directory")
-    sp.add_argument("--allow-bash", action="store_true", help="with --tools sandbox: let the model run bash in the copy")
+    sp.add_argument("--allow-bash", action="store_true", help="with --tools sandbox: let the model run bash in the copy (only where bubblewrap isolates it)")
     sp.add_argument("--max-copy-mb", metavar="MB", type=_positive(float), default=DEFAULT_MAX_COPY_MB,
                     help=f"the largest working directory a sandbox copies (default {DEFAULT_MAX_COPY_MB:g})")
     sp.add_argument("--max-steps", metavar="N", type=_positive(int), default=DEFAULT_MAX_STEPS,

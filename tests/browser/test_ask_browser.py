@@ -22,7 +22,8 @@ def server(sessions_root, llm_server, model_server):
     llm_server.per_model("slow-model", "reply", pieces=["Let", " me", " think", " about", " it", " slowly", "."], delay=0.6)
     llm_server.per_model("broken-model", "500")
     llm_server.per_model("other-model", "reply", pieces=["A", " second", " opinion."], delay=0.05)
-    return model_server(sessions_root, "openai/fast-model")
+    return model_server(sessions_root, "openai/fast-model",
+                        models=("openai/other-model", "openai/broken-model", "openai/slow-model"))
 
 
 def where_the_branch_ends(server) -> tuple[Path, str, str]:
@@ -38,7 +39,8 @@ def test_ask_three_models_side_by_side_then_compare(server, llm_server, page):
     page.get_by_role("link", name="Ask several models…").click()
     expect(page.get_by_role("heading", name="Ask for")).to_have_count(0)  # (a legend, not a heading)
     page.get_by_role("textbox", name="Message").fill("Does the VAT apply before or after the discount?")
-    page.get_by_label("More, comma-separated litellm strings").fill("openai/other-model, openai/broken-model")
+    page.get_by_label("openai/other-model", exact=True).check()  # the models the server was started with
+    page.get_by_label("openai/broken-model", exact=True).check()
     estimates = page.locator(".ask-estimates tbody tr")
     expect(estimates).to_have_count(3)
     expect(estimates.nth(1)).to_contain_text("unknown")
@@ -59,7 +61,7 @@ def test_a_cancelled_column_writes_no_reply(server, llm_server, page):
     file, rel, leaf = where_the_branch_ends(server)
     page.goto(f"{server.url}{rel}/ask?at={leaf}")
     page.get_by_role("textbox", name="Message").fill("Once more, slowly")
-    page.get_by_label("More, comma-separated litellm strings").fill("openai/slow-model")
+    page.get_by_label("openai/slow-model", exact=True).check()
     expect(page.locator(".ask-estimates tbody tr")).to_have_count(2)
     page.get_by_role("button", name="Send to these models").click()
     slow = page.locator(".ask-column").nth(1)
@@ -97,7 +99,6 @@ def test_a_refused_ask_says_why_and_can_be_sent_again(server, page, console, con
     page.goto(f"{server.url}{rel}/ask")
     page.route("**/-/ask", lambda route: route.fulfill(status=400, content_type=content_type, body=body))
     page.get_by_role("textbox", name="Message").fill("Is this right?")
-    page.get_by_label("More, comma-separated litellm strings").fill("openai/fast-model")
     page.get_by_role("button", name="Send to these models").click()
     status = page.locator(".ask-form .form-status")
     expect(status).to_have_text(said)

@@ -21,7 +21,7 @@ def data_home(tmp_path, monkeypatch):
 @pytest.fixture
 def server(sessions_root, llm_server, model_server):
     llm_server.per_model("judge-model", "reply", answer=fair)
-    return model_server(sessions_root)
+    return model_server(sessions_root, models=(JUDGE,))
 
 
 def test_the_judge_button_shows_its_verdict_beside_a_persons(server, llm_server, page):
@@ -32,7 +32,7 @@ def test_the_judge_button_shows_its_verdict_beside_a_persons(server, llm_server,
     give_verdict(Session.open(file), regression, "winner", "I liked that it asked")
     page.goto(f"{server.url}{rel}/compare?ids={regression},{currency}")
     page.get_by_text("Judge…").click()
-    page.get_by_label("Judge model").fill(JUDGE)
+    page.get_by_label("Judge model").select_option(JUDGE)
     page.get_by_role("button", name="Judge", exact=True).click()
     heads = page.locator(".cmp-branch-head")
     judged = heads.nth(1).locator(f".verdict[data-by='{BY}']")

@@ -87,7 +87,7 @@ def test_the_servers_sql_answers_only_with_the_token_it_wrote(server):
         assert "only with the token it wrote beside its index" in json.load(refused.value)["error"]
     with urllib.request.urlopen(urllib.request.Request(ask, headers={"Authorization": f"token {token}"}),
                                 timeout=10) as got:
-        assert json.load(got) == {"output": "1\n1\n", "truncated": False}
+        assert json.load(got) == {"output": "1\n1\n", "truncated": False, "over_bytes": False}
 
 
 def test_ls_index_on_a_served_index_lists_what_ls_lists_once_the_server_has_read_what_changed(server, capsys,

@@ -121,6 +121,7 @@ def test_the_judge_button_records_and_the_comparison_shows_both(rich, config, ll
     root = rich.parent.parent
     app = create_app(root)
     app.config["MODEL_CONFIG"] = ModelConfig("openai/other", api_base=llm_server.api_base, api_key="dummy", timeout=5)
+    app.config["MODELS"] = (JUDGE,)  # (as `serve --model openai/other --model JUDGE` offers it)
     client = app.test_client()
     url = "/s/" + rich.relative_to(root).as_posix()
     tips = Session.open(rich).tree.leaves()

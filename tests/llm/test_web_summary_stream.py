@@ -27,9 +27,11 @@ def root(tmp_path):
     return tmp_path / "s"
 
 
-def client_for(root, config):
+def client_for(root, config, models=(), **settings):
+    """A test client of the app on `root` calling `config`'s model by default, `models` besides
+    (as `serve --model` offers them), with app `settings` (ALLOW_SANDBOX=True, ...)."""
     app = create_app(root)
-    app.config["MODEL_CONFIG"] = config
+    app.config.update(MODEL_CONFIG=config, MODELS=tuple(models), **settings)
     return app.test_client(), app.config["CSRF_TOKEN"]
 
 

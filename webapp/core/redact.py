@@ -60,6 +60,7 @@ from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 from detect_secrets.util.code_snippet import get_code_snippet
 
+from .patterns import PatternError, compile_outside
 from .storage import sidecar_files
 
 # detect-secrets' pattern plugins, each with the rule name its tags carry.
@@ -147,11 +148,11 @@ class Scanner:
             raise ValueError(f"unknown redaction rule {', '.join(sorted(unknown))}: the rules are {', '.join(OPTIONAL_RULES)}")
         self.rules = rules
         self.patterns = []
-        for p in patterns:
+        for p in patterns:  # (a person's patterns run in RE2, never in `re`: patterns.py)
             try:
-                self.patterns.append(re.compile(p))
-            except re.error as exc:
-                raise ValueError(f"redaction pattern {p!r} is not a valid regular expression: {exc}") from None
+                self.patterns.append(compile_outside(p))
+            except PatternError as exc:
+                raise ValueError(f"redaction pattern: {exc}") from None
         self._plugins = [(cls(), rule) for cls, rule in _PATTERN_PLUGINS]
         self._basic_auth = BasicAuthDetector()
         self._private_key = PrivateKeyDetector()

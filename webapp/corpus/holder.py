@@ -89,10 +89,11 @@ def holder_of(db: Path, pid: int) -> Holder | None:
     return holder
 
 
-def ask(holder: Holder, query: str, how: str, limit: int, seconds: float) -> tuple[str, bool]:
-    """(what `sql` prints, whether rows were left out) for `query`, answered by `holder`."""
+def ask(holder: Holder, query: str, how: str, limit: int, seconds: float) -> tuple[str, bool, bool]:
+    """(what `sql` prints, whether rows were left out, whether the byte cap left them out) for
+    `query`, answered by `holder`."""
     got = _get(holder, "sql", {"sql": query, "how": how, "limit": limit, "seconds": seconds}, seconds + 30)
-    return got["output"], bool(got["truncated"])
+    return got["output"], bool(got["truncated"]), bool(got.get("over_bytes"))
 
 
 def listed(holder: Holder, root: Path) -> list[dict]:

@@ -9,6 +9,7 @@ behind the user's back, so a failure is reported at once and they decide what to
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -281,7 +282,10 @@ def _arguments(raw) -> dict:
     try:
         value = orjson.loads(raw or "{}")
     except orjson.JSONDecodeError:
-        return {"_raw": raw}
+        try:  # (JSON orjson refuses, `1e400` say: the tool then says which argument it cannot take)
+            value = json.loads(raw)
+        except (ValueError, TypeError, RecursionError):
+            return {"_raw": raw}
     return value if isinstance(value, dict) else {"_raw": raw}
 
 

@@ -25,13 +25,14 @@ from ..core.errors import InvalidWrite, SessionError
 from ..core.messages import message_messages
 from ..core.outcome import REPLAY_STOP
 from ..core.replay_plan import (
-    DEFAULT_MAX_COPY_MB, DEFAULT_MAX_STEPS, TOOL_MODES, UNFAIR, UNFAIR_SHARE, ReplayPlan, counted, plan_replay,
+    DEFAULT_MAX_COPY_MB, DEFAULT_MAX_STEPS, REFUSED, TOOL_MODES, UNFAIR, UNFAIR_SHARE, ReplayPlan, counted,
+    plan_replay,
 )
 from ..core.request import build_request
 from ..core.session import Session
 from .errors import Cancelled, ModelError
 from .llm import ModelConfig, complete, model_identity
-from .tool_runner import RecordedTools, SandboxTools
+from .tool_runner import RecordedTools, SandboxTools, ToolResult
 
 USUAL_TOOLS = ("read", "bash", "edit", "write")  # pi's default tool set, offered in a recorded replay
 
@@ -200,13 +201,22 @@ def _work(replay: Replay, tell: EventCallback) -> None:
             if not reply.tool_calls:
                 break
             for call in reply.tool_calls:
-                result = replay.tools.run(call["name"], call["arguments"])
+                result = _tool_result(replay, call)
                 message = {"role": "toolResult", "toolCallId": call["id"], "toolName": call["name"],
                            "content": [{"type": "text", "text": result.text}], "isError": result.is_error,
                            "details": {"replay": result.how}, "timestamp": int(time.time() * 1000)}
                 at = _written(replay, session.append_message(message, parent=at)["id"])
                 tell("tool", {"entry": at, "name": call["name"], "how": result.how, "error": result.is_error,
                               **replay.counts()})
+
+
+def _tool_result(replay: Replay, call: dict) -> ToolResult:
+    """The result of one tool call, whatever happens: a call without a result would leave the
+    branch one that no model accepts as a context."""
+    try:
+        return replay.tools.run(call["name"], call["arguments"])
+    except Exception as exc:  # (a tool runner's own failure is that call's error, not the replay's end)
+        return ToolResult(f"Error: the tool call could not be answered: {type(exc).__name__}: {exc}", True, REFUSED)
 
 
 def _written(replay: Replay, entry_id: str) -> str:

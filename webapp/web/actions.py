@@ -13,7 +13,7 @@ import queue
 import threading
 
 from flask import (
-    Blueprint, Response, abort, current_app, redirect, render_template, request, stream_with_context, url_for,
+    Blueprint, Response, abort, redirect, render_template, request, stream_with_context, url_for,
 )
 
 from ..core.compaction import plan_branch_summary
@@ -36,12 +36,10 @@ from ..model.summarize import (
 )
 from .guard import computes_only, creates_file, write_refusal
 from .current import store
+from .owner import chosen_config, model_config
 from .views import compaction_plan
 
 bp = Blueprint("actions", __name__)
-
-def model_config() -> ModelConfig:
-    return current_app.config["MODEL_CONFIG"]
 
 
 def wants_stream() -> bool:
@@ -220,6 +218,7 @@ def fork(rel: str):
     message = _form_text("message").strip()
     if node is None and not (summary or message):
         abort(400, description="nothing to do: give a node to fork at, or a message")
+    config = _model_for_request() if message else None  # (a model the server does not offer: nothing written)
     try:
         parent = new_leaf
         if summary:
@@ -237,7 +236,7 @@ def fork(rel: str):
         user = session.append_message(user_message(message), parent=parent)
     except SessionError as exc:
         return _failure(exc, 409)
-    return _reply_or_done(rel, session, user["id"])
+    return _reply_or_done(rel, session, user["id"], config)
 
 
 @bp.post("/s/<path:rel>/-/continue-new")
@@ -260,16 +259,13 @@ def reply(rel: str):
 
 
 def _model_for_request() -> ModelConfig:
-    """The configured model, or the one picked in the composer (same server and key)."""
-    config = model_config()
-    picked = request.form.get("model", "").strip()
-    if picked and picked != config.model:
-        return ModelConfig(picked, config.api_base, config.api_key, config.timeout)
-    return config
+    """The configured model, or the one picked in the composer among those the server offers
+    (same server and key); 403 for another."""
+    return chosen_config(request.form.get("model"))
 
 
-def _reply_or_done(rel: str, session: Session, user_id: str):
-    config = _model_for_request()
+def _reply_or_done(rel: str, session: Session, user_id: str, config: ModelConfig | None = None):
+    config = config or _model_for_request()
     if not config.configured:
         return _done(rel, user_id, "message added; no model is configured, so no reply was asked for")
     if not wants_stream():

@@ -21,8 +21,9 @@ from ..core.errors import InvalidWrite, SessionError, UnknownEntry
 from ..core.session import Session
 from ..model.ask import NO_MODELS, AskRun, answered_user, estimates, parse_models, run, start
 from ..model.errors import ModelError
-from .actions import model_config, wants_stream
+from .actions import wants_stream
 from .guard import computes_only
+from .owner import model_config, offered_models, refusal_for_model
 from .sessions import store
 
 bp = Blueprint("ask", __name__)
@@ -62,6 +63,10 @@ class _Form:
             raise InvalidWrite(f"cannot ask for {MODES.get(self.mode, self.mode)!r} at {at}")
         picked = request.form.getlist("model") + [request.form.get("more_models", "")]
         self.models = parse_models([m for m in picked if m.strip()] or [""])
+        for model in self.models:  # (the server's own key goes with each: only the models it offers)
+            refusal = refusal_for_model(model)
+            if refusal:
+                abort(403, description=refusal)
         text = request.form.get("message", "").replace("\r\n", "\n")
         self.message = None if self.mode == "again" else text
         self.where = session.tree.parent[at] if self.mode == "edit" else at
@@ -87,7 +92,7 @@ def ask_page(rel: str):
     entry = session.entry(at)
     return render_template(
         "ask.html", rel=rel, tree=session.tree, at=at, entry=entry, modes=_modes(session, at), mode_text=MODES,
-        configured=model_config().model, no_model=NO_MODELS,
+        configured=model_config().model, offered=offered_models(), no_model=NO_MODELS,
         edit_text=content_text(entry.message.get("content")) if entry.role == "user" else "",
     )
 

@@ -18,6 +18,8 @@ from flask import Blueprint, abort, current_app, render_template, request, url_f
 
 from ..core.outcome import STATUSES
 from ..core.storage import fs_name, url_name
+from .filters import CELL_CHARS
+from .guard import computes_only
 from ..corpus.text import text_path
 from .auth import token_only
 
@@ -133,10 +135,13 @@ def hits(store, query: str, offset: int) -> dict | None:
             "more_args": more_args}
 
 
-@bp.get("/corpus")
+@bp.route("/corpus", methods=["GET", "POST"])
+@computes_only
 def corpus_page():
     """Figures across every session, with charts; the sessions behind a bar (`by`, `value`);
-    the SQL box (`sql`)."""
+    the SQL box (`sql`), run only when the form is posted: a GET from another site's page
+    (`<img src=/corpus?sql=...>`) must not make the server run a query. A GET's `sql` is only
+    put in the box, to run with a click."""
     from ..corpus import sql
     from ..corpus.figures import corpus_figures, sessions_behind
     from ..corpus.page import charts
@@ -172,16 +177,18 @@ def corpus_page():
                       for f, title, cost, n in sessions_behind(cur, by, value, prefix, prices=prices)]
         except ValueError as exc:
             abort(400, description=str(exc))
-    query = request.args.get("sql", "").strip()
+    posted = request.method == "POST"
+    query = (request.form if posted else request.args).get("sql", "").strip()
     result = error = None
-    if query:
+    if query and posted:
         try:
-            result = sql.run_query(cur, query, sql.ROW_CAP, sql.SECONDS)
+            result = sql.run_query(cur, query, sql.ROW_CAP, sql.SECONDS, sql.PAGE_BYTE_CAP, CELL_CHARS)
         except sql.QueryError as exc:
             error = str(exc)
     return render_template("corpus.html", fig=fig, charts=charts(fig, link, session_link), progress=progress,
                            by=by, value=value, behind=behind, sql=query, result=result, sql_error=error,
-                           root=store.root, row_cap=sql.ROW_CAP, seconds=sql.SECONDS, statuses=STATUSES)
+                           root=store.root, row_cap=sql.ROW_CAP, seconds=sql.SECONDS, statuses=STATUSES,
+                           page_mb=sql.PAGE_BYTE_CAP // 1024 // 1024, unrun=bool(query) and not posted)
 
 
 def _refused_cli():
@@ -215,7 +222,7 @@ def sql_for_cli():
         result = run_query(service.index.cursor(), a.get("sql", ""), limit, seconds)
     except QueryError as exc:
         return {"error": str(exc)}, 400
-    return {"output": format_result(result, how), "truncated": result.truncated}
+    return {"output": format_result(result, how), "truncated": result.truncated, "over_bytes": result.over_bytes}
 
 
 def _outside(roots: list[Path]):

@@ -14,6 +14,7 @@ from ..core.entries import parse_time, short_id
 from ..core.tokens import compaction_text, format_tokens, token_text, usage_text
 from ..core.tree import WARNING_KINDS
 from . import budget, render
+from .owner import offered_models
 from .views import context_meter, entry_summary, entry_title, session_counts, short
 
 
@@ -57,6 +58,9 @@ def cell(value) -> str:
     if value is None:
         return ""
     text = str(value)
+    full = getattr(value, "full_length", 0)  # (a value the query cut already: corpus.sql.CutText)
+    if full:
+        return f"{text[:CELL_CHARS]}… ({full:,} characters)"
     return text if len(text) <= CELL_CHARS else f"{text[:CELL_CHARS]}… ({len(text):,} characters)"
 
 
@@ -77,6 +81,7 @@ def register(app: Flask) -> None:
     app.add_template_global(compaction_text)
     app.add_template_filter(usage_text)
     app.add_template_global(lambda: app.config["MODEL_CONFIG"].configured, "model_configured")
+    app.add_template_global(offered_models)  # (the models a form may pick: owner.py)
     app.add_template_global(first_user_message)
     app.add_template_global(entry_title)
     app.add_template_global(entry_summary)

@@ -32,6 +32,7 @@ from . import lexers
 
 FOLD_LINES = 20
 SHOWN_CHARS = 100_000  # past this a panel shows the start and says what it left out
+COUNTED_CHARS = 8_000_000  # of what is left out, counted in lines (past this: its characters only)
 CSS_STYLE = "friendly"
 CLASS_PREFIX = "hl-"
 CODE_CLASS = "code"
@@ -92,9 +93,17 @@ def _capped(text: str) -> tuple[str, Markup]:
         return text, _EMPTY
     cut = (text.rfind("\n", 0, allowed) + 1 or allowed) if allowed else 0
     _spend(cut)
-    left = text.count("\n", cut) + 1
-    note = f"{len(text) - cut:,} more characters ({left:,} lines) are not shown here; the raw JSON has all {len(text):,}."
+    left = lines_from(text, cut)
+    lines = f" ({left:,} lines)" if left is not None else ""
+    note = f"{len(text) - cut:,} more characters{lines} are not shown here; the raw JSON has all {len(text):,}."
     return text[:cut], note_html(note)
+
+
+def lines_from(text: str, start: int) -> int | None:
+    """The lines of `text` from `start` on, counted when they are at most COUNTED_CHARS long (a
+    200 MB tool output took a tenth of a second per view to count, holding the server); None
+    past that."""
+    return text.count("\n", start) + 1 if len(text) - start <= COUNTED_CHARS else None
 
 
 def highlight(code: str, language: str | None) -> Markup:
@@ -110,10 +119,11 @@ def _folded(code: str, lexer: Lexer) -> Markup:
     if len(lines) <= FOLD_LINES:
         return _pre(_EMPTY.join(lines)) + note
     head, rest = _EMPTY.join(lines[:FOLD_LINES]), _EMPTY.join(lines[FOLD_LINES:])
-    total = len(lines) + (code.count("\n", len(shown)) + 1 if note else 0)
+    left = lines_from(code, len(shown)) if note else 0
+    said = f"show all {len(lines) + left} lines" if left is not None else f"show the first {len(lines)} lines"
     return Markup(
-        '{}<details class="more"><summary>show all {} lines</summary>{}{}</details>'
-    ).format(_pre(head), total, _pre(rest), note)
+        '{}<details class="more"><summary>{}</summary>{}{}</details>'
+    ).format(_pre(head), said, _pre(rest), note)
 
 
 def pygments_css() -> str:

@@ -26,10 +26,11 @@ from ..core.replay_plan import (
 from ..core.session import Session
 from ..core.verdicts import persons, verdicts
 from ..model.errors import ModelError
-from ..model.llm import ModelConfig
+from ..model.isolation import isolation
 from ..model.replay import Budget, Replay, prepare, run
-from .actions import model_config, wants_stream
+from .actions import wants_stream
 from .guard import computes_only
+from .owner import bash_allowed, check_tools, chosen_config, model_config, offered_models, sandbox_allowed
 from .sessions import store
 
 bp = Blueprint("replay", __name__)
@@ -82,8 +83,11 @@ def replay_page(rel: str):
     return render_template(
         "replay.html", rel=rel, tree=tree, leaf=leaf, start=start, leaves=tree.leaves(),
         names=branch_names(tree, [*tree.leaves(), leaf], words, 80),
-        starts=start_choices(tree, leaf), configured=model_config().model, info=replay_info(tree, leaf),
-        max_steps=DEFAULT_MAX_STEPS, max_copy_mb=DEFAULT_MAX_COPY_MB, problem=session.read_only_reason,
+        starts=start_choices(tree, leaf), configured=model_config().model, offered=offered_models(),
+        info=replay_info(tree, leaf), max_steps=DEFAULT_MAX_STEPS, max_copy_mb=DEFAULT_MAX_COPY_MB,
+        problem=session.read_only_reason, sandbox=sandbox_allowed(), bash=bash_allowed(),
+        bash_flag=bool(current_app.config.get("ALLOW_BASH")),
+        isolation=isolation() if sandbox_allowed() else None,
     )
 
 
@@ -98,18 +102,18 @@ def _number(name: str, kind, default=None):
 
 
 def _prepared(session: Session, rel: str) -> Replay:
-    """The replay the form asks for, checked (400 with the reason, nothing written otherwise)."""
+    """The replay the form asks for, checked (400 with the reason, 403 for what the server was
+    not started to allow, nothing written otherwise)."""
+    tools, allow_bash = request.form.get("tools", "recorded"), bool(request.form.get("allow_bash"))
+    check_tools(tools, allow_bash)
+    config = chosen_config(request.form.get("model"))
     try:
-        model = request.form.get("model", "").strip() or model_config().model
-        if not model:
-            raise InvalidWrite("name the model to replay on (a litellm string such as openai/gpt-4o-mini)")
-        base = model_config()
-        config = ModelConfig(model, base.api_base, base.api_key, base.timeout)
+        if not config.model:
+            raise InvalidWrite("name the model to replay on: start the server with --model M")
         budget = Budget(_number("max_steps", int, DEFAULT_MAX_STEPS), _number("max_tokens", int),
                         _number("max_cost", float))
         return prepare(session, config, request.form.get("leaf", ""), request.form.get("from", ""),
-                       request.form.get("tools", "recorded"), bool(request.form.get("allow_bash")), budget,
-                       _number("max_copy_mb", float, DEFAULT_MAX_COPY_MB))
+                       tools, allow_bash, budget, _number("max_copy_mb", float, DEFAULT_MAX_COPY_MB))
     except UnknownEntry as exc:
         abort(404, description=str(exc))
     except (SessionError, ModelError) as exc:

@@ -14,6 +14,7 @@ import stat
 import threading
 from collections import OrderedDict
 from pathlib import Path, PurePosixPath
+from typing import NamedTuple
 
 from werkzeug.exceptions import Forbidden
 
@@ -21,6 +22,21 @@ from ..core.catalog import SessionSummary, summarize_session
 from ..core.errors import SessionError, SessionNotFound
 from ..core.session import Session
 from ..core.storage import discover, fs_name, url_name
+
+
+class ViewKey(NamedTuple):
+    """What a view kept in `SessionStore.views` was made of, by name: its kind, the session, the
+    version of the file (None: a view kept across versions, such as the last drawing an append
+    patches), and what else it depends on as (name, value) pairs."""
+
+    kind: str
+    rel: str
+    version: tuple | None
+    depends: tuple = ()
+
+
+def view_key(kind: str, rel: str, version: tuple | None, **depends) -> ViewKey:
+    return ViewKey(kind, rel, version, tuple(sorted(depends.items())))
 
 
 class LRU:
@@ -73,7 +89,7 @@ class SessionStore:
         self._sessions = LRU(32)  # open sessions hold their parsed file: keep the recent ones
         self._lock = threading.Lock()
         self.summaries = LRU(512)
-        self.views = LRU(64)  # rendered graphs and other costly views: (kind, rel, version, ...)
+        self.views = LRU(64)  # rendered graphs and other costly views, by ViewKey
         self._versions = LRU(1024)  # rel -> the version its views were last made of
         self._read_since_freeze = 0
         self._sizes: dict[Path, int] = {}
@@ -133,7 +149,17 @@ class SessionStore:
         old = self._versions.get(name)
         self._versions.put(name, version)
         if old is not None and old != version:
-            self.views.drop(lambda key: len(key) > 2 and key[1] == name and key[2] == old)
+            self.views.drop(lambda key: key.rel == name and key.version == old)
+
+    def cached(self, kind: str, rel: str, session: Session, make, **depends):
+        """The view `kind` of the session's current version (and of `depends`), made by `make()`
+        once and kept in `views`."""
+        key = view_key(kind, rel, session.storage.version_key(), **depends)
+        view = self.views.get(key)
+        if view is None:
+            view = make()
+            self.views.put(key, view)
+        return view
 
     def _freeze_when_grown(self, path: Path, session: Session) -> None:
         size = session.storage.version_key()[0]

@@ -56,12 +56,12 @@ def _plain_output(result: Entry) -> Markup:
 def _result(result: Entry, call: dict, plain: bool) -> Markup:
     """A tool result folded under its call: the summary says its size and whether it failed."""
     text = _result_text(result)
-    lines = text.count("\n") + 1 if text else 0
+    lines = render.lines_from(text, 0) if text else 0
+    size = f"{len(text):,} characters" if lines is None else f"{lines} line{'' if lines == 1 else 's'}"
     error = bool(result.message.get("isError"))
     body = _plain_output(result) if plain else render.render_entry_body(result, call)
-    return Markup('<details class="t-result{}" id="t-{}" data-entry="{}"><summary>{} · {} line{}</summary>{}</details>').format(
-        " is-error" if error else "", dom_id(result.id), result.id, "error" if error else "result",
-        lines, "" if lines == 1 else "s", body,
+    return Markup('<details class="t-result{}" id="t-{}" data-entry="{}"><summary>{} · {}</summary>{}</details>').format(
+        " is-error" if error else "", dom_id(result.id), result.id, "error" if error else "result", size, body,
     )
 
 

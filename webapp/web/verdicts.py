@@ -13,8 +13,8 @@ from ..core.errors import SessionError, UnknownEntry
 from ..core.verdicts import PERSON, PERSON_VERDICTS, VERDICT_MEANINGS, VERDICT_WORDS, Verdict, give_verdict, verdicts
 from ..model.errors import ModelError
 from ..model.judge import judge
-from ..model.llm import ModelConfig
 from .guard import keeps_app_data
+from .owner import chosen_config, offered_models
 from .sessions import store
 
 bp = Blueprint("verdicts", __name__)
@@ -51,9 +51,7 @@ def judge_branches(rel: str):
     recorded beside a person's, and the comparison shows them."""
     session = store().session(rel)
     tips = [t for t in request.form.get("ids", "").split(",") if t]
-    base = current_app.config["MODEL_CONFIG"]
-    model = request.form.get("model", "").strip() or base.model
-    config = ModelConfig(model, base.api_base, base.api_key, base.timeout)
+    config = chosen_config(request.form.get("model"))
     try:
         judge(session, config, tips, request.form.get("rubric", ""))
     except UnknownEntry as exc:
@@ -68,6 +66,12 @@ def judge_branches(rel: str):
 @bp.app_template_global()
 def judge_model() -> str:
     return current_app.config["MODEL_CONFIG"].model or ""
+
+
+@bp.app_template_global()
+def judge_models() -> list[str]:
+    """The models the judge form offers: those the server was started with."""
+    return offered_models()
 
 
 @bp.app_template_global()

@@ -154,12 +154,16 @@ def context_view(tree: SessionTree, node_id: str, layout: GraphLayout) -> Contex
 @dataclass
 class Nav:
     parent: str | None
-    children: list[str]
+    children: list[str]  # the first NAV_CHILDREN (a node may have 100,000: one link each is no page)
     prev_sibling: str | None
     next_sibling: str | None
     next_branch_point: str | None
     prev_branch_point: str | None
     root: str | None
+    more_children: int = 0  # children past the first NAV_CHILDREN
+
+
+NAV_CHILDREN = 20
 
 
 class _TreeOrder:
@@ -217,9 +221,11 @@ def node_nav(tree: SessionTree, entry_id: str) -> Nav:
         next_bp = points[cut % len(points)]
         before = cut - 1 if points[cut - 1] != entry_id else cut - 2
         prev_bp = points[before % len(points)]
+    children = tree.conversation_children(entry_id)
     return Nav(
         parent=parent,
-        children=tree.conversation_children(entry_id),
+        children=children[:NAV_CHILDREN],
+        more_children=max(len(children) - NAV_CHILDREN, 0),
         prev_sibling=siblings[i - 1] if i > 0 else None,
         next_sibling=siblings[i + 1] if 0 <= i < len(siblings) - 1 else None,
         next_branch_point=next_bp,
