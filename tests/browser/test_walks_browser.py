@@ -66,7 +66,7 @@ def test_the_researcher_asks_two_models_tells_their_branches_apart_judges_and_pr
     llm_server.per_model("model-a", "reply", pieces=["The VAT applies", " after the discount."])
     llm_server.per_model("model-b", "reply", pieces=["Apply the VAT first, then the discount?", " I would ask."])
     llm_server.per_model("judge-model", "reply", answer=judge_answer)
-    server = model_server(sessions_root, "openai/model-a")
+    server = model_server(sessions_root, "openai/model-a", models=("openai/model-b", JUDGE))  # (serve --model ×3)
     rel, file = server.rel(RICH), next(server.root.rglob(f"*{RICH}.jsonl"))
     tree = Session.open(file).tree
     leaf = tree.conversation_leaf(tree.active_leaf)
@@ -75,7 +75,7 @@ def test_the_researcher_asks_two_models_tells_their_branches_apart_judges_and_pr
     page.goto(f"{server.url}{rel}?node={leaf}")
     page.get_by_role("link", name="Ask several models…").click()
     page.get_by_role("textbox", name="Message").fill(PROMPT)
-    page.get_by_label("More, comma-separated litellm strings").fill("openai/model-b")
+    page.get_by_label("openai/model-b", exact=True).check()
     expect(page.locator(".ask-estimates tbody tr")).to_have_count(2)
     assert low_contrast(page) == []
     page.get_by_role("button", name="Send to these models").click()
@@ -108,7 +108,7 @@ def test_the_researcher_asks_two_models_tells_their_branches_apart_judges_and_pr
     page.locator(".cmp-branch-head").nth(1).get_by_role("button", name="Save verdict").click()
     expect(page.locator(".cmp-branch-head").nth(1).locator(".verdict[data-by='person']")).to_have_text("worse than the others")
     page.get_by_text("Judge…").click()
-    page.get_by_label("Judge model").fill(JUDGE)
+    page.get_by_label("Judge model").select_option(JUDGE)
     page.get_by_role("button", name="Judge", exact=True).click()
     judged = page.locator(".cmp-branch-head").nth(0).locator(f".verdict[data-by='judge:{JUDGE}']")
     expect(judged).to_contain_text("better than the others")
