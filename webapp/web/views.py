@@ -26,7 +26,6 @@ from ..core.entries import (
     THINKING_LEVEL_CHANGE,
     Entry,
     as_key,
-    content_text,
     entry_text,
     readable_type,
     short_id,
@@ -40,13 +39,6 @@ from ..core.tree import SessionTree
 from ..model.table import context_window
 from .bands import compaction_bands, preview_band
 from .graph import GraphLayout, dom_id, drawn_tree
-
-
-def last_user_text(path: list[Entry]) -> str:
-    for e in reversed(path):
-        if e.type == MESSAGE and e.role == "user":
-            return content_text(e.message.get("content"), " ")
-    return ""
 
 
 @dataclass
