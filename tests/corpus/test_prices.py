@@ -97,6 +97,7 @@ def test_the_corpus_page_says_what_is_recorded_what_computed_and_from_which_tabl
     assert "the test&#39;s fixed price table" in said
     assert "claude-opus-5" in said and "no price for" in said  # a model without a price, named, its tokens in no cost
     assert "(all computed)" in page  # a Claude Code bar says its cost is computed
+    assert "claude-opus-5: no price · " in page  # a model the table does not price: no cost of nothing
     claude = sum(c for p in files.values() if "/.claude/" in str(p) for c in ccusage_style(p, FIXED).values())
     assert f"${claude:.2f} (all computed)" in page
 

@@ -17,17 +17,20 @@ def money(v) -> str:
     return f"${v:,.2f}" if v >= 0.01 or not v else f"${v:.4f}"
 
 
-def _spend(rows, link, by: str, title: str, computed_at: int) -> Markup:
+def _spend(rows, link, by: str, title: str, computed_at: int, priced_at: int | None = None) -> Markup:
     """A figure of (label, cost, input, output, …) rows: bars of cost, else of tokens when nothing
     cost; `computed_at` is the index of the row's computed part of its cost, said with its value
-    ("$1.20 (computed)", "$3.40 (all computed)") so that no figure passes for recorded."""
+    ("$1.20 (computed)", "$3.40 (all computed)") so that no figure passes for recorded; with
+    `priced_at` (the price row a model was priced as), a model with neither says "no price"
+    rather than a cost of nothing."""
     by_cost = any(r[1] for r in rows)
     bars = []
     for r in rows:
-        cost, computed = r[1] or 0, r[computed_at] or 0
+        cost, computed, tokens = r[1] or 0, r[computed_at] or 0, (r[2] or 0) + (r[3] or 0)
         said = " (all computed)" if computed and computed >= cost - 1e-12 else f" ({money(computed)} computed)" if computed else ""
-        bars.append(Bar(str(r[0]), cost if by_cost else (r[2] or 0) + (r[3] or 0),
-                        f"{money(cost)}{said} · {format_tokens((r[2] or 0) + (r[3] or 0))} tok", link(by, str(r[0]))))
+        unknown = priced_at is not None and not cost and tokens and r[priced_at] is None
+        bars.append(Bar(str(r[0]), cost if by_cost else tokens,
+                        f"{'no price' if unknown else money(cost) + said} · {format_tokens(tokens)} tok", link(by, str(r[0]))))
     return bar_chart(bars, title)
 
 
@@ -35,7 +38,7 @@ def charts(fig: Figures, link: Callable[[str, str], str], session_link: Callable
     """The SVG of every figure; `link(by, value)` leads to the sessions behind a bar,
     `session_link(file, **args)` to one session."""
     out = {
-        "model": _spend(fig.by_model, link, "model", "cost and tokens by model", 5),
+        "model": _spend(fig.by_model, link, "model", "cost and tokens by model", 5, 6),
         "project": _spend(fig.by_project, link, "project", "cost and tokens by project", 5),
         "agent": _spend(fig.by_agent, link, "agent", "cost and tokens by agent", 5),
         "week": _spend(fig.by_week, link, "week", "cost and tokens by week", 4),
