@@ -80,7 +80,7 @@ def test_an_export_opens_on_the_winner_with_its_verdicts(large):
     give_verdict(session, other, "worse")
     root = large.parent.parent
     client = create_app(root).test_client()
-    html = client.get("/s/" + large.relative_to(root).as_posix() + "/export").get_data(as_text=True)
+    html = client.get("/s/" + large.relative_to(root).as_posix() + "/export?reviewed=1").get_data(as_text=True)
     first = html[html.index('<section class="branch" id="b-0"'):html.index('<section class="branch" id="b-1"')]
     assert f"ends at <code>{winner[-8:]}</code>" in first
     assert 'class="verdict verdict-winner"' in first and "kept: the smallest change" in first

@@ -18,11 +18,11 @@ from pathlib import Path
 
 from flask import Blueprint, Flask, current_app, request
 
+from ..bundled import STATIC as STATIC_FOLDER
+from ..bundled import bundled_folder
 from ..core.branch_names import branch_name
 from ..core.catalog import first_user_message
 from ..core.entries import COMPACTION, MODEL_CHANGE
-from ..core.redact import redacted, summary
-from ..core.session import Session
 from ..core.subagents import runs_on
 from ..core.tokens import entry_cost
 from ..core.transcript import (
@@ -50,7 +50,7 @@ from .views import entry_summary, short
 
 bp = Blueprint("export", __name__)
 
-STATIC = Path(__file__).resolve().parents[2] / "static"
+STATIC = bundled_folder(STATIC_FOLDER)
 _STYLES = ("app.css", "transcript.css", "export.css", "context.css", "print.css", "text-tree.css")
 PYGMENTS_CSS = "pygments.css"  # (made by `render.pygments_css`, written beside the others by a project export)
 SITE_STYLES = (*_STYLES, PYGMENTS_CSS)
@@ -180,22 +180,30 @@ def session_title(tree: SessionTree, fallback: str) -> str:
 
 @bp.get("/s/<path:rel>/export")
 def export(rel: str):
-    """The session (or `?leaf=`'s branch) as one HTML file, downloaded; with `redact=1`, from a
-    redacted copy (the rules, patterns and kept tags chosen on the review page)."""
+    """The session (or `?leaf=`'s branch) as one HTML file, downloaded, after the review (asked
+    without it, the review comes first); with `redact=1`, from a redacted copy (the rules,
+    patterns and kept tags chosen on the review page). It opens on the branch marked winner."""
     session = current.store().session(rel)
     tree = session.tree
     leaf = request.args.get("leaf") or None
     if leaf:
         leaf = tree.entry(leaf).id
-    given = verdicts(session)  # (a redacted copy's tree holds those in the file, not the data folder's)
+    first = share.unreviewed("share.review", rel)
+    if first is not None:
+        return first
+    given = verdicts(session)
     choice = share.choice_from_args()
     if choice is None:
         html = export_html(current_app._get_current_object(), tree, session_title(tree, rel), leaf, given=given)
+        name = export_name(tree, leaf)
     else:
-        with redacted(current.store().resolve(rel), choice) as (copy, review):
-            plain = Session.open(copy).tree
-            html = export_html(current_app._get_current_object(), plain, session_title(plain, rel), leaf,
-                               summary(review, choice.keep), given={**for_a_redacted_copy(given), **file_verdicts(plain)})
+        with share.shared_view(rel, choice) as shared:
+            plain = shared.tree
+            leaf = shared.replace.text(leaf) if leaf else None
+            # (a redacted copy's own entries hold its verdicts redacted; the data folder's notes are left out)
+            html = export_html(current_app._get_current_object(), plain, session_title(plain, shared.rel), leaf, shared.note,
+                               given={**for_a_redacted_copy(given), **file_verdicts(plain)})
+            name = export_name(plain, leaf)
     response = current_app.response_class(html, mimetype="text/html")
-    response.headers["Content-Disposition"] = f'attachment; filename="{export_name(tree, leaf)}"'
+    response.headers["Content-Disposition"] = f'attachment; filename="{name}"'
     return response
