@@ -283,6 +283,7 @@ def test_the_demo_shows_the_winner_first_presents_prints_and_exports_it(sessions
     # Print: every fold printed open, the verdict in the title block, no fields of the machinery.
     page.goto(f"{live_server.url}{rel}?node={winner}&tab=transcript")
     page.get_by_role("link", name="Print").click()
+    page.get_by_role("button", name="Open the print view").click()  # (after the redaction review: paper is shared too)
     page.emulate_media(media="print")
     title = page.locator(".print-title")
     expect(title.locator(".verdict-winner")).to_have_text("winner")
@@ -294,7 +295,7 @@ def test_the_demo_shows_the_winner_first_presents_prints_and_exports_it(sessions
     expect(page.locator("details.thinking pre, details.thinking .markdown").first).to_be_visible()
     shot(page, "print")
     page.emulate_media(media="screen")
-    page.goto(f"{live_server.url}{live_server.rel(RICH)}/print")
+    page.goto(f"{live_server.url}{live_server.rel(RICH)}/print?reviewed=1")
     page.emulate_media(media="print")
     internal = page.locator(".fields.internal")
     assert internal.count() >= 1  # (the sample's custom message, with its type and display flag)
