@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import orjson
 from flask import Blueprint, abort, current_app, render_template, request, url_for
 
+from .. import bundled
 from ..core.outcome import STATUSES
 from ..core.storage import fs_name, url_name
 from .filters import CELL_CHARS
@@ -300,7 +301,6 @@ def index_for_cli():
 # The docs a page links to, by the name in their URL: only these files are ever read, from the
 # docs folder that travels with the code.
 DOCS = {"corpus-tables": "corpus-tables.md"}
-DOCS_DIR = Path(__file__).resolve().parents[2] / "docs"
 
 
 @bp.get("/docs/<name>")
@@ -312,7 +312,7 @@ def doc_page(name: str):
     if name not in DOCS:
         abort(404, description=f"no doc {name!r}: there are {', '.join(DOCS)}")
     try:
-        text = (DOCS_DIR / DOCS[name]).read_text(encoding="utf-8")
+        text = (bundled.bundled_folder(bundled.DOCS) / DOCS[name]).read_text(encoding="utf-8")
     except OSError as exc:
         abort(404, description=f"{DOCS[name]} is not with this installation ({exc.strerror or exc})")
     title = next((line.lstrip("# ").strip() for line in text.splitlines() if line.startswith("# ")), name)
