@@ -82,6 +82,7 @@ class Replay:
     stopped: str | None = None  # why it was stopped (a budget, a failure, a cancel)
     error: str | None = None  # a failure that wrote nothing at all
     seconds: float = 0.0
+    call: Callable | None = None  # what makes each model call (default llm.complete; the lab's pays from its budget)
 
     @property
     def mode(self) -> str:
@@ -246,7 +247,7 @@ def _call(replay: Replay, at: str, pending: dict | None, tell: EventCallback):
             raise Cancelled()
         tell("delta", {"kind": kind, "text": text})
 
-    reply = complete(replay.config, request, stream=True, on_delta=delta, tools=replay.tools.schemas())
+    reply = (replay.call or complete)(replay.config, request, stream=True, on_delta=delta, tools=replay.tools.schemas())
     if replay.cancel.is_set():
         raise Cancelled()
     return reply
