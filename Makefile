@@ -9,7 +9,6 @@ STAMPS := .stamps
 HOST ?= 127.0.0.1
 PORT ?= 8000
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-DEMO ?= .demo
 
 .PHONY: serve serve-demo test install install-test bench clean
 
@@ -17,10 +16,9 @@ serve: install
 	@$(MAKE) --no-print-directory serve-demo
 
 # The demo writes (forks, labels, replies) into a fresh copy of sample_sessions/, made at every
-# start in the git-ignored $(DEMO): the tracked samples are never changed.
+# start in a temporary folder and removed when it stops: the tracked samples are never changed.
 serve-demo:
-	rm -rf $(DEMO) && cp -R sample_sessions $(DEMO)
-	$(BIN)/session-tree serve $(DEMO) --host $(HOST) --port $(PORT)
+	$(BIN)/session-tree demo --host $(HOST) --port $(PORT)
 
 test: install-test
 	$(BIN)/pytest -q -n 2
@@ -70,4 +68,4 @@ $(STAMPS)/venv-test: $(STAMPS)/venv pyproject.toml
 	@touch $@
 
 clean:
-	rm -rf $(VENV) $(STAMPS) $(DEMO) *.egg-info
+	rm -rf $(VENV) $(STAMPS) .demo *.egg-info

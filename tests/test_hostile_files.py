@@ -167,6 +167,8 @@ def cli_argvs(path: Path, entry: str) -> list[list[str]]:
     """Every command on the file, its required options filled in, plus the --json forms."""
     runs = []
     for name, sp in commands().items():
+        if name == "demo":  # it reads no file but the bundled samples, and would serve them until stopped
+            continue
         argv = [name]
         for action in sp._actions:
             if isinstance(action, argparse._HelpAction):
@@ -176,6 +178,8 @@ def cli_argvs(path: Path, entry: str) -> list[list[str]]:
                     argv.append(str(path))
                 elif action.dest == "root":  # for serve: a root that does not exist, or it would serve
                     argv.append(str(path.parent / "missing" if name == "serve" else path.parent))
+                elif action.dest == "where":  # search: in the file
+                    argv.append(str(path))
                 elif action.nargs != "?":
                     argv.append(entry)
             elif action.required:

@@ -15,6 +15,7 @@ from webapp.core.verdicts import PERSON, give_verdict, verdicts
 from webapp.model.errors import ModelError
 from webapp.model.judge import judge
 from webapp.model.llm import ModelConfig
+from webapp.model.table import priced
 from webapp.web.app import create_app
 
 RICH = next((Path(__file__).resolve().parents[2] / "sample_sessions").rglob("*019cadd3-8025-7970-85d9-5954058b4714.jsonl"))
@@ -114,6 +115,11 @@ def test_cli_judge(capsys, rich, llm_server, monkeypatch):
     assert out.startswith(f"judged by {JUDGE} against: Which fix is ready to merge?")
     assert f"{tips[0][-8:]} vs {tips[2][-8:]}: {tips[2][-8:]} better" in out
     assert "Which fix is ready to merge?" in prompt_of(llm_server.requests[0])
+    assert out.endswith("\ncost unknown\n")  # no price table names the judge: not $0.0000
+    code, out, _ = run(capsys, "judge", rich, tips[0][-8:], tips[2][-8:], "--model", JUDGE,
+                       "--api-base", llm_server.api_base, "--json")
+    assert code == 0 and json.loads(out)["cost"] is None
+    assert priced("openai/gpt-4o-mini") and not priced(JUDGE)
 
 
 def test_the_judge_button_records_and_the_comparison_shows_both(rich, config, llm_server):

@@ -274,9 +274,11 @@ def test_the_cli_replays_and_a_read_only_file_stays_byte_identical(tmp_path, llm
     assert code == 1 and err == ""
     assert "replaying a8 from u1 on openai/test-model (1 user message to send, recorded tools)" in out
     assert "stopped: step limit 2 reached" in out and "recorded tools: 2 hits, 0 misses" in out
+    assert "tokens, cost unknown;" in out  # no price table names openai/test-model: not $0.0000
     code, out, _ = run(capsys, "replay", path, "--leaf", "a8", "--from", "a6", *model_env, "--json")
     data = orjson.loads(out)
     assert code == 0 and data["stopped"] is None and data["hits"] == 0 and data["tools"] == "recorded"
+    assert data["cost"] is None
     assert llm_server.refused == []
     old = Builder(version=1)
     old.user("q")

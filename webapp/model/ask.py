@@ -98,6 +98,13 @@ class AskRun:
         return all(c.status != "waiting" for c in self.columns)
 
 
+def check_models(config: ModelConfig, models: list[str]) -> None:
+    """Refuse the whole ask, before its message is written, when a model cannot be called at all
+    (its provider's key is missing: ModelConfig.check_usable)."""
+    for model in models:
+        replace(config, model=model).check_usable()
+
+
 def start(session: Session, at: str, models: list[str], message: str | None) -> AskRun:
     """Write what the models answer (a new user message at `at`, once) or find it (the user
     message a regenerate at `at` answers); InvalidWrite/UnknownEntry before anything is sent."""

@@ -113,8 +113,7 @@ def _verdict_of(score: int, best: int, unique_best: bool, n: int) -> str:
 def judge(session: Session, config: ModelConfig, tips: list[str], rubric: str | None = None) -> Judgment:
     """Judge the branches ending at `tips` (two or more) pairwise and record the judge's verdict
     on each. Every call is made before anything is written: a failed call writes no verdict."""
-    if not config.configured:
-        raise ModelError("no-model", "No judge model: pass --model (a litellm model string).")
+    config.check_usable("No judge model: pass --model (a litellm model string).")
     tree = session.tree
     tips = list(dict.fromkeys(tree.find(t).id if t not in tree.by_id else t for t in tips))
     if len(tips) < 2:

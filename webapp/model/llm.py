@@ -24,6 +24,7 @@ from ..core.errors import InvalidWrite
 from ..core.request import build_request
 from ..core.session import ACTIVE, Session, user_message
 from .errors import Cancelled, ModelError, detail, model_error
+from .keys import missing_key
 
 DEFAULT_TIMEOUT = 60.0
 NO_MODEL = "No model configured: pass --model or set SESSION_TREE_MODEL (e.g. openai/gpt-4o-mini)."
@@ -59,6 +60,15 @@ class ModelConfig:
     @property
     def configured(self) -> bool:
         return bool(self.model)
+
+    def check_usable(self, no_model: str = NO_MODEL) -> None:
+        """Refuse a configuration that cannot call a model (none named, or a known provider's key
+        missing: model/keys.py) before anything is written, and before litellm is imported."""
+        if not self.configured:
+            raise ModelError("no-model", no_model)
+        why = missing_key(self.model, self.api_base, self.api_key)
+        if why:
+            raise ModelError("auth", why)
 
 
 @dataclass
@@ -152,8 +162,7 @@ def complete(
     Reply; a stream that breaks raises ModelError("stream") rather than return part of one.
     A reply with neither text nor tool calls is not a reply: ModelError("bad-response").
     Every ModelError raised here carries the messages that were sent (`request`)."""
-    if not config.configured:
-        raise ModelError("no-model", NO_MODEL)
+    config.check_usable()
     litellm = _litellm()
     provider, model_id, extra = _route(litellm, config)
     kwargs = {
@@ -371,8 +380,7 @@ def reply_to(session: Session, config: ModelConfig, user_id: str, on_delta: Delt
     fork with a message, regenerate, several models at once): record the model choice, send the
     request of SPEC §5b for the context there, append the reply as a child once it is whole. A
     failure writes no reply; nor does a `cancel` set before the reply is written (`Cancelled`)."""
-    if not config.configured:
-        raise ModelError("no-model", NO_MODEL)
+    config.check_usable()
     at = record_model_choice(session, config, user_id)
     request = build_request(build_context(session.tree, at))
     if cancel is not None:
@@ -403,8 +411,7 @@ def continue_branch(
     in place (it was said; `ModelError.kept_user` names it) and writes no assistant entry. Tool
     calls in the reply are stored, not run.
     """
-    if not config.configured:
-        raise ModelError("no-model", NO_MODEL)
+    config.check_usable()
     if text is None:
         user_id = waiting_user(session, session.tree.active_leaf if leaf is None else leaf)
         user = {**session.entry(user_id).raw, "id": user_id}

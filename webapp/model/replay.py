@@ -32,6 +32,7 @@ from ..core.request import build_request
 from ..core.session import Session
 from .errors import Cancelled, ModelError
 from .llm import ModelConfig, complete, model_identity
+from .table import cost_text, priced
 from .tool_runner import RecordedTools, SandboxTools, ToolResult
 
 USUAL_TOOLS = ("read", "bash", "edit", "write")  # pi's default tool set, offered in a recorded replay
@@ -97,6 +98,11 @@ class Replay:
     def finished(self) -> bool:
         return self.stopped is None and self.error is None
 
+    @property
+    def known_cost(self) -> float | None:
+        """What the replies cost, or None when the table has no price for the model (not $0)."""
+        return self.cost if priced(self.config.model) else None
+
     def counts(self) -> dict:
         if isinstance(self.tools, RecordedTools):
             return {"hits": self.tools.hits, "misses": self.tools.misses}
@@ -107,7 +113,7 @@ class Replay:
         if self.error:
             return self.error
         what = f"replay of {short_id(self.plan.leaf)} from {short_id(self.plan.start)} on {self.config.model}: "
-        what += f"{counted(self.steps, 'model call')}, {self.tokens} tokens, ${self.cost:.4f}"
+        what += f"{counted(self.steps, 'model call')}, {self.tokens} tokens, cost {cost_text(self.known_cost)}"
         c = self.counts()
         if self.mode == "recorded":
             what += f"; recorded tools: {counted(c['hits'], 'hit')}, {counted(c['misses'], 'miss')}"
@@ -124,8 +130,7 @@ def prepare(session: Session, config: ModelConfig, leaf: str, start: str, tools:
     """A replay ready to run, every check made before anything is sent or written: the session
     may be written, a model is named, the start is on the branch, the sandbox's copy is made."""
     session.check_writable()
-    if not config.configured:
-        raise ModelError("no-model", "name the model to replay on (e.g. openai/gpt-4o-mini)")
+    config.check_usable("name the model to replay on (e.g. openai/gpt-4o-mini)")
     if tools not in TOOL_MODES:
         raise InvalidWrite(f"tools {tools!r}: use one of {', '.join(TOOL_MODES)}")
     if allow_bash and tools != "sandbox":

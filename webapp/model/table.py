@@ -83,6 +83,18 @@ def estimated_cost(model: str, tokens: int) -> float | None:
     return tokens * info.input_price if info and info.input_price is not None else None
 
 
+def priced(model: str | None) -> bool:
+    """Whether the table has a price for `model`: a cost reckoned without one is not $0 but
+    unknown (a local or custom model)."""
+    info = model_info(*split_model(model)) if model else None
+    return bool(info and info.input_price is not None)
+
+
+def cost_text(cost: float | None) -> str:
+    """A cost as the CLI says it: dollars, or "unknown" (None: no price for the model)."""
+    return "unknown" if cost is None else f"${cost:.4f}"
+
+
 def context_window(provider: str | None, model_id: str | None, override: int | None = None) -> int | None:
     """The window to compact against: an explicit override, $SESSION_TREE_CONTEXT_WINDOW, the table."""
     if override:

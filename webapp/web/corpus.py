@@ -259,6 +259,28 @@ def ls_for_cli():
     return current_app.response_class(orjson.dumps({"rows": got.dicts()}), mimetype="application/json")
 
 
+@bp.get("/-/corpus/search")
+@token_only
+def search_for_cli():
+    """`session-tree search` asking the server that holds the index: the best hits for `q` under
+    `root` (a folder under this server's), once a refresh that started after the question ended."""
+    from ..corpus.search import search
+
+    service, refused = _refused_cli()
+    root = Path(request.args.get("root", ""))
+    refused = refused or _outside([root]) or _refreshed(service)
+    if refused:
+        return refused
+    try:
+        limit = int(request.args.get("limit", ""))
+    except ValueError:
+        return {"error": "limit (a whole number) is asked for"}, 400
+    got = search(text_path(service.index.path), service.index.cursor(), request.args.get("q", ""), limit=limit,
+                 prefix=str(root).rstrip("/") + "/")
+    return {"hits": [h.as_dict() for h in got.hits], "matches": got.matches, "more": got.more,
+            "problem": got.problem}
+
+
 @bp.get("/-/corpus/index")
 @token_only
 def index_for_cli():

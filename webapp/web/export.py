@@ -18,6 +18,8 @@ from pathlib import Path
 
 from flask import Blueprint, Flask, current_app, request
 
+from ..bundled import STATIC as STATIC_FOLDER
+from ..bundled import bundled_folder
 from ..core.catalog import first_user_message
 from ..core.entries import COMPACTION, MODEL_CHANGE
 from ..core.redact import redacted, summary
@@ -49,7 +51,7 @@ from .views import entry_summary, short
 
 bp = Blueprint("export", __name__)
 
-STATIC = Path(__file__).resolve().parents[2] / "static"
+STATIC = bundled_folder(STATIC_FOLDER)
 _STYLES = ("app.css", "transcript.css", "export.css", "context.css", "print.css", "text-tree.css")
 PYGMENTS_CSS = "pygments.css"  # (made by `render.pygments_css`, written beside the others by a project export)
 SITE_STYLES = (*_STYLES, PYGMENTS_CSS)

@@ -12,6 +12,7 @@ that reads with damage gets its page with the problems listed, and neither stops
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import tempfile
@@ -171,7 +172,13 @@ def render_failed(app: Flask, row: Row, redaction: str | None) -> str:
 
 
 def site_note(out: Path) -> str:
-    """What the command prints at the end: where the site is and what it takes."""
-    size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
-    return f"{out / 'index.html'} ({size:,} bytes in {sum(1 for _ in (out / PAGES).glob('*.html'))} pages)"
+    """What the command prints at the end: the site's folder and what each part of it takes (the
+    index page's own bytes, the pages', the assets'), and the whole."""
+    def sizes(paths) -> list[int]:
+        return [p.stat().st_size for p in paths if p.is_file()]
 
+    index = (out / "index.html").stat().st_size
+    pages, assets = sizes((out / PAGES).glob("*.html")), sizes((out / "static").iterdir())
+    return (f"{out}{os.sep} ({index + sum(pages) + sum(assets):,} bytes): index.html {index:,} bytes, "
+            f"{len(pages)} pages in {PAGES}{os.sep} {sum(pages):,} bytes, "
+            f"{len(assets)} assets in static{os.sep} {sum(assets):,} bytes")

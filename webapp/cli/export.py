@@ -1,18 +1,36 @@
-"""`session-tree export`: a session as one HTML file (`commands_share.export_file`), or a folder
-of sessions (an agent's project folder, a sessions root, a home folder) as an offline site with
-one redaction over all of it (`export ROOT -o DIR`)."""
+"""`session-tree export`: a session as one HTML file, or a folder of sessions (an agent's project
+folder, a sessions root, a home folder) as an offline site with one redaction over all of it
+(`export ROOT -o DIR`); with --redact, the review is printed before anything is written."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-from .commands_share import add_redaction_arguments, choice_of, export_file, print_review
-from .core.errors import SessionError
+from ..core.catalog import agent_places
+from ..core.errors import SessionError
+from ..core.redact import Replacer, scan_sessions, summary
+from ..core.storage import discover, write_new_file
+from ..web.app import create_app, export_session
+from ..web.project_export import Redaction, check_output, export_project, site_note
+from .output import print_wrote
+from .share import add_redaction_arguments, choice_of, print_review, shared_copy
 
 
 def cmd_export(args) -> int:
     return export_folder(args) if args.file.is_dir() else export_file(args)
+
+
+def export_file(args) -> int:
+    """The session as one HTML file, redacted with --redact."""
+    with shared_copy(args.file, args) as (path, redaction):
+        if path is None:
+            return 0
+        html = export_session(path, args.leaf, redaction)
+    out = args.output or Path(args.file.stem + ".html")  # never beside the session: its folder may be another agent's
+    write_new_file(out, html.encode("utf-8"), replace=True)
+    print_wrote(out, len(html.encode()))
+    return 0
 
 
 def _progress(line: str) -> None:
@@ -22,12 +40,6 @@ def _progress(line: str) -> None:
 def export_folder(args) -> int:
     """The site for the sessions under `args.file`, as `ls` finds them; with --redact, the review
     of all of them first (on stderr; --review prints it and writes nothing)."""
-    from .core.catalog import agent_places
-    from .core.redact import Replacer, scan_sessions, summary
-    from .core.storage import discover
-    from .web.app import create_app  # Flask (its templates) only when exporting
-    from .web.project_export import Redaction, check_output, export_project, site_note
-
     root, out = args.file, args.output
     if args.leaf:
         raise ValueError("--leaf names an entry of one session; a folder is exported whole")
@@ -61,10 +73,8 @@ def export_folder(args) -> int:
     return 0
 
 
-def export_command(command) -> None:
-    """`session-tree export`, added by the CLI's parser builder (`command` makes a subparser)."""
-    sp = command("export", cmd_export, "write the session as one self-contained HTML file (every branch, or --leaf's), "
-                 "or a folder of sessions as an offline site (index.html and a page per session)", file=False)
+def register(command) -> None:
+    sp = command("export", cmd_export, file=False)
     sp.add_argument("file", metavar="FILE|ROOT", type=Path,
                     help="a session .jsonl file, or a folder of sessions (an agent's project folder, a sessions root, a home folder)")
     sp.add_argument("-o", "--output", metavar="OUT.html|DIR", type=Path,

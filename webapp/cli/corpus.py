@@ -1,27 +1,33 @@
 """The corpus commands: `index` builds the embedded index of every session under some ROOTs,
-`sql` asks it (read-only) a question."""
+`sql` asks it (read-only) a question, and `ls --index` lists from it (`list_indexed`); on the
+index a running server holds, that server answers each of them."""
 
 from __future__ import annotations
 
 import functools
 import os
+import sqlite3
 import sys
 from contextlib import contextmanager
 from pathlib import Path
 
-from .cli_input import seconds
-from .cli_output import path_text, print_listing
-from .core.errors import SessionError
-from .core.private import private_umask
+import duckdb
+
+from ..core.errors import SessionError
+from ..core.private import private_umask
+from ..core.storage import fs_name
+from ..corpus.db import Index, IndexUnavailable, Progress, built
+from ..corpus.listing import list_sessions
+from ..corpus.sql import BYTE_CAP, QueryError, format_result, json_safe, read_only_connection, run_query
+from ..corpus.text import text_path
+from .args import seconds, whole_number
+from .output import path_text, print_listing
+from .places import say_no_sessions
 
 
 @contextmanager
-def _written(index):
+def written(index):
     """`index` closed at the end; a failure of the database (a full disk, say) said in one line."""
-    import sqlite3
-
-    import duckdb
-
     try:
         yield index
     except (duckdb.Error, sqlite3.Error) as exc:
@@ -30,7 +36,7 @@ def _written(index):
         index.close()
 
 
-def _private(command):
+def private(command):
     """A command that may write an index: what it creates (DuckDB's log too, made as it writes) is
     the user's alone (`core.private`)."""
     @functools.wraps(command)
@@ -41,10 +47,8 @@ def _private(command):
     return run
 
 
-@_private
+@private
 def cmd_index(args) -> int:
-    from .corpus.db import Index, IndexUnavailable, Progress, built
-
     roots = args.roots or [Path.home()]
     for root in roots:
         if not root.is_dir():
@@ -56,14 +60,13 @@ def cmd_index(args) -> int:
     try:
         index = Index(args.db)
     except IndexUnavailable as held:  # a server writes it: that server brings it up to date
-        from .corpus.holder import indexed
 
-        def refresh(holder) -> dict:
+        def refresh(client, holder) -> dict:
             print(f"session-tree: the server at {holder.url} (PID {holder.pid}) holds this index; it brings it "
                   "up to date", file=sys.stderr, flush=True)
-            return indexed(holder, [root.resolve() for root in roots])
+            return client.indexed(holder, [root.resolve() for root in roots])
 
-        return _say_built(**_from_holder(held, refresh))
+        return _say_built(**from_holder(held, refresh))
     tty = sys.stderr.isatty()
 
     def show(p: Progress) -> None:
@@ -71,12 +74,15 @@ def cmd_index(args) -> int:
             name = Path(p.current).name[-40:]
             print(f"\rindexing {p.done:,}/{p.total:,} ({p.percent}%) {name:<40}", end="", file=sys.stderr, flush=True)
 
-    with _written(index):
+    with written(index):
         p = index.build(roots, on_progress=show)
         got = built(index, p)
     if tty:
         print("\r" + " " * 80 + "\r", end="", file=sys.stderr)
-    return _say_built(**got)
+    code = _say_built(**got)
+    if not p.checked:
+        say_no_sessions(args)
+    return code
 
 
 def _say_built(path: str, sessions: int, read: int, grown: int, removed: int, failed: int, seconds: float,
@@ -89,22 +95,27 @@ def _say_built(path: str, sessions: int, read: int, grown: int, removed: int, fa
     return 1 if failures else 0
 
 
-def _from_holder(held, asked):
-    """`asked(holder)` of the server that holds the index, if a session-tree server holds it."""
-    from .corpus.holder import holder_of
-    from .corpus.sql import QueryError
+def from_holder(held, asked):
+    """`asked(client, holder)` of the server that holds the index (`client`: corpus.holder), if a
+    session-tree server holds it."""
+    # The client of a server (urllib's HTTP modules) only when a server holds the index: 8.5 ms of
+    # CPU (`time.process_time` around the import) that `index` alone, timed as a whole process
+    # (bench/reindex.py: 0.38 s after one session grew, at 1,000 sessions), does not pay.
+    from ..corpus import holder as client
 
     try:
-        holder = holder_of(held.path, held.pid) if held.pid is not None else None
+        holder = client.holder_of(held.path, held.pid) if held.pid is not None else None
         if holder is None:
             raise held
-        return asked(holder)
+        return asked(client, holder)
     except QueryError as exc:
         raise SessionError(str(exc)) from None
 
 
 def _index_parquet(args, roots) -> int:
-    from .corpus.parquet import session_files, table_rows, write_embedded, write_ray
+    # Parquet's modules (pyarrow) only for --parquet: 0.09 s of CPU to import (`time.process_time`
+    # around the import, modules compiled), which `index` and `sql` on the index do not pay.
+    from ..corpus.parquet import session_files, table_rows, write_embedded, write_ray
 
     files = session_files(roots)
     if args.engine == "ray":
@@ -120,15 +131,10 @@ def _index_parquet(args, roots) -> int:
     return 0
 
 
-@_private
-def cmd_ls_indexed(args) -> int:
+@private
+def list_indexed(args) -> int:
     """`ls --index`: the rows of `ls` read from the index (brought up to date first), or from the
     server that holds it."""
-    from .core.storage import fs_name
-    from .corpus.db import Index, IndexUnavailable
-    from .corpus.listing import list_sessions
-    from .corpus.text import text_path
-
     chosen = [a for a in ("pi", "claude_code", "codex") if getattr(args, a, False)]
     if chosen:
         raise SessionError("ls --index lists a ROOT (or the home folder): --pi, --claude and --codex list the files")
@@ -139,11 +145,9 @@ def cmd_ls_indexed(args) -> int:
     try:
         index = Index(args.db)
     except IndexUnavailable as held:  # a server writes it: that server lists
-        from .corpus.holder import listed
-
-        rows = _from_holder(held, lambda holder: listed(holder, root))
+        rows = from_holder(held, lambda client, holder: client.listed(holder, root))
     else:
-        with _written(index):
+        with written(index):
             index.build([root])
             got = list_sessions(index.cursor(), text_path(index.path), root, per_page=10**9)
         rows = got.dicts()
@@ -151,10 +155,12 @@ def cmd_ls_indexed(args) -> int:
     for r in rows:  # (under ROOT as it was typed, as `ls` shows it)
         r["path"] = path_text(asked / fs_name(r["path"])[under:])
     print_listing(rows, args.json)
+    if not rows:
+        say_no_sessions(args)
     return 0
 
 
-def _parquet_folder(folder: Path) -> Path:
+def parquet_folder(folder: Path) -> Path:
     """`folder`, if it is one (a mistyped one would answer every query with empty tables)."""
     if not folder.is_dir():
         raise SessionError(f"{folder}: not a folder of Parquet tables")
@@ -162,20 +168,13 @@ def _parquet_folder(folder: Path) -> Path:
 
 
 def cmd_sql(args) -> int:
-    from .corpus.parquet import parquet_connection
-    from .corpus.sql import (
-        BYTE_CAP, IndexUnavailable, QueryError, format_result, json_safe, read_only_connection, run_query,
-    )
-
     how = "json" if args.json else "csv" if args.csv else "text"
     try:
         try:
-            con = parquet_connection(_parquet_folder(args.parquet)) if args.parquet else read_only_connection(args.db)
+            con = _parquet_connection(parquet_folder(args.parquet)) if args.parquet else read_only_connection(args.db)
         except IndexUnavailable as held:  # a server writes it: that server answers
-            from .corpus.holder import ask
-
-            output, truncated, over_bytes = _from_holder(held, lambda holder: ask(holder, args.query, how,
-                                                                                  args.limit, args.timeout))
+            output, truncated, over_bytes = from_holder(held, lambda client, holder: client.ask(
+                holder, args.query, how, args.limit, args.timeout))
         else:
             try:
                 result = run_query(con, args.query, limit=args.limit, seconds=args.timeout)
@@ -192,10 +191,16 @@ def cmd_sql(args) -> int:
     return 0
 
 
-def add_corpus_commands(sub, whole_number) -> None:
-    sp = sub.add_parser("index", help="index every session under the ROOTs (default: the home folder's agents)",
-                        description="Build or bring up to date the corpus index (DuckDB, in the cache folder); "
-                                    "on the index a running server holds, that server does.")
+def _parquet_connection(folder: Path):
+    from ..corpus.parquet import parquet_connection  # (pyarrow: see _index_parquet)
+
+    return parquet_connection(folder)
+
+
+def register(command) -> None:
+    sp = command("index", cmd_index, file=False,
+                 description="Build or bring up to date the corpus index (DuckDB, in the cache folder); "
+                             "on the index a running server holds, that server does.")
     sp.add_argument("roots", metavar="ROOT", type=Path, nargs="*")
     sp.add_argument("--db", metavar="PATH", type=Path,
                     help="the database file (default: $XDG_CACHE_HOME/session-tree/corpus.duckdb)")
@@ -203,11 +208,10 @@ def add_corpus_commands(sub, whole_number) -> None:
                     help="write the same tables as Parquet in DIR (one folder per table) instead")
     sp.add_argument("--engine", choices=("embedded", "ray"), default="embedded",
                     help="with --parquet: extract here, or on the Ray cluster of $RAY_ADDRESS (else a local one)")
-    sp.set_defaults(func=cmd_index)
 
-    sp = sub.add_parser("sql", help="a read-only SQL query on the corpus index",
-                        description="Run one SELECT on the corpus tables (docs/corpus-tables.md); on the index a "
-                                    "running server holds, that server answers it.")
+    sp = command("sql", cmd_sql, file=False,
+                 description="Run one SELECT on the corpus tables (docs/corpus-tables.md); on the index a "
+                             "running server holds, that server answers it.")
     sp.add_argument("query", metavar="SELECT")
     sp.add_argument("--db", metavar="PATH", type=Path, help="the database file (default: the cache folder's)")
     sp.add_argument("--parquet", metavar="DIR", type=Path, help="ask the Parquet tables of DIR instead")
@@ -216,26 +220,3 @@ def add_corpus_commands(sub, whole_number) -> None:
     out.add_argument("--csv", action="store_true")
     sp.add_argument("--limit", type=whole_number(1), default=10_000, help="at most this many rows (default 10,000)")
     sp.add_argument("--timeout", type=seconds, default=30.0, help="seconds before the query is stopped (default 30)")
-    sp.set_defaults(func=cmd_sql)
-
-    ls = sub.choices["ls"]
-    ls.add_argument("--index", action="store_true",
-                    help="bring the corpus index up to date and list from it (fast on thousands of sessions; "
-                         "the server that holds it does both)")
-    ls.add_argument("--db", metavar="PATH", type=Path, help="with --index: the database file")
-    list_files = ls.get_default("func")
-    ls.set_defaults(func=lambda args: cmd_ls_indexed(args) if args.index else list_files(args))
-
-    serve = sub.choices.get("serve")
-    if serve is None:  # (a parser of the corpus commands alone: `cli.build_parser`)
-        return
-    serve.add_argument("--corpus", metavar="DIR", type=Path,
-                       help="the corpus page and its SQL box read the Parquet tables of DIR")
-    run = serve.get_default("func")
-
-    def serve_corpus(args) -> int:
-        if args.corpus is not None:
-            os.environ["SESSION_TREE_CORPUS"] = str(_parquet_folder(args.corpus).resolve())
-        return run(args)
-
-    serve.set_defaults(func=serve_corpus)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import orjson
 
-from .core.entries import short_id
-from .core.session import Session
-from .core.verdicts import PERSON_VERDICTS, give_verdict, verdicts
+from ..core.entries import short_id
+from ..core.session import Session
+from ..core.verdicts import PERSON_VERDICTS, give_verdict, verdicts
 
 
 def cmd_verdict(args) -> int:
@@ -31,9 +31,8 @@ def verdict_rows(session: Session, tips: list[str]) -> list[list[str]]:
                           for t in tips]]]
 
 
-def add_verdict_commands(command) -> None:
-    """Adds `verdict` to the parser (`command` is cli.build_parser's helper)."""
-    sp = command("verdict", cmd_verdict, "mark a branch better, worse or the winner, with an optional note")
+def register(command) -> None:
+    sp = command("verdict", cmd_verdict)
     sp.add_argument("leaf", metavar="LEAF", help="the branch's leaf (a unique short id is enough)")
     sp.add_argument("verdict", choices=PERSON_VERDICTS)
     sp.add_argument("--note", metavar="TEXT")

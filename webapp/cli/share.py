@@ -1,5 +1,5 @@
-"""The command line's sharing: a session exported as one file, and `--redact` with its options
-on `export` and `compare --html`, with the review printed before the file is written."""
+"""The command line's sharing: `--redact` with its options on `export` and `compare --html`, with
+the review printed before the file is written."""
 
 from __future__ import annotations
 
@@ -8,7 +8,10 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 
-# The detector library takes a third of a second to import: only commands that redact pay it.
+# The redaction's module (webapp.core.redact, with the detector library detect-secrets) is imported
+# inside the functions that redact: 0.07 s of CPU to import (`time.process_time` around the import,
+# modules compiled), which `compare` without --html does not pay (`export` and `compare --html`
+# render with the web app's export, which imports it).
 
 
 def add_redaction_arguments(sp: argparse.ArgumentParser) -> None:
@@ -26,7 +29,7 @@ def add_redaction_arguments(sp: argparse.ArgumentParser) -> None:
 def choice_of(args):
     """The redaction the options ask for (a `Choice`), or None; a bad pattern or rule is a
     ValueError saying which."""
-    from .core.redact import Choice, Scanner
+    from ..core.redact import Choice, Scanner
 
     if not (args.redact or args.review):
         return None
@@ -38,7 +41,7 @@ def choice_of(args):
 
 def print_review(review, keep: frozenset[str], out=sys.stdout) -> None:
     """Every redaction of a `Review`, one a line: tag, rule, first characters, where (kept ones say so)."""
-    from .core.redact import summary
+    from ..core.redact import summary
 
     for f in review.findings:
         more = f" and {len(f.places) - 2} more" if len(f.places) > 2 else ""
@@ -51,7 +54,7 @@ def print_review(review, keep: frozenset[str], out=sys.stdout) -> None:
 def shared_copy(path: Path, args):
     """The file to render: the session itself, or (with --redact) its redacted copy, with the
     line the file shows; None for the path when only a review was asked (nothing is written)."""
-    from .core.redact import redacted, summary
+    from ..core.redact import redacted, summary
 
     choice = choice_of(args)
     if choice is None:
@@ -63,18 +66,3 @@ def shared_copy(path: Path, args):
             raise ValueError(f"--keep {unknown[0]}: no redaction has that tag (--review lists them)")
         print_review(review, choice.keep, sys.stderr if not args.review else sys.stdout)
         yield (None if args.review else copy), summary(review, choice.keep)
-
-
-def export_file(args) -> int:
-    """The session as one HTML file, redacted with --redact."""
-    from .core.storage import write_new_file
-    from .web.app import export_session  # Flask (its templates) only when exporting
-
-    with shared_copy(args.file, args) as (path, redaction):
-        if path is None:
-            return 0
-        html = export_session(path, args.leaf, redaction)
-    out = args.output or Path(args.file.stem + ".html")  # never beside the session: its folder may be another agent's
-    write_new_file(out, html.encode("utf-8"), replace=True)
-    print(f"session-tree: wrote {out} ({len(html.encode()):,} bytes)")
-    return 0

@@ -4,17 +4,17 @@ each missing one when asked."""
 
 from __future__ import annotations
 
-from .cli_input import percent
-from .cli_output import print_json
-from .core.errors import SessionError
-from .core.session import Session
+from ..core.audit import CATEGORIES, audit_entry, judge, summaries_on_path
+from ..core.entries import short_id
+from ..core.errors import SessionError
+from ..core.session import Session
+from ..model.llm import ModelConfig, complete
+from .args import add_api_base, percent
+from .output import print_json
 
 
 def cmd_audit(args) -> int:
     """The facts each compaction's span held and whether its summary carries them."""
-    from .model.llm import ModelConfig
-    from .core.audit import CATEGORIES, audit_entry, judge, summaries_on_path
-
     tree = Session.open(args.file).tree
     if args.compaction:
         entries = [tree.find(args.compaction)]
@@ -24,8 +24,6 @@ def cmd_audit(args) -> int:
         entries = [e for e in summaries_on_path(tree, tree.active_leaf) if e.type == "compaction"]
     audits = [audit_entry(tree, e.id) for e in entries]
     if args.model:
-        from .model.llm import complete
-
         config = ModelConfig.from_env(args.model, args.api_base)
         for audit in audits:
             judge(audit, lambda prompt: complete(config, [{"role": "user", "content": prompt}]).text, config.model)
@@ -33,11 +31,24 @@ def cmd_audit(args) -> int:
         print_json([a.as_dict() for a in audits])
     else:
         if not audits:
-            print("no compaction on the active path")
+            print(_none_on_the_path(tree))
         for audit in audits:
             print_audit(tree, audit, CATEGORIES)
     scores = [s for a in audits for s in (a.score(), *a.scores().values()) if s is not None]
     return 1 if args.fail_under is not None and any(s < args.fail_under for s in scores) else 0
+
+
+def _none_on_the_path(tree) -> str:
+    """What `audit FILE` says when the active path holds no compaction: which entries
+    `--compaction ID` could audit instead."""
+    others = [e.id for e in tree.by_id.values() if e.type in ("compaction", "branch_summary")]
+    if not others:
+        return "no compaction on the active path, nor a compaction or branch summary elsewhere to audit"
+    if len(others) == 1:
+        return f"no compaction on the active path; audit the one elsewhere with --compaction {short_id(others[0])}"
+    named = ", ".join(short_id(i) for i in others[:5]) + (" …" if len(others) > 5 else "")
+    return (f"no compaction on the active path; audit one of the {len(others)} elsewhere with "
+            f"--compaction ID ({named})")
 
 
 def print_audit(tree, audit, categories) -> None:
@@ -64,12 +75,11 @@ def pct(score: int | None) -> str:
     return "–" if score is None else f"{score}%"
 
 
-def add_audit_command(command) -> None:
-    sp = command("audit", cmd_audit, "what each compaction of the active path (or --compaction ID) lost: "
-                 "the facts of what it summarized that its summary does not carry")
+def register(command) -> None:
+    sp = command("audit", cmd_audit)
     sp.add_argument("--compaction", metavar="ID", help="this compaction or branch summary only")
     sp.add_argument("--json", action="store_true")
     sp.add_argument("--fail-under", type=percent, metavar="PERCENT",
                     help="exit 1 when any score (a category's or the overall one) is lower")
     sp.add_argument("--model", metavar="M", help="ask this litellm model, per missing fact, whether the summary implies it")
-    sp.add_argument("--api-base", metavar="URL", help="an OpenAI-compatible server (default: $SESSION_TREE_API_BASE)")
+    add_api_base(sp)

@@ -7,9 +7,9 @@ from __future__ import annotations
 import getpass
 import sys
 
-from .cli_input import read_capped
-from .core.errors import SessionError
-from .core.password import MIN_LENGTH, remove_password, set_password
+from ..core.errors import SessionError
+from ..core.password import MIN_LENGTH, remove_password, set_password
+from .inputs import read_capped
 
 
 def _typed() -> str:
@@ -38,8 +38,7 @@ def cmd_password(args) -> int:
     return 0
 
 
-def add_auth_commands(command) -> None:
-    """Adds `password` to the parser (`command` is cli.build_parser's helper)."""
-    sp = command("password", cmd_password, "set the password the web app accepts besides its token", file=False)
+def register(command) -> None:
+    sp = command("password", cmd_password, file=False)
     sp.add_argument("--remove", action="store_true", help="forget the password (the token alone then logs in)")
     sp.epilog = f"At least {MIN_LENGTH} characters, read twice at a terminal, else the first line of stdin."

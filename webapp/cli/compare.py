@@ -4,37 +4,33 @@ with each branch's status and verdicts, on the command line."""
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlencode
 
-from .cli_output import print_json
-from .commands_share import add_redaction_arguments
-from .commands_verdict import verdict_rows
-from .core.errors import SessionError
-from .core.session import Session
-from .core.storage import write_new_file
-
-
-def _open(args) -> Session:
-    return Session.open(args.file)
+from ..core.compare import FIGURE_ROWS, compare, comparison_data
+from ..core.entries import short_id
+from ..core.errors import SessionError
+from ..core.session import Session
+from ..core.storage import write_new_file
+from ..web.app import create_app
+from ..web.compare import export_html, figure_text
+from .output import print_json, print_wrote
+from .share import add_redaction_arguments, shared_copy
+from .verdict import verdict_rows
 
 
 def cmd_compare(args) -> int:
-    from .core.compare import FIGURE_ROWS, compare, comparison_data
-
-    session = _open(args)
+    session = Session.open(args.file)
     tree = session.tree
     ids = list(dict.fromkeys(tree.find(ref).id for ref in args.ids))
     if len(ids) < 2:
         raise SessionError("compare: name at least two different entries")
     base = ids.index(tree.find(args.baseline).id) if args.baseline else 0
     if args.html:
-        return _compare_html(args, ids)
+        return _compare_html(args, ids, ids[base])
     cmp = compare(tree, ids, baseline=base, alignment=args.align)
     if args.json:
         print_json(comparison_data(cmp))
         return 0
-    from .core.entries import short_id
-    from .web.compare import figure_text
-
     where = f"from {short_id(cmp.ancestor)} ({len(cmp.shared)} shared entries)" if cmp.ancestor else "sharing no entry"
     first = "none" if cmp.divergence is None else f"row {cmp.divergence + 1} ({cmp.divergence_kind})"
     print(f"{len(ids)} branches {where}; {len(cmp.rows)} aligned rows; first divergence: {first}")
@@ -59,16 +55,9 @@ def cmd_compare(args) -> int:
     return 0
 
 
-def _compare_html(args, ids: list[str]) -> int:
+def _compare_html(args, ids: list[str], base: str) -> int:
     """The web app's self-contained export, rendered without a server."""
-    from urllib.parse import urlencode
-
-    from .commands_share import shared_copy
-    from .web.app import create_app
-    from .web.compare import export_html
-
-    query = urlencode({"ids": ",".join(ids), "align": args.align, **({"base": ids[0]} if not args.baseline else
-                                                                     {"base": _open(args).tree.find(args.baseline).id})})
+    query = urlencode({"ids": ",".join(ids), "align": args.align, "base": base})
     with shared_copy(args.file.resolve(), args) as (path, redaction):
         if path is None:
             return 0
@@ -76,13 +65,12 @@ def _compare_html(args, ids: list[str]) -> int:
         with app.test_request_context(f"/s/{path.name}/compare/export?{query}"):
             html, _ = export_html(path.name, ids, redaction)
     write_new_file(Path(args.html), html.encode("utf-8"), replace=True)
-    print(f"wrote {args.html} ({len(html.encode()) / 1024:.0f} KB)")
+    print_wrote(args.html, len(html.encode()))
     return 0
 
 
-def add_compare_commands(command) -> None:
-    """Adds `compare` to the parser (`command` is cli.build_parser's helper)."""
-    sp = command("compare", cmd_compare, "compare branches: outcomes, figures after the divergence, aligned turns")
+def register(command) -> None:
+    sp = command("compare", cmd_compare)
     sp.add_argument("ids", metavar="ID", nargs="+", help="the tips of the branches (two or more)")
     sp.add_argument("--align", choices=("content", "number"), default="content",
                     help="line turns up by their prompts (default) or by their number")
