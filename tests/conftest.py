@@ -178,3 +178,10 @@ def patient_dot(monkeypatch):
 def own_cache_folder(tmp_path_factory, monkeypatch):
     """Each test's servers keep their corpus index in a cache folder of their own, never the user's."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+
+
+@pytest.fixture(autouse=True)
+def own_data_folder(tmp_path_factory, monkeypatch):
+    """Each test keeps what the app keeps of its own (lab runs, saved prompts, verdicts kept aside)
+    in a data folder of its own, never the user's."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("data")))

@@ -123,14 +123,20 @@ def lab_target(tree: SessionTree, at: str, leaf: str | None = None, turns: int =
 
 
 def cut_choices(target: LabTarget) -> list[Entry]:
-    """The entries a person may move the cut to: the cut points of the context at the parent,
-    after its first (a cut there summarizes nothing) and its latest compaction."""
+    """The entries a person may move the cut to: the cut points of the context at the parent
+    that leave a message before them to summarize (a system message is no such message)."""
     ctx = build_context(target.tree, target.parent)
-    seen: dict[str, Entry] = {}
+    out: list[Entry] = []
+    seen: set[str] = set()
+    said = False
     for src in ctx.sources:
-        if src is not ctx.compaction and src.id not in seen:
-            seen[src.id] = src
-    return [e for e in list(seen.values())[1:] if is_cut_point(e)]
+        if src is ctx.compaction or src.id in seen:
+            continue
+        seen.add(src.id)
+        if said and is_cut_point(src):
+            out.append(src)
+        said = said or not (src.type == MESSAGE and src.role == "system")
+    return out
 
 
 def cuts_for(target: LabTarget, keeps: list[int], moved: str | None = None) -> list[Cut]:
@@ -152,7 +158,7 @@ def cuts_for(target: LabTarget, keeps: list[int], moved: str | None = None) -> l
             out.setdefault(plan.first_kept_entry_id, Cut(plan.first_kept_entry_id, keep, f"keep {format_tokens(keep)}"))
     if not out:
         raise InvalidWrite(f"nothing to compact at {short_id(target.parent)} with "
-                           + (", ".join(format_tokens(k) for k in keeps) or "no budget")
+                           + (", ".join(f"{k:,}" for k in keeps) or "no budget")
                            + " tokens kept: keep fewer, or move the cut")
     return list(out.values())
 
