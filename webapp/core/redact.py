@@ -408,3 +408,12 @@ def summary(review: Review, keep: frozenset[str] = frozenset()) -> str:
     return (f"Redacted: {n} value{'' if n == 1 else 's'}{' (' + kinds + ')' if kinds else ''}, found by "
             f"{', '.join(review.rules)}{f'; {kept} kept as they were by choice' if kept else ''}.")
 
+
+
+def redact_object(obj, rules: frozenset[str] = frozenset()) -> tuple[object, Review]:
+    """`obj` (JSON-like: a report) with every value the scan finds in its strings replaced by its
+    tag, and the review that says what was found."""
+    scanner = Scanner(rules)
+    _walk(obj, "report", scanner)
+    review = scanner.review()
+    return Replacer(review).obj(obj), review
