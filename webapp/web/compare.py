@@ -16,18 +16,21 @@ from flask import Blueprint, abort, current_app, redirect, render_template, requ
 from markupsafe import Markup
 
 from ..core.compaction import plan_branch_summary
-from ..core.compare import ALIGNMENTS, FIGURE_ROWS, Branch, compare, is_user
-from ..core.errors import InvalidWrite, UnknownEntry
+from ..core.compare import ALIGNMENTS, FIGURE_ROWS, LEADING_TYPES, Branch, compare, is_user
+from ..core.errors import InvalidWrite, SessionError, UnknownEntry
 from ..core.leaf_figures import SORT_KEYS, sort_leaves
 from ..core.tokens import format_tokens
 from ..core.verdicts import persons, sort_by_verdict, verdicts
 from ..core.tree import SessionTree
+from ..model.errors import ModelError
+from ..model.judge import judge
 from ..model.summarize import summarize_branch
 from . import render
 from .filters import cost
-from .guard import computes_only
+from .guard import computes_only, keeps_app_data
 from .leaves import cached_leaf_figures
 from .current import is_fragment, store
+from .owner import chosen_config
 from .views import last_user_text, short, tool_call_for
 
 bp = Blueprint("compare", __name__)
@@ -189,6 +192,38 @@ def compare_page(rel: str):
     return render_template("compare.html", **_context(rel, ids))
 
 
+@bp.post("/s/<path:rel>/-/judge")
+@keeps_app_data
+def judge_branches(rel: str):
+    """A model judges the compared branches (pairwise, blind, both orders); its verdicts are
+    recorded beside a person's, and the comparison shows them. A judge that fails (an answer
+    not in the format, twice; a server error) writes nothing, and the comparison says why, with
+    the model's own words, where the form was."""
+    session = store().session(rel)
+    tips = [t for t in request.form.get("ids", "").split(",") if t]
+    config = chosen_config(request.form.get("model"))  # (403 for a model the server does not offer)
+    model = config.model or ""
+    try:
+        judge(session, config, tips, request.form.get("rubric", ""))
+    except UnknownEntry as exc:
+        abort(404, description=str(exc))
+    except (ModelError, SessionError) as exc:
+        if len(tips) < 2:
+            abort(400, description=str(exc))
+        failure = {"message": str(exc) if "no verdict was written" in str(exc) else f"{exc} No verdict was written.",
+                   "model": model, "rubric": request.form.get("rubric", "")}
+        return render_template("compare.html", **_context(rel, tips), judge_failure=failure)
+    return redirect(_back(tips[0] if tips else ""), code=303)
+
+
+def _back(target: str) -> str:
+    """Where the form came from (a path of this app), else the comparison of the judged branches."""
+    back = request.form.get("next", "")
+    if back.startswith("/") and not back.startswith("//") and "\\" not in back:
+        return back
+    return url_for("sessions.session_page", rel=request.view_args["rel"], node=target)
+
+
 @bp.get("/s/<path:rel>/compare/all")
 def all_leaves(rel: str):
     """Every branch of the session with its figures, sortable: a researcher's starting point."""
@@ -222,7 +257,8 @@ def turn(rel: str):
     at = next((i for i, e in enumerate(path) if e.id == start), None)
     if at is None:
         abort(404, description=f"no entry {start!r} on the branch at {tip!r}")
-    end = next((i for i in range(at + 1, len(path)) if is_user(path[i])), len(path))
+    opening = next((i for i in range(at, len(path)) if path[i].type not in LEADING_TYPES), at)  # after a model change
+    end = next((i for i in range(opening + 1, len(path)) if is_user(path[i])), len(path))
     return render_template(
         "partials/_compare_turn.html",
         rel=rel, entries=path[at:end], export=False, tool_call=lambda e: tool_call_for(tree, e),
