@@ -197,9 +197,10 @@ def _print_report(args, run: RunFile) -> int:
     state = run.state()
     got = report(state)
     if args.report:
+        from ..web.app import create_app
         from ..web.lab_report import write_report
 
-        written_to = write_report(got, args.report, redact=args.redact)
+        written_to = write_report(got, args.report, create_app(args.report.resolve().parent), redact=args.redact)
         print(f"session-tree: wrote {path_text(written_to)} ({written_to.stat().st_size:,} bytes)", file=sys.stderr)
     if args.json:
         print(orjson.dumps(got, option=orjson.OPT_INDENT_2).decode())

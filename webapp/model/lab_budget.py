@@ -122,7 +122,7 @@ class Ledger:
         price = self._price(config.model) if self.max_cost is not None else None
         with self._lock:
             tokens_left, cost_left = self.left()
-            room = [wanted] if wanted else []
+            room = []  # the answer the budget leaves room for
             if tokens_left is not None:
                 room.append(tokens_left - sent)
             if cost_left is not None:
@@ -130,11 +130,10 @@ class Ledger:
                     raise BudgetReached(f"the dollar budget cannot pay for {config.model}: it has no price")
                 spare = cost_left - sent * price.input
                 room.append(int(spare / price.output) if price.output > 0 else 1 << 30)
-            answer = min(room) if room else None
-            if answer is not None and answer < MIN_ANSWER:
+            if room and min(room) < MIN_ANSWER:
                 self.reached = self.reached or self._why(sent)
                 raise BudgetReached(self.reached)
-            bound = answer if answer is not None else 0
+            bound = min([*room, *([wanted] if wanted else [])], default=0)
             cost = (sent * price.input + bound * price.output) if price is not None else 0.0
             self.reserved_tokens += sent + bound
             self.reserved_cost += cost

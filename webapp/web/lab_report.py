@@ -62,11 +62,9 @@ def report_html(run: str):
                     headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
 
-def write_report(got: dict, path: Path, redact: bool = False, app: Flask | None = None) -> Path:
-    """What `session-tree lab --report` writes: the HTML report, redacted on request."""
-    from .app import create_app
-
-    app = app or create_app(path.parent if path.parent.is_dir() else None)
+def write_report(got: dict, path: Path, app: Flask, redact: bool = False) -> Path:
+    """What `session-tree lab --report` writes: the HTML report, redacted on request (`app`
+    holds the templates)."""
     clean, redaction = redacted(got, redact)
     with app.test_request_context():
         page = report_page(clean, redaction)
