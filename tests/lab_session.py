@@ -16,8 +16,10 @@ EDITED_T4 = "edited src/cli.py (42 lines)"
 MODEL = {"provider": "openai", "model": "test-model"}
 
 
-def lab_session(compacted: bool = True) -> Builder:
-    b = Builder()
+def lab_session(compacted: bool = True, secret: str | None = None, version: int = 3) -> Builder:
+    """The session; `secret` is said by the user in the summarized part (what a redacted report
+    must not show); `version` 2 makes a file the app may read but never write (SPEC §5c)."""
+    b = Builder(version=version)
     b.add("model_change", id="h0", provider="openai", modelId="test-model")
     b.add("message", id="s0", message={"role": "system", "content": SYSTEM, "sections": {"tools": "Use read, edit, bash."}})
     b.user("Build a CSV importer in src/importer.py. Never use global state in the importer.", id="u1")
@@ -34,7 +36,8 @@ def lab_session(compacted: bool = True) -> Builder:
                 id="a3", **MODEL)
     b.tool_result("c3", "edited src/importer.py", name="edit", id="t3")
     b.assistant("Fixed: the amount is parsed as a Decimal.", usage=3000, id="a4", **MODEL)
-    b.user("Keep the public API unchanged.", id="u2")
+    b.user("Keep the public API unchanged" + (f"; the key {secret} stays out of the code" if secret else "") + ".",
+           id="u2")
     b.assistant("Understood: `load_csv` keeps its signature.", usage=3200, id="a5", **MODEL)
     b.user("Now add a --strict flag.", id="u3")
     b.assistant("", calls=[{"id": "c4", "name": "edit", "arguments": {"path": "src/cli.py", "oldText": "x", "newText": "y"}}],
