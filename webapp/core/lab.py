@@ -59,6 +59,7 @@ class LabTarget:
     prompts: list[Entry]
     answers_start: bool  # the parent waits for the model (a user message or a tool result)
     context_window: int | None = None
+    turns: int = DEFAULT_TURNS  # the turns asked for (0: no test)
 
     @property
     def recorded_summary(self) -> str | None:
@@ -76,8 +77,12 @@ class LabTarget:
     def describe(self) -> str:
         where = f"compaction {short_id(self.at)}" if self.recorded is not None else f"node {short_id(self.at)}"
         turns = len(self.prompts) + (1 if self.answers_start else 0)
-        test = f"{turns} turn{'s' if turns != 1 else ''} of branch {short_id(self.leaf)} test each candidate" if turns \
-            else f"no user turn follows on branch {short_id(self.leaf)}: candidates are audited, not tested"
+        if turns:
+            test = f"{turns} turn{'s' if turns != 1 else ''} of branch {short_id(self.leaf)} test each candidate"
+        elif not self.turns:
+            test = "no test asked for: candidates are audited, not tested"
+        else:
+            test = f"no user turn follows on branch {short_id(self.leaf)}: candidates are audited, not tested"
         return f"lab at {where}; {test}"
 
 
@@ -119,7 +124,7 @@ def lab_target(tree: SessionTree, at: str, leaf: str | None = None, turns: int =
     waiting = tree.by_id[parent]
     answers_start = waiting.type == MESSAGE and waiting.role in ("user", "toolResult") and turns > 0
     limit = max(turns - (1 if answers_start else 0), 0)
-    return LabTarget(tree, at, parent, branch, recorded, prompts[:limit], answers_start, context_window)
+    return LabTarget(tree, at, parent, branch, recorded, prompts[:limit], answers_start, context_window, turns)
 
 
 def cut_choices(target: LabTarget) -> list[Entry]:

@@ -26,12 +26,12 @@ LAB_TYPES: dict[str, dict[str, str]] = {
     "lab_runs": dict(run=_V, created=_T, query=_V, models=_V, prompts=_V, targets=_I, candidates=_I, tests=_I,
                      tokens=_B, cost=_D, max_tokens=_B, max_usd=_D, status=_V),
     "lab_candidates": dict(
-        run=_V, file=_V, at=_V, candidate=_V, name=_V, model=_V, prompt=_V, cut=_V, first_kept=_V,
+        run=_V, file=_V, entry_id=_V, candidate=_V, name=_V, model=_V, prompt=_V, cut=_V, first_kept=_V,
         keep_recent=_B, recorded=_F, tokens_before=_B, tokens_after=_B, cost=_D, score=_I, facts=_I,
         missing=_I, **{f"{c}_{k}": _I for c in AUDITED for k in ("kept", "lost")},
         judge=_V, reference=_V, test_errors=_I, test_tokens=_B, test_cost=_D, rank=_I, error=_V, summary=_V,
         time=_T),
-    "lab_tests": dict(run=_V, file=_V, at=_V, candidate=_V, turn=_I, prompt=_V, reply=_V, recorded_reply=_V,
+    "lab_tests": dict(run=_V, file=_V, entry_id=_V, candidate=_V, turn=_I, prompt=_V, reply=_V, recorded_reply=_V,
                       steps=_I, calls=_I, errors=_I, files=_V, tokens=_B, cost=_D, model=_V, stopped=_V,
                       error=_V, time=_T),
 }
