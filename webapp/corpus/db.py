@@ -172,7 +172,7 @@ class Index:
         for sql in duckdb_ddl():
             self.con.execute(sql)
         self.con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
-        self.refresh_lab()
+        refresh_lab_tables(self.con)
         make_private(self.path)
         os.close(open_private(text_path(self.path), os.O_RDWR | os.O_CREAT))
         self.text = text_connect(text_path(self.path))
@@ -187,7 +187,8 @@ class Index:
     def refresh_lab(self) -> bool:
         """The compaction lab's tables made again from its runs' files, when these changed (they
         are not session files: `corpus/lab_tables.py`). A run file that cannot be read is left out."""
-        return refresh_lab_tables(self.cursor())
+        with self._write:
+            return refresh_lab_tables(self.cursor())
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
         """A connection for one thread (DuckDB's connections are not shared between threads)."""
@@ -268,7 +269,7 @@ class Index:
                     self._write_each(batch, progress)
                     batch = []
             self._write_each(batch, progress)
-            self.refresh_lab()
+            refresh_lab_tables(self.cursor())
             progress.current = ""
             progress.finished = time.monotonic()
             if on_progress:

@@ -37,6 +37,8 @@ LAB_TYPES: dict[str, dict[str, str]] = {
 }
 LAB_TABLES = tuple(LAB_TYPES)
 MAX_TEXT = 100_000  # characters of a summary, prompt or reply kept in a row
+# What a lab over the corpus works on unless asked otherwise: the compactions that lost the most.
+DEFAULT_QUERY = "SELECT file, entry_id FROM summaries WHERE kind = 'compaction' ORDER BY score LIMIT 20"
 
 
 def lab_ddl() -> list[str]:
@@ -148,3 +150,25 @@ def refresh_lab_tables(con: duckdb.DuckDBPyConnection, folder: Path | None = Non
         raise
     return True
 
+
+
+def lab_figures(cur) -> list[tuple]:
+    """Per model and prompt, over every run: (model, prompt, candidates, average audit score, judged,
+    judged as well or better, average tokens after) — the corpus page's lab chart. Empty when the
+    tables are not there (a Parquet dataset)."""
+    try:
+        return cur.execute(
+            "SELECT model, prompt, count(*), avg(score), count(judge), "
+            "count(*) FILTER (WHERE judge IN ('better', 'as well')), avg(tokens_after) "
+            "FROM lab_candidates WHERE error IS NULL GROUP BY model, prompt ORDER BY model, prompt").fetchall()
+    except duckdb.Error:
+        return []
+
+
+def recent_runs(cur, limit: int = 10) -> list[tuple]:
+    """(run, created, targets, candidates, tokens, cost, status) of the latest runs."""
+    try:
+        return cur.execute("SELECT run, created, targets, candidates, tokens, cost, status FROM lab_runs "
+                           "ORDER BY created DESC NULLS LAST LIMIT ?", [limit]).fetchall()
+    except duckdb.Error:
+        return []

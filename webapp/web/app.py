@@ -160,7 +160,7 @@ def create_app(
         return error_page(exc.code, exc.description)
 
     from . import (actions, ask, audit, auth, compare, context_edits, context_pages, corpus, csrf, export, filters,
-                   follow, guard, lab, lab_report, mcp_http, present, printing, replay, sessions, share, short_ids,
+                   follow, guard, lab, lab_corpus, lab_report, mcp_http, present, printing, replay, sessions, share, short_ids,
                    transcript, verdicts)
 
     auth.protect(app)  # (before the CSRF check: a stranger learns nothing, not even that a token is stale)
@@ -185,6 +185,7 @@ def create_app(
     app.register_blueprint(replay.bp)
     app.register_blueprint(lab.bp)
     app.register_blueprint(lab_report.bp)
+    app.register_blueprint(lab_corpus.bp)
     app.register_blueprint(corpus.bp)
     app.register_blueprint(mcp_http.bp)
     return app

@@ -32,7 +32,7 @@ from .actions import wants_stream
 from .compare import diff_html
 from .guard import keeps_app_data, writes_or_continues
 from .owner import model_config, offered_models, refusal_for_model
-from .sessions import store
+from .current import store
 from .streaming import event_stream
 
 bp = Blueprint("lab", __name__)
