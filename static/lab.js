@@ -81,7 +81,8 @@
         const note = c && c.querySelector(".lab-testing");
         if (note) note.textContent = " · being tested: " + (d.text || "").slice(0, 60) + "…";
       } else if (e.event === "spent") {
-        spent.textContent = "spent: " + d.calls + " calls, " + d.tokens.toLocaleString() + " tokens, $" + d.cost.toFixed(4);
+        spent.textContent = "spent: " + d.calls + " calls, " + d.tokens.toLocaleString() + " tokens" +
+          (d.cost ? ", $" + d.cost.toFixed(4) : "");
       } else if (e.event === "failed" || e.event === "error") {
         status.textContent = d.error || d.message;
         status.classList.add("error");

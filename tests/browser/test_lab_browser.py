@@ -12,8 +12,6 @@ from tests.lab_session import lab_session
 from tests.llm.test_lab import script
 from webapp.core.session import Session
 
-SHOTS = "docs"
-
 
 @pytest.fixture
 def server(tmp_path, llm_server, model_server):
@@ -53,8 +51,9 @@ def test_a_lab_of_three_candidates_end_to_end(server, llm_server, page, tmp_path
 
     page.set_viewport_size({"width": 1280, "height": 720})
     page.locator("#lab-table").scroll_into_view_if_needed()
-    page.screenshot(path=str(tmp_path / "lab-table.png"))
-    page.screenshot(path=f"{SHOTS}/compaction-lab.png")
+    page.screenshot(path=str(tmp_path / "lab-table.png"))  # (read by a person: docs/compaction-lab.png is one)
+    card.scroll_into_view_if_needed()
+    page.screenshot(path=str(tmp_path / "lab-card.png"))
 
     before = Session.open(server.root / "s.jsonl").tree
     table.locator("tr", has_text="openai/test-model · ours").get_by_role("button", name="Keep").click()

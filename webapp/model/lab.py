@@ -50,6 +50,7 @@ from .limits import JUDGE_MAX_TOKENS, estimated_tokens, summary_max_tokens
 from .llm import ModelConfig
 from .replay import USUAL_TOOLS, Budget, Replay, run as run_replay
 from .summarize import extractive_compaction_summary
+from .table import priced
 from .tool_runner import RecordedTools
 
 DEFAULT_CONCURRENCY = 4
@@ -246,7 +247,7 @@ class Lab:
             self.tell("candidate", row)
             return row
         written = with_file_lists(text, plan.read_files, plan.modified_files)
-        row.update(summary=written, usage=usage, cost=_cost(usage), tokens_before=plan.tokens_before,
+        row.update(summary=written, usage=usage, cost=_cost(usage, spec.model), tokens_before=plan.tokens_before,
                    tokens_after=plan.tokens_after(written), kept=audit_candidate(plan, text).as_dict(),
                    seconds=round(time.monotonic() - began, 3))
         self.file.add("candidate", row)
@@ -323,7 +324,8 @@ class Lab:
         stopped = replay.stopped
         if stopped and self.ledger.reached and "budget" not in stopped:
             stopped = self.ledger.reached
-        out.update(turns=turns, steps=replay.steps, tokens=replay.tokens, cost=round(replay.cost, 6),
+        out.update(turns=turns, steps=replay.steps, tokens=replay.tokens,
+                   cost=None if replay.known_cost is None else round(replay.known_cost, 6),
                    errors=sum(t["errors"] for t in turns), files=sorted({f for t in turns for f in t["files"]}),
                    stopped=stopped, **replay.counts(), seconds=round(time.monotonic() - began, 3))
         self.file.add("test", out)
@@ -365,7 +367,8 @@ class Lab:
         usage: dict = {}
         _add_usage(usage, use_one)
         _add_usage(usage, use_two)
-        out.update(verdict=verdict, orders=[first, second], reasons=[why_one, why_two], usage=usage, cost=_cost(usage))
+        out.update(verdict=verdict, orders=[first, second], reasons=[why_one, why_two], usage=usage,
+                   cost=_cost(usage, self.judge_model))
         self.file.add("judgment", out)
         self.tell("judgment", out)
         return out
@@ -406,8 +409,9 @@ def _add_usage(total: dict, usage: dict | None) -> None:
         total["cost"]["total"] += float(cost.get("total") or 0.0)
 
 
-def _cost(usage: dict | None) -> float | None:
-    if not usage:
+def _cost(usage: dict | None, model: str | None) -> float | None:
+    """What a call cost; None when nothing was called, or the model has no price (unknown, not $0)."""
+    if not usage or not priced(model):
         return None
     return round(float((usage.get("cost") or {}).get("total") or 0.0), 8)
 

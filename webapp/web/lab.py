@@ -240,7 +240,9 @@ def lab_diff(rel: str):
     a, b = request.args.get("a", RECORDED), request.args.get("b", "")
     if a not in texts or b not in texts:
         abort(404, description="no such summary in this run")
-    return render_template("partials/_lab_diff.html", diff=diff_html(summary_diff(texts[a], texts[b])), a=a, b=b)
+    names = {c["id"]: c.get("name") for c in state.of_target(file, at)[0]} | {RECORDED: "the recorded summary"}
+    return render_template("partials/_lab_diff.html", diff=diff_html(summary_diff(texts[a], texts[b])),
+                           a=names.get(a, a), b=names.get(b, b))
 
 
 @bp.post("/s/<path:rel>/-/lab/keep")
