@@ -114,14 +114,15 @@ def test_a_summary_diff_leaves_the_file_lists_out():
 def test_the_table_ranks_the_judges_word_first_then_the_audit_then_the_smaller_context():
     rows = ranked([
         {"id": "worse", "judge": "worse", "score": 100, "tokens_after": 10},
+        {"id": "disagreed", "judge": "disagreed", "score": 100, "tokens_after": 10},
         {"id": "better", "judge": "better", "score": 10, "tokens_after": 900},
         {"id": "as-well-small", "judge": "as well", "score": 50, "tokens_after": 100},
         {"id": "as-well-big", "judge": "as well", "score": 50, "tokens_after": 200},
         {"id": "untested", "judge": None, "score": 100, "tokens_after": 1},
         {"id": "failed", "error": "the model failed", "judge": None},
     ])
-    assert [r["id"] for r in rows] == ["better", "as-well-small", "as-well-big", "worse", "untested", "failed"]
-    assert [r["rank"] for r in rows] == [1, 2, 3, 4, 5, 6]
+    assert [r["id"] for r in rows] == ["better", "as-well-small", "as-well-big", "disagreed", "worse", "untested", "failed"]
+    assert [r["rank"] for r in rows] == [1, 2, 3, 4, 5, 6, 7]
 
 
 def test_table_rows_join_a_candidate_its_test_and_its_judgment():

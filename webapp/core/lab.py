@@ -289,19 +289,20 @@ def recorded_replies(target: LabTarget) -> list[str]:
 
 # -- ranking ------------------------------------------------------------------------------------------
 
-JUDGE_POINTS = {"better": 1, "as well": 0, "tie": 0, "worse": -1}
+JUDGE_POINTS = {"better": 3, "as well": 2, "disagreed": 1, "worse": 0}  # untested: -1
 
 
 def rank_key(row: dict) -> tuple:
     """How the lab's table orders candidates: the judge's word on the continuation first (better
-    than the original, as well, worse; untested last), then what the audit kept, then the
-    smaller context after, then the cheaper. A failed candidate comes after every other."""
+    than the original, as well, the two orders disagreed, worse; untested last), then the fewer
+    tool errors in the test, then what the audit kept, then the smaller context after, then the
+    cheaper. A failed candidate comes after every other."""
     judged = row.get("judge")
     points = JUDGE_POINTS.get(judged) if judged else None
     errors = row.get("test_errors")
     return (
         row.get("error") is not None,
-        -(points if points is not None else -2),
+        -(points if points is not None else -1),
         errors if isinstance(errors, int) else 0,
         -(row.get("score") if isinstance(row.get("score"), int) else -1),
         row.get("tokens_after") if isinstance(row.get("tokens_after"), int) else 1 << 62,
