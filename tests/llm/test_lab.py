@@ -243,3 +243,21 @@ def test_a_failed_summary_is_its_cards_error_and_the_others_go_on(session, confi
     assert "neither text nor tool calls" in rows["pi"]["error"]
     assert rows["ours"].get("error") is None
     assert (str(session.storage.path), "k1", rows["ours"]["id"]) in run.state().judgments
+
+
+def test_a_lab_in_the_middle_of_a_turn_first_lets_the_model_go_on(tmp_path, config, llm_server):
+    """At a tool result (where pi compacts when a turn overflows), each test first asks the model
+    to go on from it, with no user message of its own, then sends the turns after."""
+    llm_server.behave("script", script=script)
+    session = Session.open(lab_session(compacted=False).write(tmp_path / "s.jsonl"))
+    chosen = LabSettings(models=["extractive"], prompts=["ours"], keeps=[60], turns=2, concurrency=1)
+    run = RunFile.create("mid", {"settings": chosen.as_dict()})
+    assert Lab(run, chosen, config).run([(session, str(session.storage.path), "t5")]) == "finished"
+    firsts = [r["messages"] for r in llm_server.requests
+              if kind_of(r) == "test" and r["messages"][-1].get("tool_call_id") == "c5"]
+    assert len(firsts) == 2  # the reference, the extractive candidate
+    for messages in firsts:
+        assert messages[-2]["tool_calls"][0]["function"]["name"] == "bash"
+        assert messages[-1] == {"role": "tool", "tool_call_id": "c5", "content": "3 passed"}
+    for test in run.state().tests.values():
+        assert [t["prompt"] for t in test["turns"]] == [None, TURNS[1]]

@@ -134,6 +134,11 @@ class Lab:
         with self._tell_lock:
             self._tell(event, data)
 
+    def tell_to(self, on_event: Event) -> None:
+        """Send the run's events to `on_event` from now on (a stream that opens after the run was made)."""
+        with self._tell_lock:
+            self._tell = on_event
+
     def _spent(self, line: dict) -> None:
         self.file.add("spend", line)
         self.tell("spent", {"tokens": self.ledger.spent_tokens, "cost": round(self.ledger.spent_cost, 6),

@@ -173,7 +173,7 @@ def run_lab(rel: str):
         return redirect(page, code=303)
 
     def work(send) -> None:
-        lab._tell = send
+        lab.tell_to(send)
         lab.run([(session, file, target.at)])
 
     def shape(event: str, data: dict) -> tuple[str, dict]:
