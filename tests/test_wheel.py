@@ -121,7 +121,9 @@ def test_the_wheel_installed_in_a_new_venv_serves_the_demo(tmp_path):
         for asset in assets:
             answer = opener.open(base + asset, timeout=30)
             assert answer.status == 200 and len(answer.read()) > 100, asset
-        export = opener.open(f"{base}{sessions[0]}/export", timeout=120)
+        review = opener.open(f"{base}{sessions[0]}/export", timeout=120)  # (a share starts at its review)
+        assert review.status == 200 and "/export/review" in review.url
+        export = opener.open(f"{base}{sessions[0]}/export?reviewed=1&redact=1", timeout=120)
         assert export.status == 200 and "text/html" in export.headers["Content-Type"]
         assert "<svg" in export.read().decode()
     finally:

@@ -29,6 +29,7 @@ from ..core.redact import Replacer, copy_redacted
 from ..core.session import Session
 from ..core.storage import write_new_file
 from ..core.tokens import entry_cost
+from ..core.verdicts import for_a_redacted_copy, verdicts
 from .export import SiteLinks, export_html, session_title, site_assets
 
 GENERATOR = "session-tree project export"  # what marks a folder as one of ours (it may be written again)
@@ -113,7 +114,8 @@ def export_project(app: Flask, root: Path, files: list[Path], out: Path, redacti
     with tempfile.TemporaryDirectory(prefix="session-tree-project-") as tmp:
         for i, path in enumerate(files):
             started = time.perf_counter()
-            row, html = _session_page(app, root, path, page_name(i, path), redaction, Path(tmp) / str(i))
+            shown = Path(redaction.replace.text(path.name)) if redaction else path  # (a page's name shows the file's)
+            row, html = _session_page(app, root, path, page_name(i, shown), redaction, Path(tmp) / str(i))
             shutil.rmtree(Path(tmp) / str(i), ignore_errors=True)  # (a redacted copy: a project's worth of them would fill the disk)
             write_new_file(out / row.page, html.encode("utf-8"), replace=True)
             rows.append(row)
@@ -146,7 +148,8 @@ def _session_page(app: Flask, root: Path, path: Path, page: str, redaction: Reda
         tree = session.tree
         summary = summarize_session(path, session)  # (the file's own size and times, the copy's text)
         title = session_title(tree, file)
-        html = export_html(app, tree, title, None, redaction.note if redaction else None, LINKS, DOT_TIMEOUT)
+        html = export_html(app, tree, title, None, redaction.note if redaction else None, LINKS, DOT_TIMEOUT,
+                           given=for_a_redacted_copy(verdicts(session)) if redaction else verdicts(session))
     except (OSError, SessionError, ValueError, UnicodeError, RecursionError) as exc:
         error = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
         row = Row(page, file, folder, error=hide(error))
