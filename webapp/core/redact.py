@@ -670,11 +670,10 @@ def summary(review: Review, keep: frozenset[str] = frozenset()) -> str:
             f"{', '.join(review.rules)}{f'; {kept} kept as they were by choice' if kept else ''}.")
 
 
-
 def redact_object(obj, rules: frozenset[str] = frozenset()) -> tuple[object, Review]:
-    """`obj` (JSON-like: a report) with every value the scan finds in its strings replaced by its
-    tag, and the review that says what was found."""
+    """A copy of `obj` (JSON-like: a report) with every value the scan finds in its strings (as a
+    session line's are scanned) replaced by its tag, and the review that says what was found."""
     scanner = Scanner(rules)
-    _walk(obj, "report", scanner)
+    _scan_line(scanner, obj, "report")  # (a report holds no runs of text blocks: its texts are whole)
     review = scanner.review()
-    return Replacer(review).obj(obj), review
+    return Replacer(review).obj(json.loads(json.dumps(obj))), review
