@@ -183,6 +183,17 @@ def read_run(path: Path) -> RunState:
     return state
 
 
+def run_head(path: Path) -> dict | None:
+    """A run's first line (what was asked: its settings and targets), read alone; None if it is
+    not a run's."""
+    try:
+        with open(path, "rb") as f:
+            head = orjson.loads(f.readline())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    return head if isinstance(head, dict) and head.get("type") == "run" else None
+
+
 def list_runs(folder: Path | None = None) -> list[Path]:
     """The run files, newest first."""
     folder = folder or runs_dir()

@@ -71,7 +71,7 @@ def lab_chart(rows: list[tuple], link: Callable[[str], str]) -> Markup:
         share = good / judged if judged else 0.0
         said = f"{good}/{judged} as well" if judged else "untested"
         bars.append(Bar(f"{model} · {prompt}", share * 100,
-                        f"{said} · audit {'–' if score is None else f'{score:.0f}%'} · {n} cand.",
+                        f"{said} · audit {'–' if score is None else f'{score:.0f}%'}",
                         link(f"SELECT * FROM lab_candidates WHERE model = '{model.replace(chr(39), chr(39) * 2)}' "
                              f"AND prompt = '{prompt.replace(chr(39), chr(39) * 2)}' ORDER BY run, rank")))
     return bar_chart(bars, "lab candidates judged as good as the original, by model and prompt")

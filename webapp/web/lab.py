@@ -22,7 +22,7 @@ from ..core.lab import (
     cut_choices, cuts_for, lab_target, plan_for, recorded_replies, summary_diff, table_rows,
 )
 from ..core.lab_keep import keep_candidate
-from ..core.lab_store import RunFile, RunState, list_runs, new_run_name, read_run
+from ..core.lab_store import RunFile, RunState, list_runs, new_run_name, read_run, run_head
 from ..core.session import Session
 from ..model.cancel import Cancel
 from ..model.errors import ModelError
@@ -67,12 +67,13 @@ def runs_of(file: str, at: str) -> list[RunState]:
     """The latest runs of the lab at `at` of `file`, newest first."""
     out = []
     for path in list_runs():
+        head = run_head(path)  # (only the first line of each: most runs are of other labs)
+        if head is None or [file, at] not in (head.get("targets") or []):
+            continue
         try:
-            state = read_run(path)
+            out.append(read_run(path))
         except SessionError:
             continue
-        if (file, at) in state.targets:
-            out.append(state)
         if len(out) >= RUNS_SHOWN:
             break
     return out
