@@ -162,3 +162,19 @@ def test_the_report_is_json_and_html_and_a_redacted_one_hides_what_was_said(setu
     assert SECRET not in hidden and "Redacted: " in hidden
     assert SECRET not in client.get(f"/lab/{run}/report.json?redact=1").get_data(as_text=True)
     assert client.get("/lab/nope/report.json").status_code == 404
+
+
+def test_a_prompt_saved_by_name_is_offered_and_sent_after_the_conversation(setup, llm_server):
+    client, token, _ = setup
+    words = "Summarize in three bullets. Keep every command."
+    fragment = client.post("/s/s.jsonl/-/lab/prompt", headers={"HX-Request": "true"},
+                           data={"csrf_token": token, "name": "three bullets", "text": words}).get_data(as_text=True)
+    assert 'value="three bullets" form="lab-form" checked' in fragment and 'value="pi"' in fragment
+    assert 'value="three bullets"' in client.get("/s/s.jsonl/lab?at=k1").get_data(as_text=True)
+    bad = client.post("/s/s.jsonl/-/lab/prompt", data={"csrf_token": token, "name": "pi", "text": "x"})
+    assert bad.status_code == 400 and "built-in name" in bad.get_data(as_text=True)
+    r = client.post("/s/s.jsonl/-/lab", data=form(token, prompt=["three bullets"], turns="0"))
+    assert r.status_code == 303
+    [sent] = [b["messages"] for b in llm_server.requests]
+    assert sent[1]["content"].startswith("<conversation>\n[User]: Build a CSV importer")
+    assert sent[1]["content"].endswith("</conversation>\n\n" + words)

@@ -139,8 +139,10 @@ def ours_request(plan: CompactionPlan) -> SummaryRequest:
 
 
 def own_request(plan: CompactionPlan, text: str) -> SummaryRequest:
-    """A person's prompt: the conversation (and the previous summary) first, then their words."""
-    body = f"<conversation>\n{transcript(plan.messages_to_summarize())}\n</conversation>\n\n"
+    """A person's prompt: the conversation (and the previous summary) first, then their words;
+    the system messages left out, as pi leaves them (the compaction carries the prompt in force)."""
+    said = [m for m in plan.messages_to_summarize() if m.get("role") != "system"]
+    body = f"<conversation>\n{transcript(said)}\n</conversation>\n\n"
     previous = _previous(plan)
     if previous:
         body += f"<previous-summary>\n{with_file_lists(previous, [], [])}\n</previous-summary>\n\n"
