@@ -10,7 +10,7 @@ from tests.conftest import FIXTURES, Builder
 from webapp.cli import main
 from webapp.core.catalog import group_sessions, summarize_session
 from webapp.core.errors import SessionNotFound
-from webapp.core.storage import discover
+from webapp.core.agents.places import discover
 from webapp.web.store import SessionStore
 
 PI = ".pi/agent/sessions/--home-ana-proj--/2026-01-01T00-00-00-000Z_x.jsonl"

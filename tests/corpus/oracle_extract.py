@@ -8,8 +8,9 @@ import os
 from datetime import datetime, timezone
 from pathlib import Path
 
+from webapp.core.agents import source_of
 from webapp.core.audit import audit_entry
-from webapp.core.catalog import first_user_message, source_of
+from webapp.core.catalog import first_user_message
 from webapp.core.entries import (BRANCH_SUMMARY, COMPACTION, MESSAGE, MODEL_CHANGE, Entry, as_key, content_blocks,
                                  parse_time)
 from webapp.core.leaf_figures import leaf_figures
@@ -17,7 +18,7 @@ from webapp.core.search import searchable_text
 from webapp.core.reader import SessionLog
 from webapp.core.tree import SessionTree
 from webapp.core.storage import url_name
-from webapp.core.formats.tools import tool_action
+from webapp.core.agents.tools import tool_action
 from webapp.corpus.extract import TEXT_CHARS, Extracted, file_mtime, project_of
 
 

@@ -10,7 +10,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from webapp.core.audit import audit_entry
-from webapp.core.catalog import source_of
+from webapp.core.agents import source_of
 from webapp.core.compare import outcome
 from webapp.core.entries import BRANCH_SUMMARY, COMPACTION, MESSAGE, content_blocks
 from webapp.core.outcome import STATUSES

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import duckdb
 
+from ..core.agents import agents
 from ..core.errors import SessionError
 from ..core.private import private_umask
 from ..core.storage import fs_name
@@ -22,7 +23,7 @@ from ..corpus.sql import BYTE_CAP, QueryError, format_result, json_safe, read_on
 from ..corpus.text import text_path
 from .args import seconds, whole_number
 from .output import path_text, print_listing
-from .places import say_no_sessions
+from .places import chosen_agents, say_no_sessions
 
 
 @contextmanager
@@ -135,9 +136,10 @@ def _index_parquet(args, roots) -> int:
 def list_indexed(args) -> int:
     """`ls --index`: the rows of `ls` read from the index (brought up to date first), or from the
     server that holds it."""
-    chosen = [a for a in ("pi", "claude_code", "codex") if getattr(args, a, False)]
-    if chosen:
-        raise SessionError("ls --index lists a ROOT (or the home folder): --pi, --claude and --codex list the files")
+    if chosen_agents(args):
+        flags = [f"--{a.flag}" for a in agents()]
+        raise SessionError(f"ls --index lists a ROOT (or the home folder): {', '.join(flags[:-1])} and {flags[-1]} "
+                           "list the files")
     asked = args.root or Path.home()
     root = asked.resolve()
     if not root.is_dir():

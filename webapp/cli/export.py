@@ -7,10 +7,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..core.catalog import agent_places
+from ..core.agents.places import agent_places, discover
 from ..core.errors import SessionError
 from ..core.redact import Replacer, scan_sessions, summary
-from ..core.storage import discover, write_new_file
+from ..core.storage import write_new_file
 from ..web.app import create_app, export_session
 from ..web.project_export import Redaction, check_output, export_project, site_note
 from .output import print_wrote

@@ -4,11 +4,13 @@ corpus index (`corpus.list_indexed`)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
+from ..core.agents import agents
+from ..core.agents.places import discover, skipped_note
 from ..core.catalog import summarize_session
 from ..core.errors import SessionError
-from ..core.storage import discover
 from .output import escape_controls, path_text, print_listing
 from .places import agent_folders, say_no_sessions
 
@@ -21,9 +23,9 @@ def cmd_ls(args) -> int:
         from .corpus import list_indexed
 
         return list_indexed(args)
-    rows = []
+    rows, skipped = [], []
     found = agent_folders(args)
-    for path in discover(*found) if found else ():
+    for path in discover(*found, skipped) if found else ():
         try:
             rows.append({**summarize_session(path).as_dict(), "path": path_text(path)})
         except (OSError, SessionError) as exc:
@@ -31,6 +33,8 @@ def cmd_ls(args) -> int:
     print_listing(rows, args.json)
     if not rows:
         say_no_sessions(args)
+    if skipped:
+        print(f"session-tree: {escape_controls(skipped_note(skipped))}", file=sys.stderr)
     return 0
 
 
@@ -38,10 +42,9 @@ def _ls_command(command) -> None:
     sp = command("ls", cmd_ls, file=False)
     sp.add_argument("root", metavar="ROOT", type=Path, nargs="?")
     sp.add_argument("--json", action="store_true")
-    sp.add_argument("--pi", action="store_true", help="pi's sessions: ~/.pi/agent/sessions")
-    sp.add_argument("--claude", dest="claude_code", action="store_true",
-                    help="Claude Code's sessions: ~/.claude/projects")
-    sp.add_argument("--codex", action="store_true", help="Codex's sessions: ~/.codex/sessions")
+    for agent in agents():  # --pi, --claude, --codex
+        sp.add_argument(f"--{agent.flag}", dest=agent.option, action="store_true",
+                        help=f"{agent.title}'s sessions: ~/{'/'.join(agent.home_folder)}")
     sp.add_argument("--index", action="store_true",
                     help="bring the corpus index up to date and list from it (fast on thousands of sessions; "
                          "the server that holds it does both)")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from .context import Context, build_context
 from .entries import BRANCH_SUMMARY, COMPACTION, CUSTOM_MESSAGE, MESSAGE, Entry, tool_calls
 from .errors import InvalidWrite
-from .formats.tools import EDIT, READ, WRITE, tool_action
+from .agents.tools import EDIT, READ, WRITE, tool_action
 from .messages import entry_messages, estimate_message_tokens, summary_message_of
 from .tokens import TokenCount, context_tokens, format_tokens
 from .tree import SessionTree

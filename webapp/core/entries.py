@@ -454,7 +454,7 @@ def message_facts(msg: dict) -> tuple:
     here": a role or block this walk does not know).
 
     Written for speed: it runs once for every message of a file, and is the one walk over its
-    content that both takes its facts and checks its fields (`formats.pi.PiReader.read_lines`)."""
+    content that both takes its facts and checks its fields (`agents.pi.reader.PiReader.read_lines`)."""
     role = msg.get("role")
     ok = "toolCallId" not in msg or type(msg["toolCallId"]) is str
     if type(role) is str:

@@ -3,7 +3,7 @@ figures: the catalog's summary, the one-walk leaf figures and outcome, the audit
 the tool actions. Pure: no database here, so the same function runs in the indexer, in a Ray
 worker or in a test, and gives the same rows.
 
-The file's bytes are read once. A pi file is read as a server reads a big one (`formats.pi`'s
+The file's bytes are read once. A pi file is read as a server reads a big one (`agents.pi.reader`'s
 loop for the usual line: an entry without its body, its facts in typed columns), which costs a
 third of making every entry hold its body; each body is then parsed once more, from the bytes
 held, when the rows read it (`_Parsed`: a line parsed twice by orjson costs less than an entry
@@ -18,8 +18,9 @@ from pathlib import Path
 
 import orjson
 
+from ..core.agents import source_of
 from ..core.audit import audit_entry
-from ..core.catalog import first_message_preview, source_of
+from ..core.catalog import first_message_preview
 from ..core.entries import (BRANCH_SUMMARY, COMPACTION, MESSAGE, MODEL_CHANGE, Entry, as_key,
                             parse_time)
 from ..core.bodies import Bodies
@@ -28,7 +29,7 @@ from ..core.search import searchable_text
 from ..core.reader import SessionLog
 from ..core.tree import SessionTree
 from ..core.storage import sidecar_stamp, url_name
-from ..core.formats.tools import tool_action
+from ..core.agents.tools import tool_action
 
 # The columns of each table, in order (docs/corpus-tables.md tells what each one means).
 COLUMNS: dict[str, tuple[str, ...]] = {

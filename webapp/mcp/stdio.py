@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..core.catalog import USUAL_PLACES, agent_places, usual_places
+from ..core.agents.places import agent_places, home_places, looked_in
 from ..core.errors import SessionError
 
 DESCRIPTION = ("answer coding agents over MCP on stdio: list, search and read sessions, contexts, "
@@ -26,18 +26,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def where(root: Path | None) -> tuple[Path, tuple[str, ...]]:
-    """The folder served and the sessions folders under it: ROOT as it is, or the agents' usual
-    folders under the home folder."""
+    """The folder served and the sessions folders under it: ROOT as it is, or the agents' sessions
+    folders for the home folder."""
     if root is not None:
         if not root.is_dir():
             raise SessionError(f"{root}: not a folder")
         return root, tuple(agent_places(root))  # (a folder holding the agents' folders: as the home is)
     home = Path.home()
-    places = usual_places(home)
-    if not places:
-        wanted = ", ".join("~/" + "/".join(p) for p in USUAL_PLACES.values())
-        raise SessionError(f"no sessions folder found (looked for {wanted}); name a ROOT")
-    return home, tuple(places)
+    found = home_places(home, [])
+    if found is None:
+        raise SessionError(f"no sessions folder found (looked for {looked_in(home, [])}); name a ROOT")
+    return found[0], tuple(found[1])
 
 
 def run(args: argparse.Namespace) -> int:

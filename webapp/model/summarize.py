@@ -27,7 +27,7 @@ from ..core.compaction import (
 from ..core.context import settings_on
 from ..core.entries import BRANCH_SUMMARY, COMPACTION, Entry, as_key, content_text, tool_calls
 from ..core.errors import InvalidWrite
-from ..core.formats.tools import tool_action
+from ..core.agents.tools import tool_action
 from ..core.reader import first_kept_id
 from ..core.session import ForkResult, Session
 from ..core.summary_writes import write_branch_summary, write_compaction

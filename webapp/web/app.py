@@ -20,7 +20,7 @@ from flask import Flask, abort, render_template, request
 from jinja2 import BytecodeCache
 
 from ..bundled import SAMPLES, STATIC, TEMPLATES, bundled_folder
-from ..core.catalog import agent_places
+from ..core.agents.places import agent_places
 from ..core.errors import ReadOnlySession, SessionError, SessionNotFound, UnknownEntry
 from ..core.session import Session
 from ..model.llm import ModelConfig, warm_up

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 import orjson
 from flask import Blueprint, abort, current_app, render_template, request, url_for
 
+from .. import bundled
+from ..core.agents import places
 from ..core.outcome import STATUSES
 from ..core.storage import fs_name, url_name
 from .filters import CELL_CHARS
@@ -87,6 +89,16 @@ def listing(store, query: str, page: int) -> tuple[Listing, object] | None:
     got = list_sessions(service.index.cursor(), text_path(service.index.path), store.root, query, page)
     got.rows = [(_rel(store, f), s, e) for f, s, e in got.rows]
     return got, progress
+
+
+def skipped_note(store) -> str | None:
+    """What the index page says of the folders under the root that the listing did not search
+    (deeper than their agents keep sessions), if any: those of the walk `store.list` just made,
+    or, with an index, of a walk made again only after each build (the index's own walk finds the
+    files)."""
+    service = corpus()
+    skipped = store.skipped if service is None else service.memo("skipped", store.skipped_folders)
+    return places.skipped_note(skipped) if skipped else None
 
 
 def _rel(store, file: str) -> str:
@@ -314,7 +326,6 @@ def index_for_cli():
 # The docs a page links to, by the name in their URL: only these files are ever read, from the
 # docs folder that travels with the code.
 DOCS = {"corpus-tables": "corpus-tables.md"}
-DOCS_DIR = Path(__file__).resolve().parents[2] / "docs"
 
 
 @bp.get("/docs/<name>")
@@ -326,7 +337,7 @@ def doc_page(name: str):
     if name not in DOCS:
         abort(404, description=f"no doc {name!r}: there are {', '.join(DOCS)}")
     try:
-        text = (DOCS_DIR / DOCS[name]).read_text(encoding="utf-8")
+        text = (bundled.bundled_folder(bundled.DOCS) / DOCS[name]).read_text(encoding="utf-8")
     except OSError as exc:
         abort(404, description=f"{DOCS[name]} is not with this installation ({exc.strerror or exc})")
     title = next((line.lstrip("# ").strip() for line in text.splitlines() if line.startswith("# ")), name)

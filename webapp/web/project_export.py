@@ -23,7 +23,8 @@ from typing import Callable
 
 from flask import Flask
 
-from ..core.catalog import SOURCE_TITLES, SessionSummary, summarize_session
+from ..core.agents import titles
+from ..core.catalog import SessionSummary, summarize_session
 from ..core.errors import SessionError
 from ..core.redact import Replacer, copy_redacted
 from ..core.session import Session
@@ -162,7 +163,7 @@ def render_index(app: Flask, root_name: str, rows: list[Row], redaction: str | N
     with app.app_context():
         return app.jinja_env.get_template("project_export_index.html").render(
             rows=rows, redaction=redaction, generator=GENERATOR, root=root_name,
-            agents=SOURCE_TITLES, made=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            agents=titles(), made=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
             damaged=sum(1 for r in rows if r.error or (r.summary and r.summary.problems)),
         )
 

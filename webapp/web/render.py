@@ -25,7 +25,7 @@ from pygments.token import STANDARD_TYPES
 
 from webapp.core import entries as E
 from webapp.core.entries import Entry, content_blocks, content_text
-from webapp.core.formats.tools import ToolAction, tool_action
+from webapp.core.agents.tools import ToolAction, tool_action
 from webapp.core.tokens import compaction_text, usage_text
 
 from . import lexers

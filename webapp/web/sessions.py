@@ -61,7 +61,7 @@ def index():
         total = len(rows)
     template = "partials/_session_list.html" if is_fragment() else "index.html"
     return render_template(template, groups=group_sessions(rows), query=query, total=total, root=store().root,
-                           progress=progress, page=page, pages=pages,
+                           progress=progress, page=page, pages=pages, skipped=corpus.skipped_note(store()),
                            search=corpus.hits(store(), query, _int_arg("offset", 0) or 0),
                            corpus_error=current_app.extensions.get("corpus_error"))
 

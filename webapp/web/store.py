@@ -18,10 +18,11 @@ from typing import NamedTuple
 
 from werkzeug.exceptions import Forbidden
 
+from ..core.agents.places import discover, max_parts
 from ..core.catalog import SessionSummary, summarize_session
 from ..core.errors import SessionError, SessionNotFound
 from ..core.session import Session
-from ..core.storage import discover, fs_name, url_name
+from ..core.storage import fs_name, url_name
 
 
 class ViewKey(NamedTuple):
@@ -73,10 +74,6 @@ class LRU:
 # every full collection walked them all again (0.3 s each, in the middle of a request).
 FREEZE_BYTES = 8 << 20
 
-# Folders a session may be below its sources folder: Codex's YYYY/MM/DD (see storage.discover),
-# plus the sources folder itself when the root is the home folder (`.codex/sessions`, 2 or 3 deep).
-MAX_PARTS = 8
-
 
 class SessionStore:
     def __init__(self, root: str | Path, within: tuple[str, ...] = ()):
@@ -86,6 +83,9 @@ class SessionStore:
         self.within = tuple(PurePosixPath(Path(w).as_posix()) for w in within)
         if not self.root.is_dir():
             raise SessionNotFound(f"{root}: not a folder")
+        # (the parts of a session file's path under the root: its folder's, and its agent's depth)
+        self.max_parts = max_parts(self.root, [str(w) for w in self.within])
+        self.skipped: list[str] = []  # the folders the last listing did not search, under the root
         self._sessions = LRU(32)  # open sessions hold their parsed file: keep the recent ones
         self._lock = threading.Lock()
         self.summaries = LRU(512)
@@ -104,7 +104,7 @@ class SessionStore:
             or rel.startswith(("/", "\\"))
             or "\\" in rel
             or any(p in ("..", ".") or ":" in p or "\x00" in p for p in parts)
-            or len(parts) > MAX_PARTS
+            or len(parts) > self.max_parts
             or not rel.endswith(".jsonl")
             or (self.within and not any(PurePosixPath(rel).is_relative_to(w) for w in self.within))
         ):
@@ -174,9 +174,12 @@ class SessionStore:
         gc.freeze()
 
     def files(self) -> list[Path]:
-        """Every session file served: under the root (and `within`), no symlink leading out."""
-        out = []
-        for path in discover(self.root, [str(w) for w in self.within]):
+        """Every session file served: under the root (and `within`), no symlink leading out. The
+        folders it did not search for their depth are left in `skipped`."""
+        out, skipped = [], []
+        found = discover(self.root, [str(w) for w in self.within], skipped)
+        self.skipped = [Path(p).relative_to(self.root).as_posix() for p in skipped]
+        for path in found:
             try:
                 if not path.resolve().is_relative_to(self.root):
                     continue  # a symlink that leads out of the root
@@ -184,6 +187,12 @@ class SessionStore:
                 continue  # a loop: not a session file (discover leaves them out already)
             out.append(path)
         return out
+
+    def skipped_folders(self) -> list[str]:
+        """The folders a listing does not search, relative to the root (`files` leaves them in
+        `skipped`)."""
+        self.files()
+        return self.skipped
 
     def list(self) -> list[tuple[str, SessionSummary | None, str | None]]:
         """(rel path, summary, error) for every session under the root, summaries cached."""

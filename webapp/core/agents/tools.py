@@ -1,4 +1,6 @@
-"""The one place that knows each agent's tool names and argument names.
+"""What a tool call does, whichever agent made it: its kind (read, edit, write, bash) and the file,
+command, edit or patch it names, read from each agent's tool names (`agents.agent.Tools`, in each
+agent's room).
 
 pi calls its tools `read`/`edit`/`write`/`bash` with `path`, `oldText`/`newText`, `content`,
 `command`; Claude Code `Read`/`Edit`/`MultiEdit`/`Write`/`NotebookEdit`/`Bash` with `file_path`,
@@ -14,7 +16,8 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
-READ, EDIT, WRITE, BASH, OTHER = "read", "edit", "write", "bash", "other"
+from . import agents
+from .agent import BASH, EDIT, OTHER, READ, WRITE, FileTool  # noqa: F401 (the kinds are this module's too)
 
 
 @dataclass(frozen=True)
@@ -30,25 +33,26 @@ class ToolAction:
     shown: tuple[str, ...] = ()  # the argument names read into the fields above
 
 
-# tool name -> (kind, argument holding the path, the edit's old/new text, the written content)
-_FILE_TOOLS: dict[str, tuple[str, tuple[str, ...], tuple[str, str] | None, str | None]] = {
-    "read": (READ, ("path", "file_path"), None, None),  # early pi versions said file_path
-    "edit": (EDIT, ("path", "file_path"), ("oldText", "newText"), None),
-    "write": (WRITE, ("path", "file_path"), None, "content"),
-    "Read": (READ, ("file_path",), None, None),
-    "Edit": (EDIT, ("file_path",), ("old_string", "new_string"), None),
-    "MultiEdit": (EDIT, ("file_path",), None, None),
-    "Write": (WRITE, ("file_path",), None, "content"),
-    "NotebookEdit": (EDIT, ("notebook_path",), None, None),
-    "NotebookRead": (READ, ("notebook_path",), None, None),
-    "read_file": (READ, ("path", "file_path"), None, None),
-    "view_image": (READ, ("path",), None, None),
-}
-_SHELL_TOOLS = {"bash": "command", "Bash": "command", "shell": "command", "local_shell": "command",
-                "local_shell_call": "command", "shell_command": "command", "exec_command": "cmd",
-                "container.exec": "cmd"}
-_PATCH_TOOLS = frozenset({"apply_patch"})
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.M)
+_Tables = tuple[dict[str, FileTool], dict[str, str], frozenset[str]]
+_made: tuple[tuple, _Tables] | None = None  # (the agents the tables were made from, the tables)
+
+
+def _tables() -> _Tables:
+    """Every registered agent's tool names, merged: file tools, shell tools (name -> the argument
+    holding the command), patch tools. Made again when an agent is registered."""
+    global _made
+    known = agents()
+    if _made is None or _made[0] is not known:
+        files: dict[str, FileTool] = {}
+        shells: dict[str, str] = {}
+        patches: set[str] = set()
+        for agent in reversed(known):  # (a name two agents use reads as the first one's)
+            files.update(agent.tools.files)
+            shells.update(agent.tools.shells)
+            patches.update(agent.tools.patches)
+        _made = known, (files, shells, frozenset(patches))
+    return _made[1]
 
 
 def _command_text(value: Any) -> str | None:
@@ -70,9 +74,11 @@ def tool_action(call: Any) -> ToolAction:
     name, args = call.get("name"), call.get("arguments")
     if not isinstance(name, str) or not isinstance(args, dict):
         return ToolAction(OTHER)
-    if name in _FILE_TOOLS:
-        kind, path_keys, edit_keys, content_key = _FILE_TOOLS[name]
-        key = next((k for k in path_keys if isinstance(args.get(k), str)), None)
+    file_tools, shell_tools, patch_tools = _tables()
+    tool = file_tools.get(name)
+    if tool is not None:
+        kind, edit_keys, content_key = tool.kind, tool.edit, tool.content
+        key = next((k for k in tool.path if isinstance(args.get(k), str)), None)
         if key is None:
             return ToolAction(OTHER)
         path = args[key]
@@ -85,13 +91,13 @@ def tool_action(call: Any) -> ToolAction:
             content = args[content_key]
             shown.append(content_key)
         return ToolAction(kind, path, None, old, new, content, None, (path,), tuple(shown))
-    if name in _SHELL_TOOLS:
-        key = _SHELL_TOOLS[name]
+    if name in shell_tools:
+        key = shell_tools[name]
         command = _command_text(args.get(key))
         if command is None:
             return ToolAction(OTHER)
         return ToolAction(BASH, command=command, shown=(key,))
-    if name in _PATCH_TOOLS:
+    if name in patch_tools:
         key = next((k for k in ("input", "patch") if isinstance(args.get(k), str)), None)
         if key is None:
             return ToolAction(OTHER)

@@ -1,19 +1,21 @@
-"""A pi file read into columns, for `session-tree show --json` (`outline.outline_json`).
+"""pi's file read into columns, for `session-tree show` (`core/outline.py`): the usual line, a pi v3
+message of the known shape, is decoded by a compiled decoder (msgspec) into a few lists indexed by
+entry: ids, parent ids, line numbers, and, for the few entries whose facts the tree's checks read,
+those facts (an assistant turn's tool call ids, a tool result's call id). Every other line (the
+header, a bad or blank line, another entry type, a message the decoder does not take) is read by
+`SessionLog` and `PiReader` themselves, as the full read reads it: this log *is* a `SessionLog`,
+whose `ids` is an index over the columns, so the pi reader's verdicts (duplicate ids, invalid
+fields, a `leaf` that targets no entry) are its own. Those entries are kept as `Entry` objects
+beside the columns (`others`).
 
-`show --json` prints, of every entry, its id, type, parent and line, and of the whole file the
-tree's facts (roots, leaves, the active leaf, labels, problems). Those need no entry object: here
-the usual line, a pi v3 message of the known shape, is decoded by `pi_outline`'s compiled decoder
-(the one `Session.open_outline` reads with, which never accepts a line the pi reader reads
-otherwise) into a few lists indexed by entry: ids, parent ids, line numbers, and, for the few
-entries whose facts the tree's checks read, those facts (an assistant turn's tool call ids, a
-tool result's call id). Every other line (the header, a bad or blank line, another entry type, a
-message the decoder does not take) is read by `SessionLog` and `PiReader` themselves, as the full
-read reads it: this log *is* a `SessionLog`, whose `ids` is an index over the columns, so the pi
-reader's verdicts (duplicate ids, invalid fields, a `leaf` that targets no entry) are its own.
-Those entries are kept as `Entry` objects beside the columns (`others`).
+The decoder is strict so that it never accepts a line that `PiReader` would read otherwise: every
+field of the line must be one it knows, of a type it checks (numbers within orjson's integer
+range; strings checked as UTF-8 by the decoder); the values that may be any JSON (a tool call's
+arguments, a tool result's details) are parsed again by orjson, as the pi reader parses them.
+Its text is decoded only as far as checking it, never kept.
 
-A file the pi reader does not read (Claude Code, Codex: told from its first readable line), or
-one in which a decoded line repeats an id (the pi reader names the second one: rare, and only the
+A file the pi reader does not read (another agent's: told from its first readable line), or one
+in which a decoded line repeats an id (the pi reader names the second one: rare, and only the
 tree's reading says which), is not read here (`NotRead`): `show` reads it as every view does.
 """
 
@@ -21,20 +23,127 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
-from typing import BinaryIO
+from typing import Annotated, BinaryIO, Literal, Union
 
-from .entries import MESSAGE, Entry
-from .formats.pi import PiReader
-from .formats.pi_outline import (
-    _NOT_READ,
-    NO_DETAILS,
-    AssistantMessage,
-    ToolCallBlock,
-    ToolResultMessage,
-    _decode,
-    _parses,
-)
-from .reader import SessionLog, gc_paused
+import msgspec
+import orjson
+from msgspec import UNSET, Meta, Raw, Struct, UnsetType
+
+from ...entries import MESSAGE, Entry
+from ...reader import SessionLog, gc_paused
+from .reader import PiReader
+
+# orjson reads a bigger integer as a float (or not at all): such a line is left to the pi reader.
+Int = Annotated[int, Meta(ge=-(2**63), le=2**63 - 1)]
+Number = Union[Int, float]
+Text = Union[str, None]
+NO_DETAILS = Raw(b"null")
+
+
+class _Block(Struct, forbid_unknown_fields=True, tag_field="type"):
+    pass
+
+
+class TextBlock(_Block, tag="text"):
+    text: str = ""
+    textSignature: Text = None
+
+
+class ThinkingBlock(_Block, tag="thinking"):
+    thinking: str = ""
+    thinkingSignature: Text = None
+
+
+Scalar = Union[str, Number, bool, None]
+
+
+class ToolCallBlock(_Block, tag="toolCall"):
+    id: str = ""
+    name: str = ""
+    # The usual arguments: flat, or lists of plain values (nowhere near too deep); other ones
+    # are read by the pi reader, which checks how deep they go.
+    arguments: dict[str, Union[Scalar, list[Scalar]]] = {}
+    partialJson: Text = None
+
+
+class ImageBlock(_Block, tag="image"):
+    data: str = ""
+    mimeType: Text = None
+
+
+class Cost(Struct, forbid_unknown_fields=True):
+    input: Number = 0
+    output: Number = 0
+    cacheRead: Number = 0
+    cacheWrite: Number = 0
+    total: Union[Number, None] = None
+
+
+class Usage(Struct, forbid_unknown_fields=True):
+    # Required, and above 0: a usage without it, or of 0 or less (which the pi reader may sum
+    # from its parts), is left to the pi reader, so no reading of it needs checking it again.
+    totalTokens: Annotated[int, Meta(gt=0, le=2**63 - 1)]
+    input: Number = 0
+    output: Number = 0
+    cacheRead: Number = 0
+    cacheWrite: Number = 0
+    estimated: bool = False
+    cost: Union[Cost, None] = None
+
+
+class _Message(Struct, forbid_unknown_fields=True, tag_field="role"):
+    toolCallId: Union[str, UnsetType] = UNSET  # (checked on every role: another type is an invalid field)
+    timestamp: Union[Number, str, None] = None
+
+
+class UserMessage(_Message, tag="user"):
+    content: Union[str, list[TextBlock], None] = None
+
+
+class CustomMessage(_Message, tag="custom"):
+    content: Union[str, list[TextBlock], None] = None
+    customType: Text = None
+    display: Union[bool, None] = None
+
+
+class AssistantMessage(_Message, tag="assistant"):
+    content: Union[str, list[Union[TextBlock, ThinkingBlock, ToolCallBlock, ImageBlock]], None] = None
+    api: Text = None
+    provider: Text = None
+    model: Text = None
+    responseId: Text = None
+    usage: Union[Usage, None] = None
+    stopReason: Text = None
+    errorMessage: Text = None
+
+
+class ToolResultMessage(_Message, tag="toolResult"):
+    content: Union[str, list[Union[TextBlock, ImageBlock]], None] = None
+    toolName: Text = None
+    isError: bool = False
+    details: Raw = NO_DETAILS
+
+
+class MessageLine(Struct, forbid_unknown_fields=True):
+    type: Literal["message"]
+    id: str
+    parentId: Union[str, None]  # (required: a line without one is pi v1's, read by the pi reader)
+    message: Union[UserMessage, CustomMessage, AssistantMessage, ToolResultMessage]
+    timestamp: Union[str, UnsetType] = UNSET
+
+
+_decode = msgspec.json.Decoder(MessageLine).decode
+_NOT_READ = (msgspec.DecodeError, RecursionError)
+
+
+def _parses(raw: Raw) -> bool:
+    """Whether a value that may be any JSON parses as orjson parses it (a number out of its
+    range, a string that is not UTF-8: not checked by the decoder in a value it skips)."""
+    try:
+        orjson.loads(memoryview(raw))
+    except orjson.JSONDecodeError:
+        return False
+    return True
 
 
 # A big file is read a piece at a time, never held whole. Pieces of 64 KiB (and their lines) are

@@ -12,9 +12,9 @@ from datetime import datetime, timezone
 
 import orjson
 
-from ..entries import COMPACTION, LEAF, MESSAGE, USAGE_MAX, Entry, message_facts
-from .base import Problem, generated_id
-from .fields import checked_entry, message_ok
+from ...entries import COMPACTION, LEAF, MESSAGE, USAGE_MAX, Entry, message_facts
+from ...formats.base import Problem, generated_id
+from ...formats.fields import checked_entry, message_ok
 
 
 def _v1_first_kept(obj: dict) -> dict:

@@ -1,4 +1,4 @@
-"""Codex rollouts (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`), read-only.
+"""Codex's reader: its rollouts (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`) as entries.
 
 The mapping is `shared/formats/codex.md`. Lines are `{timestamp, type, payload}` with no ids: a
 rollout is linear, ids come from line numbers and each entry's parent is the previous entry of
@@ -13,13 +13,13 @@ from typing import Any
 
 import orjson
 
-from ..entries import Entry
-from .base import INVALID, Problem, generated_id
-from .fields import checked_entry
-from .readonly import Built, ReadOnlyReader
+from ...entries import Entry
+from ...formats.base import INVALID, Problem, generated_id
+from ...formats.fields import checked_entry
+from ...formats.readonly import Built, ReadOnlyReader
+from . import CODEX
 
-SOURCE = "codex"
-_LINE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
+SOURCE = CODEX.name
 _CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
 _OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "local_shell_call_output"})
 # What Codex sends before the conversation and never counts as a user message of it.
@@ -27,10 +27,6 @@ _PREFIX_TAGS = ("<environment_context>", "<user_instructions>", "# AGENTS.md ins
 # The start of the user message a compaction's summary becomes (an earlier summary is no user message).
 SUMMARY_PREFIX = "Another language model started to solve this problem and produced a summary"
 COMPACT_USER_MESSAGE_MAX_TOKENS = 20_000
-
-
-def is_codex_line(obj: dict) -> bool:
-    return obj.get("type") in _LINE_TYPES and isinstance(obj.get("payload"), dict)
 
 
 def _text_of(value: Any) -> str:

@@ -1,4 +1,4 @@
-"""Claude Code transcripts (`~/.claude/projects/<project>/<sessionId>.jsonl`), read-only.
+"""Claude Code's reader: its transcripts (`~/.claude/projects/<project>/<sessionId>.jsonl`) as entries.
 
 The mapping is `shared/formats/claude-code.md`: `uuid`/`parentUuid` are ids and parents; the
 lines of one assistant message split over several lines are one message; a user line of tool
@@ -15,29 +15,17 @@ from typing import Any
 
 import orjson
 
-from ..entries import Entry
-from ..storage import sidecar_files, sidecar_stamp
-from .base import INVALID, Problem
-from .fields import checked_entry
-from .readonly import Built, ReadOnlyReader
+from ...entries import Entry
+from ...storage import sidecar_files, sidecar_stamp
+from ...formats.base import INVALID, Problem
+from ...formats.fields import checked_entry
+from ...formats.readonly import Built, ReadOnlyReader
+from . import CLAUDE_CODE, METADATA_TYPES
 
-SOURCE = "claude-code"
-
-# Lines that describe the session rather than continue it (never nodes, even with a uuid).
-METADATA_TYPES = frozenset({
-    "summary", "custom-title", "ai-title", "agent-name", "last-prompt", "file-history-snapshot",
-    "queue-operation", "permission-mode", "mode", "pr-link", "worktree-state",
-})
+SOURCE = CLAUDE_CODE.name
 _STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "toolUse", "max_tokens": "length",
                  "refusal": "error"}
 _TASK_TOOLS = frozenset({"Task", "Agent"})
-
-
-def is_claude_line(obj: dict) -> bool:
-    """A line only Claude Code writes: a session id with uuids, or one of its metadata lines."""
-    if "sessionId" in obj and ("uuid" in obj or "parentUuid" in obj or obj.get("type") in METADATA_TYPES):
-        return True
-    return obj.get("type") in ("summary", "file-history-snapshot") and "payload" not in obj
 
 
 def _text(content: Any) -> str:
