@@ -32,7 +32,7 @@ from ..core.compaction import plan_compaction, with_file_lists
 from ..core.continuation import copied_path
 from ..core.entries import MESSAGE, content_text, tool_calls
 from ..core.errors import InvalidWrite, SessionError
-from ..core.formats.tools import EDIT, WRITE, tool_action
+from ..core.agents.tools import EDIT, WRITE, tool_action
 from ..core.lab import (
     DEFAULT_TURNS, EXTRACTIVE, RECORDED, CandidateSpec, LabTarget, audit_candidate, candidate_specs, cuts_for,
     lab_target, plan_for, recorded_replies, recorded_spec,
