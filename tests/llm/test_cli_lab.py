@@ -5,6 +5,8 @@ resumed after a failure, and held to its budget."""
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 from tests.lab_session import lab_session
 from tests.llm.conftest import MODEL, run
@@ -21,6 +23,8 @@ def test_a_lab_at_one_compaction_prints_its_ranked_table(tmp_path, capsys, model
                          "--run", "first")
     assert code == 0, err
     assert "run first: 1 target" in err and "finished: " in err
+    assert "no corpus index here" in err  # and none was made for it:
+    assert not (Path(os.environ["XDG_CACHE_HOME"]) / "session-tree" / "corpus.duckdb").exists()
     lines = out.splitlines()
     assert lines[0].startswith(f"{path.resolve()} @ k1: lab at compaction k1")
     assert any("recorded · recorded · recorded cut" in line for line in lines)

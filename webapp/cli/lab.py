@@ -90,8 +90,12 @@ def _sessions(targets: list[tuple[str, str]], say):
 
 
 def _refresh_tables(db) -> str:
+    """The lab tables of the index brought up to date, when there is an index (none is made)."""
     from ..corpus.db import Index, IndexUnavailable
+    from ..corpus.sql import default_db_path
 
+    if not Path(db or default_db_path()).is_file():
+        return "no corpus index here: `session-tree index` puts its results in the tables lab_candidates and lab_tests"
     try:
         index = Index(db)
     except IndexUnavailable:

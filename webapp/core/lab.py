@@ -216,7 +216,7 @@ def candidate_specs(models: list[str], prompts: list[str], cuts: list[Cut]) -> l
 def recorded_spec(target: LabTarget) -> CandidateSpec | None:
     """The recorded summary as a row of its own (audited, tested and ranked like the others)."""
     cut = target.recorded_cut
-    if target.recorded is None or not cut:
+    if target.recorded is None or not cut or cut == target.recorded.id:  # (one that keeps nothing: no cut to share)
         return None
     return CandidateSpec(RECORDED, RECORDED, Cut(cut, None, "recorded cut"))
 
