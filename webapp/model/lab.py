@@ -195,7 +195,8 @@ class Lab:
                 "recorded_replies": recorded_replies(target),
                 "cuts": [{"first_kept": c.first_kept, "keep": c.keep, "name": c.name} for c in cuts],
                 "candidates": [{"id": sp.id, "name": sp.name} for sp in specs]}
-        if (file, target.at) not in self.state.targets:
+        known = self.state.targets.get((file, target.at))
+        if known is None or known.get("error"):  # (a resumed run's target planned before is not written twice)
             self.file.add("target", line)
         self.tell("target", line)
         return _Target(session, file, target, specs, line)
