@@ -21,12 +21,14 @@ from ..core.lab import DEFAULT_TURNS, EXTRACTIVE, MAX_TURNS
 from ..core.lab_keep import report
 from ..core.lab_store import RunFile, new_run_name, run_path
 from ..core.session import Session
-from ..corpus.sql import QueryError
+from ..corpus.db import Index, IndexUnavailable
+from ..corpus.sql import QueryError, default_db_path, run_query
 from ..model.cancel import Cancel
 from ..model.lab import DEFAULT_CONCURRENCY, MAX_CONCURRENCY, Lab, LabSettings
 from ..model.lab_prompts import BUILT_IN, save_prompt
 from ..model.llm import ModelConfig
 from .args import add_api_base, positive, seconds, whole_number
+from .corpus import from_holder, written
 from .output import path_text
 
 DEFAULT_QUERY_LIMIT = 20
@@ -46,9 +48,6 @@ def _settings(args, default_model: str | None) -> LabSettings:
 def _targets_of_query(args) -> list[tuple[str, str]]:
     """(file, entry id) of each row the query gives, from the index brought up to date (or from
     the server that holds it)."""
-    from ..corpus.db import Index, IndexUnavailable
-    from ..corpus.sql import run_query
-    from .corpus import from_holder, written
 
     try:
         index = Index(args.db)
@@ -91,8 +90,6 @@ def _sessions(targets: list[tuple[str, str]], say):
 
 def _refresh_tables(db) -> str:
     """The lab tables of the index brought up to date, when there is an index (none is made)."""
-    from ..corpus.db import Index, IndexUnavailable
-    from ..corpus.sql import default_db_path
 
     if not Path(db or default_db_path()).is_file():
         return "no corpus index here: `session-tree index` puts its results in the tables lab_candidates and lab_tests"
@@ -201,6 +198,8 @@ def _print_report(args, run: RunFile) -> int:
     state = run.state()
     got = report(state)
     if args.report:
+        # The web app renders the report: 0.16 s of CPU to import (`time.process_time` around
+        # the import, modules compiled), paid only with --report.
         from ..web.app import create_app
         from ..web.lab_report import write_report
 
