@@ -29,7 +29,8 @@ from webapp.web.app import create_app
 
 # Values the routes' path arguments take; a route with an argument not named here fails the
 # suite, so that a new route is not left out unnoticed.
-ROUTE_ARGS = {"tab": sessions.TABS, "kind": sessions.MORE_KINDS, "cid": ("c1", "a1")}  # cid: a compaction, or not one
+ROUTE_ARGS = {"tab": sessions.TABS, "kind": sessions.MORE_KINDS, "cid": ("c1", "a1"),  # cid: a compaction, or not one
+              "run": ("lab-none",), "name": ("corpus-tables", "nope")}  # a lab run (none of that name), a doc
 SKIPPED_ENDPOINTS = {"static", "pygments_css",  # files of the app itself, not session views
                      "follow.events"}  # a stream that does not end by itself: tests/web/test_follow_routes.py reads it
 
@@ -122,6 +123,7 @@ def entry_ids(path: Path) -> list[str]:
 
 
 HTMX_OR_NOT = ({}, {"HX-Request": "true"})
+SHARES = {"export.export", "compare.export", "printing.print_branch"}  # the routes that share a session
 
 
 def view_classes(app, rel: str, path: Path) -> dict[tuple[str, bool], list[str]]:
@@ -148,12 +150,14 @@ def view_classes(app, rel: str, path: Path) -> dict[tuple[str, bool], list[str]]
             urls = []
             for node in ids or [""]:
                 q = {"node": node, "id": node, "ids": ",".join(leaves), "tip": leaves[0] if leaves else "",
-                     "start": node, "i": "0", "line": str(bad), "offset": "0"}
+                     "start": node, "i": "0", "line": str(bad), "offset": "0", "reviewed": "1"}  # (a share route past its review)
                 urls.append(path_part + "?" + "&".join(f"{k}={quote(v, safe='')}" for k, v in q.items()))
                 if not rule.arguments:
                     break
             for htmx in (False, True):
                 classes[(path_part, htmx)] = urls
+                if rule.endpoint in SHARES:  # once more from its redacted copy: its scan, its copy, its page
+                    classes[(path_part + "#redacted", htmx)] = [u + "&redact=1" for u in urls]
     return classes
 
 
@@ -181,6 +185,10 @@ def cli_argvs(path: Path, entry: str) -> list[list[str]]:
     """Every command on the file, its required options filled in, plus the --json forms."""
     runs = []
     for name, sp in commands().items():
+        # demo reads no file but the bundled samples, and mcp answers on stdio until its client
+        # goes (its tools read hostile files in tests/mcp_server): both would serve until stopped
+        if name in ("demo", "mcp"):
+            continue
         argv = [name]
         for action in sp._actions:
             if isinstance(action, argparse._HelpAction):
@@ -190,6 +198,8 @@ def cli_argvs(path: Path, entry: str) -> list[list[str]]:
                     argv.append(str(path))
                 elif action.dest == "root":  # for serve: a root that does not exist, or it would serve
                     argv.append(str(path.parent / "missing" if name == "serve" else path.parent))
+                elif action.dest == "where":  # search: in the file
+                    argv.append(str(path))
                 elif action.nargs != "?":
                     argv.append(entry)
             elif action.required:

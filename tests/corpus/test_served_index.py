@@ -161,3 +161,16 @@ def test_a_server_that_cannot_write_beside_its_index_serves_all_the_same(tmp_pat
         ran = True
     assert ran and holder_path(db).is_dir()
     assert "c.duckdb.server.json: not written" in capsys.readouterr().err
+
+
+def test_search_on_a_served_index_is_answered_by_that_server_as_it_is_when_nobody_holds_it(server, capsys):
+    root, db, _, proc = server
+    assert holder_path(db).exists()  # (so the index is the server's: search asks it)
+    assert main(["search", "bleach", str(root), "--db", str(db), "--limit", "2"]) == 0
+    served = capsys.readouterr()
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(10) == 0
+    assert main(["search", "bleach", str(root), "--db", str(db), "--limit", "2"]) == 0
+    assert capsys.readouterr() == served
+    assert served.out.count(f"{root}/") == 2 and "bleach" in served.out.lower()
+    assert served.err == "session-tree: the first 2 hits shown; more follow (--limit)\n"

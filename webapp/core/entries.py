@@ -38,6 +38,7 @@ from .entry_types import (  # noqa: F401 (the vocabulary is part of this module'
     USAGE,
     content_blocks,
     content_text,
+    readable_type,
 )
 from .messages import estimate_entry_tokens
 
@@ -453,7 +454,7 @@ def message_facts(msg: dict) -> tuple:
     here": a role or block this walk does not know).
 
     Written for speed: it runs once for every message of a file, and is the one walk over its
-    content that both takes its facts and checks its fields (`formats.pi.PiReader.read_lines`)."""
+    content that both takes its facts and checks its fields (`agents.pi.reader.PiReader.read_lines`)."""
     role = msg.get("role")
     ok = "toolCallId" not in msg or type(msg["toolCallId"]) is str
     if type(role) is str:
@@ -686,5 +687,5 @@ def entry_text(entry: Entry) -> str:
     if t == USAGE:
         return f"usage: {entry.get('kind')} ({entry.get('provider')}/{entry.get('model')})"
     if t == CUSTOM:
-        return f"custom: {entry.get('customType')}"
-    return str(t)
+        return readable_type(entry.get("customType"))
+    return readable_type(t)

@@ -20,6 +20,7 @@ from typing import Callable, Iterable
 
 import orjson
 
+from .agents import why_read_only
 from .bodies import Bodies
 from .compaction import check_first_kept
 from .context_edits import check_edit, replacement_problem
@@ -41,17 +42,6 @@ FILLED_KEYS = ("id", "parentId", "timestamp")
 
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")  # pi's levels
 
-# SPEC §5c: the formats we append to. A pi v1/v2 file is rewritten with new ids by pi when it
-# next opens it (our appends would be lost), and another agent's file is not ours to change.
-WRITABLE_FORMATS = frozenset({"pi-v3", "empty"})
-_PI_REWRITES = "pi rewrites it with new ids when it opens it, which would lose what we append"
-READ_ONLY_WHY = {  # what a read-only format is, and why we do not write to it
-    "pi-v1": "is a pi v1 session: " + _PI_REWRITES,
-    "pi-v2": "is a pi v2 session: " + _PI_REWRITES,
-    "claude-code": "is a Claude Code session, another agent's file that session-tree only reads",
-    "codex": "is a Codex session, another agent's file that session-tree only reads",
-    "unknown": "has no pi session header, so session-tree only reads it",
-}
 NEW_FILE_HINT = "continue in a new file with `session-tree fork FILE --from ID --new-file`"
 
 
@@ -63,9 +53,8 @@ class ForkResult:
 
 
 class Session:
-    def __init__(self, storage: Storage, outline: bool = False):
+    def __init__(self, storage: Storage):
         self.storage = storage
-        self.outline = outline  # read for an outline (`SessionLog.outline`)
         self._log = self._new_log()
         self._key: tuple | None = None
         self._tree: SessionTree | None = None
@@ -79,12 +68,6 @@ class Session:
     @classmethod
     def open(cls, path: str | os.PathLike) -> "Session":
         return cls(JsonlStorage(path))
-
-    @classmethod
-    def open_outline(cls, path: str | os.PathLike) -> "Session":
-        """A session read for its outline (`show`): the same tree and problems, read faster, with
-        no token estimates taken (each is made from its entry's body if asked)."""
-        return cls(JsonlStorage(path), outline=True)
 
     @classmethod
     def in_memory(cls, data: bytes = b"") -> "Session":
@@ -136,7 +119,7 @@ class Session:
 
     def _new_log(self) -> SessionLog:
         """An empty log of this storage, whose entries may read their bodies again from it."""
-        return SessionLog(getattr(self.storage, "path", None), Bodies(self.storage), self.outline)
+        return SessionLog(getattr(self.storage, "path", None), Bodies(self.storage))
 
     def _rewritten(self) -> bool:
         """True when the bytes read so far are no longer those in the storage (their first and
@@ -165,10 +148,11 @@ class Session:
 
     @property
     def read_only_reason(self) -> str | None:
-        """Why nothing may be written to this session, in one line; None when it is writable."""
-        fmt = self.log.format
-        if fmt not in WRITABLE_FORMATS:
-            what = READ_ONLY_WHY.get(fmt, f"is a {fmt.replace('-', ' ')} session, newer than the v3 session-tree writes")
+        """Why nothing may be written to this session, in one line; None when it is writable. Only
+        pi's v3 files (and new ones) are written (SPEC §5c): each agent's room says why its other
+        files are not."""
+        what = why_read_only(self.log.format)
+        if what:
             return f"{self.storage.name} {what}; {NEW_FILE_HINT}"
         problem = self.storage.write_problem()
         return f"{self.storage.name} {problem}; {NEW_FILE_HINT}" if problem else None
@@ -202,10 +186,13 @@ class Session:
         batch: list[dict],
         parent=ACTIVE,
         check: Callable[[SessionTree, str | None], None] | None = None,
+        stamps: list[str | None] | None = None,
     ) -> list[dict]:
         """Append entries all or nothing: every one is validated first, then all are written in
         one append under one lock, each continuing from the one before it (the first from
-        `parent`, by default the active leaf)."""
+        `parent`, by default the active leaf). `stamps` gives an entry the time it happened
+        (ISO-8601, as `now_iso` writes it) where that was before the write: a model's turn is
+        written whole once its reply is, but its model change and user message were earlier."""
         if not batch:
             raise InvalidWrite("nothing to append")
         for i, fields in enumerate(batch):
@@ -240,13 +227,14 @@ class Session:
                 check(self.tree, parent_id)
             entries, lines = [], []
             branch_end = parent_id  # (the entries of the batch before an edit are no targets of it)
-            for fields in batch:
+            for i, fields in enumerate(batch):
                 if fields["type"] == CONTEXT_EDIT:  # checked and written as pi's appendContextEdit does
                     try:
                         fields = check_edit(self.tree, branch_end, fields)
                     except InvalidWrite as exc:
                         raise InvalidWrite(f"entry {len(entries) + 1}: {exc}" if len(batch) > 1 else str(exc)) from None
-                entry = {"type": fields["type"], "id": new_id(), "parentId": parent_id, "timestamp": now_iso()}
+                stamp = stamps[i] if stamps and i < len(stamps) and stamps[i] else now_iso()
+                entry = {"type": fields["type"], "id": new_id(), "parentId": parent_id, "timestamp": stamp}
                 entry.update((k, v) for k, v in fields.items() if k != "type")
                 try:
                     lines.append(orjson.dumps(entry))

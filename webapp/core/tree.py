@@ -11,10 +11,10 @@ from collections import Counter
 from collections.abc import Container, Iterator, Mapping
 from itertools import filterfalse
 
+from .agents import read_only_formats
 from .context_edits import is_editable, replacement_problem, target_problem
 from .entries import COMPACTION, CONTEXT_EDIT, CUSTOM, LABEL, MARKER_TYPES, SESSION_INFO, Entry, is_marker
 from .errors import AmbiguousEntry, UnknownEntry
-from .formats import READ_ONLY_FORMATS
 from .reader import BadLine, Problem, SessionLog, first_kept_id, gc_paused
 
 
@@ -191,7 +191,7 @@ class SessionTree:
         a torn line read again): build a new tree then."""
         if log is not self._log or not self._grows or len(log.entries) < self._log_entries:
             return None
-        if self.format in READ_ONLY_FORMATS:  # their entries are made again from every line
+        if self.format in read_only_formats():  # their entries are made again from every line
             return None
         new = log.entries[self._log_entries:] + ([log.tail_entry] if log.tail_entry else [])
         ids = {e.id: e for e in new}
@@ -400,7 +400,7 @@ class SessionTree:
     def first_kept_problem(self, compaction: Entry) -> str | None:
         """Why a compaction's `firstKeptEntryId` cannot be honoured, or None when it can."""
         kept = first_kept_id(compaction)
-        if kept is None and self.format in READ_ONLY_FORMATS:
+        if kept is None and self.format in read_only_formats():
             return None  # these agents' compactions keep nothing before them, by design
         known = kept is not None and kept in self.by_id
         return first_kept_reason(kept, known, known and self.is_ancestor(kept, compaction.id))

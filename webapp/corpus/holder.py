@@ -102,6 +102,13 @@ def listed(holder: Holder, root: Path) -> list[dict]:
     return _get(holder, "ls", {"root": str(root)}, None)["rows"]
 
 
+def searched(holder: Holder, root: Path, query: str, limit: int) -> dict:
+    """`search`'s hits (`Hit.as_dict()`, at most `limit`) for `query` in the sessions under `root`
+    (a path under the server's root), from the server's index once it is up to date, with how
+    many entries match in all."""
+    return _get(holder, "search", {"root": str(root), "q": query, "limit": limit}, None)
+
+
 def indexed(holder: Holder, roots: list[Path]) -> dict:
     """`index`'s figures (`db.built`) of a refresh of `holder`'s index that started with the
     question, which covers `roots` (folders under the server's)."""

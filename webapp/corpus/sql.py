@@ -229,9 +229,14 @@ def json_safe(text: str) -> str:
     return text.translate(_JSON_CONTROLS)
 
 
+# In `text`, a value's tab, newline or backslash is written as `\t`, `\n`, `\\` (as PostgreSQL's
+# COPY text format does): a message's newline would otherwise start a row of its own.
+_TEXT_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+
+
 def format_result(result: QueryResult, how: str) -> str:
     """The rows as `session-tree sql` prints them: `json` (one object a row), `csv`, or `text`
-    (tab-separated, a header line first)."""
+    (tab-separated, a header line first, each row on one line)."""
     if how == "json":
         import orjson
 
@@ -245,7 +250,7 @@ def format_result(result: QueryResult, how: str) -> str:
         w.writerows(result.rows)
     else:
         for r in (result.columns, *result.rows):
-            out.write("\t".join("" if v is None else str(v) for v in r) + "\n")
+            out.write("\t".join("" if v is None else str(v).translate(_TEXT_ESCAPES) for v in r) + "\n")
     return out.getvalue()
 
 

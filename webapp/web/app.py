@@ -19,15 +19,14 @@ from pathlib import Path
 from flask import Flask, abort, render_template, request
 from jinja2 import BytecodeCache
 
-from ..core.catalog import agent_places
+from ..bundled import SAMPLES, STATIC, TEMPLATES, bundled_folder
+from ..core.agents.places import agent_places
 from ..core.errors import ReadOnlySession, SessionError, SessionNotFound, UnknownEntry
 from ..core.session import Session
 from ..model.llm import ModelConfig, warm_up
 from .client import ClientGone
 from .store import SessionStore
 
-PROJECT_DIR = Path(__file__).resolve().parents[2]
-SAMPLE_SESSIONS = PROJECT_DIR / "sample_sessions"
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]", "::1")
 
 CSP = (
@@ -83,22 +82,26 @@ def create_app(
     models: tuple[str, ...] = (),
     **config,
 ) -> Flask:
-    """Build the app for a sessions root (default: $SESSION_TREE_ROOT, else the bundled samples),
-    serving only its folders `within` when given (the agents' folders under a home folder);
-    `model` / `api_base` (else $SESSION_TREE_MODEL / _API_BASE) choose the model for replies,
-    `models` the others a form may pick (owner.py: a form names no model the server was not
-    started with). `ALLOW_SANDBOX=True` / `ALLOW_BASH=True` let a replay run sandbox tools / bash.
+    """Build the app for a sessions root (default: $SESSION_TREE_ROOT, else the bundled samples,
+    read-only: `session-tree demo` serves a copy that may be written), serving only its folders
+    `within` when given (the agents' folders under a home folder); `model` / `api_base` (else
+    $SESSION_TREE_MODEL / _API_BASE) choose the model for replies, `models` the others a form may
+    pick (owner.py: a form names no model the server was not started with). `ALLOW_SANDBOX=True` /
+    `ALLOW_BASH=True` let a replay run sandbox tools / bash.
 
     Settings (`config`): `READ_ONLY=True` serves without writing anything (no write control is
     shown, every write route answers 403; see guard.py); `NO_AUTH=True` asks nobody who they are,
     `AUTH_TOKEN` is the token to ask for (else a random one; see auth.py)."""
     app = Flask(
         __name__,
-        template_folder=str(PROJECT_DIR / "templates"),
-        static_folder=str(PROJECT_DIR / "static"),
+        template_folder=str(bundled_folder(TEMPLATES)),
+        static_folder=str(bundled_folder(STATIC)),
     )
     app.jinja_options = {**Flask.jinja_options, "bytecode_cache": COMPILED_TEMPLATES}
-    root = root or os.environ.get("SESSION_TREE_ROOT") or SAMPLE_SESSIONS
+    root = root or os.environ.get("SESSION_TREE_ROOT")
+    if not root:
+        root = bundled_folder(SAMPLES)
+        config.setdefault("READ_ONLY", True)
     app.config.update(
         SESSION_TREE_ROOT=str(root),
         ALLOWED_HOSTS=allowed_hosts(host, allow_hosts or tuple(os.environ.get("SESSION_TREE_ALLOWED_HOSTS", "").split(","))),
@@ -157,7 +160,8 @@ def create_app(
         return error_page(exc.code, exc.description)
 
     from . import (actions, ask, audit, auth, compare, context_edits, context_pages, corpus, csrf, export, filters,
-                   follow, guard, present, printing, replay, sessions, share, short_ids, transcript, verdicts)
+                   follow, guard, lab, lab_corpus, lab_report, mcp_http, present, printing, replay, sessions, share, short_ids,
+                   transcript, verdicts)
 
     auth.protect(app)  # (before the CSRF check: a stranger learns nothing, not even that a token is stale)
     csrf.protect(app)
@@ -179,7 +183,11 @@ def create_app(
     app.register_blueprint(verdicts.bp)
     app.register_blueprint(ask.bp)
     app.register_blueprint(replay.bp)
+    app.register_blueprint(lab.bp)
+    app.register_blueprint(lab_report.bp)
+    app.register_blueprint(lab_corpus.bp)
     app.register_blueprint(corpus.bp)
+    app.register_blueprint(mcp_http.bp)
     return app
 
 
@@ -253,6 +261,10 @@ def export_session(path: Path, leaf: str | None = None, redaction: str | None = 
     `redaction` is the line a redacted copy's file shows first."""
     from .export import export_html, session_title
 
-    tree = Session.open(path).tree
+    from ..core.verdicts import verdicts
+
+    session = Session.open(path)
+    tree = session.tree
     leaf = tree.find(leaf).id if leaf else None
-    return export_html(create_app(path.parent), tree, session_title(tree, path.name), leaf, redaction)
+    return export_html(create_app(path.parent), tree, session_title(tree, path.name), leaf, redaction,
+                       given=verdicts(session))

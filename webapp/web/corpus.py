@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 import orjson
 from flask import Blueprint, abort, current_app, render_template, request, url_for
 
+from .. import bundled
+from ..core.agents import places
 from ..core.outcome import STATUSES
 from ..core.storage import fs_name, url_name
 from .filters import CELL_CHARS
@@ -89,6 +91,16 @@ def listing(store, query: str, page: int) -> tuple[Listing, object] | None:
     return got, progress
 
 
+def skipped_note(store) -> str | None:
+    """What the index page says of the folders under the root that the listing did not search
+    (deeper than their agents keep sessions), if any: those of the walk `store.list` just made,
+    or, with an index, of a walk made again only after each build (the index's own walk finds the
+    files)."""
+    service = corpus()
+    skipped = store.skipped if service is None else service.memo("skipped", store.skipped_folders)
+    return places.skipped_note(skipped) if skipped else None
+
+
 def _rel(store, file: str) -> str:
     """A row's file as `store.rel` names it: the index holds the file found under the (resolved)
     root, so its name is the part after the root's (no resolve of each file per page)."""
@@ -157,7 +169,8 @@ def corpus_page():
         progress = service.fresh()
         prefix = str(store.root).rstrip("/") + "/"
         cur = service.index.cursor()
-    fig = corpus_figures(cur, prefix)
+    prices = current_app.config.get("PRICE_TABLE")  # (a test's fixed table; else litellm's)
+    fig = corpus_figures(cur, prefix, prices)
 
     def link(by: str, value: str) -> str:
         return url_for("corpus.corpus_page", by=by, value=value) + "#behind"
@@ -172,7 +185,8 @@ def corpus_page():
     behind = None
     if by:
         try:
-            behind = [(session_link(f), title, cost, n) for f, title, cost, n in sessions_behind(cur, by, value, prefix)]
+            behind = [(session_link(f), title, cost, n)
+                      for f, title, cost, n in sessions_behind(cur, by, value, prefix, prices=prices)]
         except ValueError as exc:
             abort(400, description=str(exc))
     posted = request.method == "POST"
@@ -184,9 +198,23 @@ def corpus_page():
         except sql.QueryError as exc:
             error = str(exc)
     return render_template("corpus.html", fig=fig, charts=charts(fig, link, session_link), progress=progress,
+                           lab=lab_box(cur),
                            by=by, value=value, behind=behind, sql=query, result=result, sql_error=error,
                            root=store.root, row_cap=sql.ROW_CAP, seconds=sql.SECONDS, statuses=STATUSES,
                            page_mb=sql.PAGE_BYTE_CAP // 1024 // 1024, unrun=bool(query) and not posted)
+
+
+def lab_box(cur) -> dict:
+    """What the corpus page's lab section shows: its chart, the latest runs, the form's choices."""
+    from ..corpus.lab_tables import DEFAULT_QUERY, lab_figures, recent_runs
+    from ..corpus.page import lab_chart
+    from ..model.lab_prompts import BUILT_IN, prompt_names
+    from .owner import model_config, offered_models
+
+    rows = lab_figures(cur)
+    chart = lab_chart(rows, lambda query: url_for("corpus.corpus_page", sql=query) + "#sql-result") if rows else None
+    return {"chart": chart, "runs": recent_runs(cur), "query": DEFAULT_QUERY, "offered": offered_models(),
+            "configured": model_config().model, "prompts": prompt_names(), "built_in": BUILT_IN}
 
 
 def _refused_cli():
@@ -259,6 +287,28 @@ def ls_for_cli():
     return current_app.response_class(orjson.dumps({"rows": got.dicts()}), mimetype="application/json")
 
 
+@bp.get("/-/corpus/search")
+@token_only
+def search_for_cli():
+    """`session-tree search` asking the server that holds the index: the best hits for `q` under
+    `root` (a folder under this server's), once a refresh that started after the question ended."""
+    from ..corpus.search import search
+
+    service, refused = _refused_cli()
+    root = Path(request.args.get("root", ""))
+    refused = refused or _outside([root]) or _refreshed(service)
+    if refused:
+        return refused
+    try:
+        limit = int(request.args.get("limit", ""))
+    except ValueError:
+        return {"error": "limit (a whole number) is asked for"}, 400
+    got = search(text_path(service.index.path), service.index.cursor(), request.args.get("q", ""), limit=limit,
+                 prefix=str(root).rstrip("/") + "/")
+    return {"hits": [h.as_dict() for h in got.hits], "matches": got.matches, "more": got.more,
+            "problem": got.problem}
+
+
 @bp.get("/-/corpus/index")
 @token_only
 def index_for_cli():
@@ -271,6 +321,27 @@ def index_for_cli():
     if refused:
         return refused
     return built(service.index, service.progress)
+
+
+# The docs a page links to, by the name in their URL: only these files are ever read, from the
+# docs folder that travels with the code.
+DOCS = {"corpus-tables": "corpus-tables.md"}
+
+
+@bp.get("/docs/<name>")
+def doc_page(name: str):
+    """A doc of the project (the corpus tables the SQL box queries) as a page of this app: it is
+    read from the docs the package carries, rendered as any Markdown the app shows."""
+    from .render import render_markdown
+
+    if name not in DOCS:
+        abort(404, description=f"no doc {name!r}: there are {', '.join(DOCS)}")
+    try:
+        text = (bundled.bundled_folder(bundled.DOCS) / DOCS[name]).read_text(encoding="utf-8")
+    except OSError as exc:
+        abort(404, description=f"{DOCS[name]} is not with this installation ({exc.strerror or exc})")
+    title = next((line.lstrip("# ").strip() for line in text.splitlines() if line.startswith("# ")), name)
+    return render_template("doc.html", title=title, body=render_markdown(text))
 
 
 @bp.get("/-/corpus/progress")

@@ -44,6 +44,14 @@ def keeps_app_data(view):
     return view
 
 
+def own_write_rule(view):
+    """Mark a POST route whose requests write only through tools it offers only where writes are
+    allowed (the MCP endpoint: no write tool on a read-only server), so reading through it stays
+    open in read-only mode."""
+    view.own_write_rule = True
+    return view
+
+
 def write_refusal(rel: str | None = None) -> str | None:
     """Why a write (to session `rel`, if given) would be refused, in one line; None if allowed."""
     if serving_read_only():
@@ -65,7 +73,7 @@ def protect(app: Flask) -> None:
         if request.method != "POST":
             return None
         view = app.view_functions.get(request.endpoint)
-        if view is None or getattr(view, "computes_only", False):
+        if view is None or getattr(view, "computes_only", False) or getattr(view, "own_write_rule", False):
             return None
         own = any(getattr(view, mark, False) for mark in ("creates_file", "keeps_app_data", "writes_or_continues"))
         rel = None if own else (request.view_args or {}).get("rel")
