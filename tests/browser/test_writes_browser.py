@@ -158,11 +158,11 @@ def test_cancel_stops_the_model_and_writes_no_reply(server, llm_server, page):
     page.click("#node-panel button:has-text('Continue here')")
     page.fill("#fork-form textarea[name=message]", "Write the whole changelog")
     page.click("#fork-form button:has-text('Send')")
-    expect(page.locator("#fork-form .reply-text")).to_contain_text("word word", timeout=10000)
+    expect(page.locator("#fork-form .reply-text")).to_contain_text("word word")
     page.click("#fork-form button.cancel-reply")
     status = page.locator("#fork-form .form-status")
     expect(status).to_have_text("Cancelled: no reply was written; your message was kept.")
-    assert llm_server.client_closed.wait(5)  # the model server saw its client go: it stopped generating
+    assert llm_server.client_closed.wait(60)  # the model server saw its client go: it stopped generating
     assert llm_server.generated < 600
     new = tree_of(server).entries[len(before.entries):]
     assert [e.role or e.type for e in new] == ["user"]
@@ -173,13 +173,13 @@ def test_cancel_stops_the_model_and_writes_no_reply(server, llm_server, page):
 def test_a_reply_cut_at_the_length_limit_is_said_to_be_cut(sessions_root, model_server, llm_server, page):
     """A reply that stops at max_tokens is written as what it is (stopReason length) and the page
     says it was cut, in the status and on the node."""
-    server = model_server(sessions_root, timeout=3, max_tokens=12)
+    server = model_server(sessions_root, max_tokens=12)
     llm_server.behave("generate")
     page.goto(server.url + server.rel(RICH))
     page.click("#node-panel button:has-text('Continue here')")
     page.fill("#fork-form textarea[name=message]", "Explain everything")
     page.click("#fork-form button:has-text('Send')")
-    expect(page.locator("#node-panel .reply-cut")).to_contain_text("cut at the length limit", timeout=10000)
+    expect(page.locator("#node-panel .reply-cut")).to_contain_text("cut at the length limit")
     assert llm_server.requests[-1]["max_tokens"] == 12
     tree = tree_of(server)
     reply = tree.by_id[tree.active_leaf]

@@ -64,7 +64,7 @@ def test_sql_on_a_served_index_is_answered_by_that_server_as_it_is_when_nobody_h
     assert main(["sql", "DROP TABLE sessions", "--db", str(db)]) == 2
     assert "only SELECT queries are run here" in capsys.readouterr().err
     proc.send_signal(signal.SIGTERM)  # a server stopped takes its file away
-    assert proc.wait(10) == 0
+    assert proc.wait(60) == 0
     assert not holder_path(db).exists()
     for query, got in zip(QUERIES, served):
         assert main(["sql", *query, "--db", str(db)]) == 0
@@ -148,7 +148,7 @@ def test_a_file_left_by_another_process_is_not_asked(tmp_path, capsys, monkeypat
         assert f"in use by another process (PID {holder.pid})" in err and "wait for it to end, or stop it" in err
     finally:
         holder.stdin.close()
-        holder.wait(10)
+        holder.wait(60)
     assert os.path.exists(holder_path(db))  # (not ours to remove)
 
 
@@ -169,7 +169,7 @@ def test_search_on_a_served_index_is_answered_by_that_server_as_it_is_when_nobod
     assert main(["search", "bleach", str(root), "--db", str(db), "--limit", "2"]) == 0
     served = capsys.readouterr()
     proc.send_signal(signal.SIGTERM)
-    assert proc.wait(10) == 0
+    assert proc.wait(60) == 0
     assert main(["search", "bleach", str(root), "--db", str(db), "--limit", "2"]) == 0
     assert capsys.readouterr() == served
     assert served.out.count(f"{root}/") == 2 and "bleach" in served.out.lower()

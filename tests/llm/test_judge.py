@@ -174,7 +174,7 @@ def test_a_failed_judge_keeps_the_comparison_with_the_reason_and_the_models_word
     llm_server.per_model("judge-model", "reply", text="Both are lovely, honestly.")
     root = rich.parent.parent
     app = create_app(root)
-    app.config["MODEL_CONFIG"] = ModelConfig(JUDGE, api_base=llm_server.api_base, api_key="dummy", timeout=5)
+    app.config["MODEL_CONFIG"] = ModelConfig(JUDGE, api_base=llm_server.api_base, api_key="dummy", timeout=PATIENT)
     client = app.test_client()
     url = "/s/" + rich.relative_to(root).as_posix()
     tips = Session.open(rich).tree.leaves()
