@@ -4,6 +4,7 @@ session of the SDK's own (`mcp.Client`) against a server, in-process or over a t
 from __future__ import annotations
 
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import anyio
@@ -26,12 +27,15 @@ def samples(tmp_path) -> Path:
 
 def session_with(server, talk):
     """`talk(client)` run in a client session with `server` (an MCPServer, a URL, a transport or
-    stdio parameters); its result."""
+    stdio parameters); its result. The session runs in a thread of its own: in a test process that
+    has run a browser test, Playwright's sync API keeps an event loop running in the main thread
+    (the browser is shared by the process's tests), and a second loop cannot start there."""
     async def run():
         async with Client(server) as client:
             return await talk(client)
 
-    return anyio.run(run)
+    with ThreadPoolExecutor(max_workers=1) as own_thread:
+        return own_thread.submit(anyio.run, run).result()
 
 
 async def text_of(client, tool: str, **arguments) -> str:
