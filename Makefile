@@ -10,7 +10,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: serve serve-demo test install install-test bench clean
+.PHONY: serve serve-demo test install install-test bench real-model clean
 
 serve: install
 	@$(MAKE) --no-print-directory serve-demo
@@ -27,6 +27,16 @@ test: install-test
 bench: install
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/scale.py
+
+# A real small model (SmolLM2-135M from PyPI) behind llama.cpp's server, built here once (minutes):
+# every model feature run against it, timed (bench/real_model.sh). Not part of `make test`.
+real-model: install $(STAMPS)/apt-build
+	PYTHON=$(abspath $(BIN)/python) bench/real_model.sh
+
+$(STAMPS)/apt-build:
+	@mkdir -p $(STAMPS)
+	command -v cmake >/dev/null && command -v g++ >/dev/null && command -v curl >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq cmake g++ make curl; }
+	@touch $@
 
 install: $(STAMPS)/apt-graphviz $(STAMPS)/apt-fonts $(STAMPS)/apt-bubblewrap $(STAMPS)/venv
 

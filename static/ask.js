@@ -65,7 +65,8 @@
         col.classList.add("ask-" + e.event);
         col.querySelector(".ask-cancel").remove();
         const line = col.querySelector(".ask-status");
-        line.textContent = e.event === "done" ? "written in " + d.seconds + " s " : d.error;
+        line.textContent = e.event === "done" ? "written in " + d.seconds + " s · context sent: "
+          + d.sent_tokens.toLocaleString("en") + " tokens (" + (d.sent_estimated ? "estimated" : "the server's count") + ") " : d.error;
         if (e.event === "done") {
           const a = el("a", "", "open the branch");
           a.href = location.pathname.replace(/\/ask$/, "") + "?node=" + encodeURIComponent(d.entry);

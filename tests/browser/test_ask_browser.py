@@ -21,7 +21,7 @@ def server(sessions_root, llm_server, model_server):
     llm_server.per_model("fast-model", "reply", pieces=["VAT", " is", " applied", " after", " the", " discount."])
     llm_server.per_model("slow-model", "reply", pieces=["Let", " me", " think", " about", " it", " slowly", "."], delay=0.6)
     llm_server.per_model("broken-model", "500")
-    llm_server.per_model("other-model", "reply", pieces=["A", " second", " opinion."], delay=0.05)
+    llm_server.per_model("other-model", "reply", pieces=["A", " second", " opinion."], delay=0.05, usage=None)
     return model_server(sessions_root, "openai/fast-model",
                         models=("openai/other-model", "openai/broken-model", "openai/slow-model"))
 
@@ -51,6 +51,8 @@ def test_ask_three_models_side_by_side_then_compare(server, llm_server, page):
     expect(columns.nth(1).locator(".ask-text")).to_have_text("A second opinion.", timeout=20000)
     expect(columns.nth(2).locator(".ask-status")).to_contain_text("Nothing was written for openai/broken-model")
     expect(columns.nth(0).locator(".ask-status")).to_contain_text("written in")
+    expect(columns.nth(0).locator(".ask-status")).to_contain_text("context sent: 12 tokens (the server's count)")
+    expect(columns.nth(1).locator(".ask-status")).to_contain_text("(estimated)")  # a server that sent no usage
     page.get_by_role("link", name="Compare these 2 branches").click()
     expect(page.locator(".cmp-branch-head")).to_have_count(2)
     expect(page.locator(".cmp-outcome .final-answer").first).to_contain_text("VAT is applied after the discount.")
@@ -58,6 +60,7 @@ def test_ask_three_models_side_by_side_then_compare(server, llm_server, page):
 
 
 def test_a_cancelled_column_writes_no_reply(server, llm_server, page):
+    llm_server.per_model("slow-model", "generate", delay=0.3, limit=400)  # a model that would go on for minutes
     file, rel, leaf = where_the_branch_ends(server)
     page.goto(f"{server.url}{rel}/ask?at={leaf}")
     page.get_by_role("textbox", name="Message").fill("Once more, slowly")
@@ -68,9 +71,11 @@ def test_a_cancelled_column_writes_no_reply(server, llm_server, page):
     expect(slow.locator(".ask-text")).not_to_have_text("", timeout=20000)  # it has begun
     slow.get_by_role("button", name="Cancel").click()
     expect(slow.locator(".ask-status")).to_have_text("Cancelled: no reply was written.", timeout=20000)
+    assert llm_server.client_closed.wait(5) and llm_server.generated < 400  # the model server stopped generating
     expect(page.locator("#ask-end")).to_have_text("One model answered: nothing to compare.")
-    written = [e for e in Session.open(file).tree.entries if e.role == "assistant" and e.message.get("model") == "slow-model"]
-    assert written == []
+    written = [e for e in Session.open(file).tree.entries
+               if e.message.get("model") == "slow-model" or e.get("modelId") == "slow-model"]
+    assert written == []  # neither a reply nor a model_change
 
 
 def test_with_no_model_configured_the_page_says_so_only_once_the_form_is_sent(sessions_root, page):

@@ -97,3 +97,19 @@ def test_the_sandbox_is_offered_only_by_a_server_started_with_it(tmp_path, llm_s
     result = [e for e in Session.open(root / "s.jsonl").tree.entries if e.role == "toolResult"][-1]
     assert result.message["content"][0]["text"] == "from the copy\n"
     assert not (project / "made.txt").exists() and llm_server.refused == []
+
+
+def test_cancel_closes_the_model_call_at_once_and_writes_nothing_before_the_first_reply(server, llm_server,
+                                                                                      model_server, page):
+    llm_server.per_model("endless-model", "generate", delay=0.3, limit=400)
+    live = model_server(server.root, models=("openai/endless-model",))
+    before = (server.root / "s.jsonl").read_bytes()
+    page.goto(f"{live.url}/s/s.jsonl/replay?leaf=a8")
+    page.get_by_label("Model", exact=True).select_option("openai/endless-model")
+    page.get_by_role("button", name="Replay on this model").click()
+    expect(page.locator(".replay-step .replay-text")).to_contain_text("word word", timeout=20000)
+    page.get_by_role("button", name="Cancel").click()
+    expect(page.locator(".replay-failed")).to_have_text("Cancelled before the first reply: nothing was written.",
+                                                        timeout=20000)
+    assert llm_server.client_closed.wait(5) and llm_server.generated < 400  # the model server stopped
+    assert (server.root / "s.jsonl").read_bytes() == before

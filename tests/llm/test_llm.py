@@ -12,9 +12,10 @@ HELLO = [{"role": "user", "content": "hi"}]
 
 
 def sent(messages: list[dict]) -> list[dict]:
-    """Messages as the server receives them: litellm leaves out a null `content` (an assistant
-    message with only tool calls), which the OpenAI API reads the same as null."""
-    return [{k: v for k, v in m.items() if v is not None} for m in messages]
+    """Messages as the server receives them: an assistant message with only tool calls carries
+    `content: ""` (local servers' chat templates read it; OpenAI reads it as null)."""
+    return [{**m, "content": ""} if m.get("role") == "assistant" and m.get("content") is None else m
+            for m in messages]
 
 
 # -- configuration ---------------------------------------------------------------------------------

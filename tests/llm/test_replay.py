@@ -6,6 +6,7 @@ server's strict checks."""
 from __future__ import annotations
 
 import hashlib
+from datetime import datetime
 from pathlib import Path
 
 import orjson
@@ -194,7 +195,7 @@ def test_a_step_limit_stops_the_replay_and_writes_why(tmp_path, llm_server, conf
     stop = lines_of(path.read_bytes())[-1]
     assert stop["type"] == "custom" and stop["customType"] == "session-tree.replay-stop"
     assert stop["data"]["reason"] == "step limit 3 reached" and stop["data"]["steps"] == 3
-    assert stop["data"]["tokens"] == 51 and stop["data"]["cost"] == 0
+    assert stop["data"]["tokens"] == 51 and stop["data"]["cost"] is None  # no price known: unknown, not $0
     ended = outcome(session.tree.path(stop["id"]))
     assert (ended.status, ended.status_text, ended.detail) == ("replay_stopped", "replay stopped", "step limit 3 reached")
     assert replay_info(session.tree, stop["id"]).summary().endswith("; stopped: step limit 3 reached")
@@ -335,3 +336,24 @@ def test_a_copy_limit_that_is_no_number_is_refused_in_one_line(tmp_path, llm_ser
                          "--max-copy-mb", limit)
     assert code == 2 and err == f"session-tree: error: the copy limit must be a number of MB above 0, not {limit}\n"
     assert path.read_bytes() == before and llm_server.requests == []
+
+
+def test_a_replay_on_another_model_differs_in_its_answer_not_its_prompt_and_is_stamped_as_it_ran(
+        tmp_path, llm_server, config):
+    """The replayed branch opens with its model change; compared with the branch it replays, the
+    same prompt lines up with the same prompt (the answers differ), and each entry carries the
+    time it happened: the model change when the replay began, the user message when it was sent,
+    the reply when it came back."""
+    from webapp.core.compare import compare
+
+    path, _ = recorded_session(tmp_path)
+    llm_server.behave("reply", pieces=["Another", " docstring."], delay=0.3)
+    session = Session.open(path)
+    replay = run_replay(prepare(session, other_config(config), "a8", "a6"))
+    tree = Session.open(path).tree
+    cmp = compare(tree, ["a8", replay.leaf])
+    assert cmp.divergence_kind == "answer"
+    change, user, reply = (tree.by_id[i] for i in replay.written)
+    assert (change.type, user.role, reply.role) == ("model_change", "user", "assistant")
+    assert change.timestamp <= user.timestamp < reply.timestamp  # the reply came 0.6 s after its prompt was sent
+    assert user.message["timestamp"] < int(datetime.fromisoformat(reply.timestamp.replace("Z", "+00:00")).timestamp() * 1000)

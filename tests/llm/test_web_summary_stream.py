@@ -36,8 +36,12 @@ def client_for(root, config, models=(), **settings):
 
 
 def events(body: str) -> list[tuple[str, dict]]:
+    """The events of a stream, as a browser reads them (a ":" line is a comment: the server's
+    check, during a silence, that the browser is still there)."""
     out = []
     for block in body.strip().split("\n\n"):
+        if block.startswith(":"):
+            continue
         lines = dict(line.split(": ", 1) for line in block.splitlines())
         out.append((lines["event"], json.loads(lines["data"])))
     return out

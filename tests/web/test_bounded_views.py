@@ -24,7 +24,7 @@ def test_a_comparison_of_more_branches_than_the_cap_compares_the_first_and_says_
     assert f"answer {compare.MAX_COMPARED - 1}<" in html and f"answer {compare.MAX_COMPARED}<" not in html
     capped = client.get("/s/s.jsonl/compare?ids=" + ",".join(tips[:compare.MAX_COMPARED])).get_data(as_text=True)
     assert len(html) < 1.1 * len(capped)
-    export = client.get("/s/s.jsonl/compare/export?ids=" + ",".join(tips))
+    export = client.get("/s/s.jsonl/compare/export?reviewed=1&ids=" + ",".join(tips))
     assert export.status_code == 200 and 'id="compare-capped"' in export.get_data(as_text=True)
 
 

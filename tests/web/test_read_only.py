@@ -44,7 +44,7 @@ def digests(root: Path) -> dict[str, str]:
 
 def write_routes(app) -> list[str]:
     """Every POST route that is not marked as only computing, nor as refusing writes itself (the
-    MCP endpoint, which offers no write tool on a read-only server: tests/mcp)."""
+    MCP endpoint, which offers no write tool on a read-only server: tests/mcp_server)."""
     return sorted(r.endpoint for r in app.url_map.iter_rules()
                   if "POST" in r.methods and not any(getattr(app.view_functions[r.endpoint], mark, False)
                                                      for mark in ("computes_only", "own_write_rule")))

@@ -33,6 +33,8 @@ COMMANDS = {
     "tree": ("reading", "the tree as text"),
     "search": ("search", "the entries that mention a text, in one session or in every session under a folder"),
     "context": ("context", "what the model sees at the active leaf or at --leaf"),
+    "edit-context": ("context", "take an entry out of what the model sees, or send other text in its place "
+                                "(pi 1.6's context edit)"),
     "fork": ("writing", "move the active leaf to an entry (at) or its parent (before)"),
     "label": ("writing", "set or clear the label of an entry"),
     "append": ("writing", "append entries read as JSON from stdin at the active leaf"),
@@ -58,6 +60,7 @@ COMMANDS = {
     "demo": ("serve", "start the web app on a fresh copy of the sample sessions (removed when it stops)"),
     "index": ("corpus", "index every session under the ROOTs (default: the home folder's agents)"),
     "sql": ("corpus", "a read-only SQL query on the corpus index"),
+    "mcp": ("mcp", "answer coding agents over MCP on stdio (list, search, read sessions and contexts)"),
 }
 GROUPS = tuple(dict.fromkeys(group for group, _ in COMMANDS.values()))
 EVERY = "*"  # build_parser's group: every group's commands
@@ -101,7 +104,8 @@ def parser_for(argv: list[str]) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parser_for(argv).parse_args(argv)
-    if not getattr(args, "json", False):  # human output: escaped (JSON escapes on its own)
+    # human output: escaped (JSON escapes on its own, and a protocol's stdout is no person's)
+    if not getattr(args, "json", False) and not getattr(args, "protocol_on_stdout", False):
         sys.stdout = SafeText(sys.stdout)
     try:
         return args.func(args)

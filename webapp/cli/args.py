@@ -77,6 +77,16 @@ def add_api_base(sp) -> None:
     sp.add_argument("--api-base", metavar="URL", help="an OpenAI-compatible server (default: $SESSION_TREE_API_BASE)")
 
 
+def add_limit_options(sp) -> None:
+    """--context-window / --max-tokens of the commands that ask for a reply."""
+    sp.add_argument("--context-window", metavar="N", type=whole_number(1),
+                    help="the model's window in tokens (default: $SESSION_TREE_CONTEXT_WINDOW, litellm's table, "
+                         "or what the server says)")
+    sp.add_argument("--max-tokens", metavar="N", type=whole_number(1),
+                    help="the longest reply to allow (default: $SESSION_TREE_MAX_TOKENS, else the model's limit "
+                         "and what its window leaves)")
+
+
 def add_model_options(sp, model_group=None) -> None:
     """--model / --api-base / --instructions of the commands that summarize."""
     (model_group or sp).add_argument(

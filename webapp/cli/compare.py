@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import urlencode
 
+from flask import g
+
 from ..core.compare import FIGURE_ROWS, compare, comparison_data
 from ..core.entries import short_id
 from ..core.errors import SessionError
@@ -57,12 +59,16 @@ def cmd_compare(args) -> int:
 
 def _compare_html(args, ids: list[str], base: str) -> int:
     """The web app's self-contained export, rendered without a server."""
-    query = urlencode({"ids": ",".join(ids), "align": args.align, "base": base})
-    with shared_copy(args.file.resolve(), args) as (path, redaction):
+    with shared_copy(args.file.resolve(), args) as (path, redaction, shared):
         if path is None:
             return 0
+        if shared:  # (an id may hold a value redacted everywhere: the copy's ids are asked for)
+            ids, base = [shared.replace.text(i) for i in ids], shared.replace.text(base)
+        query = urlencode({"ids": ",".join(ids), "align": args.align, "base": base})
         app = create_app(path.parent)
         with app.test_request_context(f"/s/{path.name}/compare/export?{query}"):
+            if shared:  # a data folder's verdicts are read by the session's id: theirs, redacted, stand instead
+                g.branch_verdicts = {path.name: shared.verdicts}
             html, _ = export_html(path.name, ids, redaction)
     write_new_file(Path(args.html), html.encode("utf-8"), replace=True)
     print_wrote(args.html, len(html.encode()))

@@ -1,6 +1,6 @@
 """`session-tree context FILE [--leaf ID] [--request | --diff A B] [--json]`: what the model sees
 at an entry, the request it would be sent there, or what differs between the contexts at two
-entries."""
+entries; and `session-tree edit-context FILE NODE --omit | --replace-file F`: changing it."""
 
 from __future__ import annotations
 
@@ -10,14 +10,15 @@ import orjson
 
 from ..core.context import build_context
 from ..core.context_diff import diff_contexts
+from ..core.context_text import context_blocks, context_head, diff_lines, request_text
+from ..core.edit_preview import preview_edit
+from ..core.edit_writes import write_context_edit
 from ..core.errors import SessionError
 from ..core.request import build_request
 from ..core.session import Session
-from ..core.tokens import context_tokens, token_text
-from .inputs import leaf_named
+from ..core.tokens import context_tokens
+from .inputs import leaf_named, read_summary_file
 from .output import print_json
-
-_MARK = {"both": " ", "only-a": "-", "only-b": "+", "changed": "~"}
 
 
 def cmd_context(args) -> int:
@@ -44,46 +45,26 @@ def cmd_context(args) -> int:
             }
         )
         return 0
-    print(f"leaf {leaf}  model {ctx.settings.model_name or '-'}  "
-          f"thinking {ctx.settings.thinking_level or '-'}  {token_text(tokens)}")
-    for p in ctx.problems:
-        print(f"! {p}")
-    _print_messages(ctx.messages, lambda m: f"--- {m['role']} [{m['entryId']}]",
-                    lambda c: c["function"]["name"])
+    _print_text(context_head(leaf, ctx), context_blocks(ctx))
     return 0
 
 
-def _print_messages(messages: list[dict], heading, call_name) -> None:
-    """Each chat message: its `heading(m)` line with its tool calls (`call_name(c)` each), then its
-    content as text, or its parts as JSON."""
-    for m in messages:
-        calls = ", ".join(call_name(c) for c in m.get("tool_calls", ()))
-        print(heading(m) + (f" → {calls}" if calls else ""))
-        content = m.get("content")
-        text = content if isinstance(content, str) else orjson.dumps(content).decode() if content else ""
-        if text:
-            print(text)
+def _print_text(head: list[str], blocks) -> None:
+    """What `core/context_text` reads out (the MCP server answers a model the same text)."""
+    for line in head:
+        print(line)
+    for block in blocks:
+        print(block)
 
 
 def _print_request(args, leaf: str | None, ctx) -> int:
     """The request a model would be sent at `leaf` (SPEC §5b), with what was added or skipped."""
-    request = build_request(ctx)
     if args.json:
+        request = build_request(ctx)
         print_json({"leafId": leaf, "model": ctx.settings.model, "messages": request.messages,
                     "tools": request.tools, "changes": [c.as_dict() for c in request.changes]})
         return 0
-    print(f"leaf {leaf}  model {ctx.settings.model_name or '-'}  {len(request.messages)} messages "
-          f"({len(request.added)} added, {len(request.skipped)} skipped)"
-          + (f"; tools: {', '.join(t['function']['name'] for t in request.tools)}" if request.tools else ""))
-    for c in request.skipped:
-        print(f"- skipped [{c.entry_id}]: {c.reason}")
-
-    def heading(m: dict) -> str:
-        mark = "+ added " if m.get("added") else "--- "
-        extra = f" for {m['tool_call_id']}" if m.get("role") == "tool" else ""
-        return f"{mark}{m['role']} [{m['entryId']}]{extra}"
-
-    _print_messages(request.messages, heading, lambda c: f"{c['function']['name']} ({c['id']})")
+    _print_text(*request_text(leaf, ctx))
     return 0
 
 
@@ -96,25 +77,12 @@ def print_diff(tree, a: str, b: str, as_json: bool) -> int:
     if as_json:
         sys.stdout.buffer.write(orjson.dumps(diff.as_dict(), option=orjson.OPT_INDENT_2) + b"\n")
         return 0
-    print(f"A {a}  {token_text(diff.a.tokens)}  ({len(diff.a.context.messages)} messages)")
-    print(f"B {b}  {token_text(diff.b.tokens)}  ({len(diff.b.context.messages)} messages)")
-    print(f"shared until {diff.shared_until or '(nothing shared)'}; "
-          + ", ".join(f"{diff.count(k)} {k}" for k in ("both", "changed", "only-a", "only-b")))
-    for s in diff.settings:
-        print(f"{s.name}: {s.a or '-'} → {s.b or '-'}".replace("\n", " ")[:300])
-    for r in diff.rows:
-        item = r.a or r.b
-        where = item.entry.id if r.kind != "changed" else f"{r.a.entry.id} → {r.b.entry.id}"
-        if r.kind == "changed":
-            text = "".join(t if op == "equal" else f"[-{t}-]" if op == "delete" else f"{{+{t}+}}" for op, t in r.diff)
-        else:
-            text = item.text
-        line = " ".join(text.split())
-        print(f"{_MARK[r.kind]} {item.message.get('role')} [{where}] {line[:200]}")
+    for line in diff_lines(diff, a, b):
+        print(line)
     return 0
 
 
-def register(command) -> None:
+def _register_context(command) -> None:
     sp = command("context", cmd_context)
     sp.add_argument("--leaf", metavar="ID")
     sp.add_argument("--json", action="store_true")
@@ -123,3 +91,41 @@ def register(command) -> None:
     sp.add_argument("--diff", nargs=2, metavar=("A", "B"),
                     help="compare the contexts at entries A and B: messages only in A (-), only in B (+), "
                          "changed (~, a word diff), and changes of model, thinking level, tools, system messages")
+
+
+def cmd_edit_context(args) -> int:
+    """pi 1.6's context edit from a shell: the token figures before and after are printed first,
+    then the edit is written at the active leaf (or --at), in the session when it may be written,
+    else in a new file that continues it (SPEC §5c); --dry-run writes nothing."""
+    session = Session.open(args.file)
+    leaf = leaf_named(session, args.at)
+    target = session.tree.find(args.node).id
+    replacement = None if args.omit else {"content": read_summary_file(args.replace_file)}
+    preview = preview_edit(session.tree, leaf, target, replacement)
+    written, continued = (None, None) if args.dry_run else write_context_edit(session, leaf, target, replacement)
+    if args.json:
+        print_json({"targetId": target, "leafId": leaf, "replacement": preview.replacement,
+                    "tokensBefore": preview.before.context, "tokensAfter": preview.after.context,
+                    "entryId": written["id"] if written else None,
+                    "continuedIn": str(continued) if continued else None})
+        return 0
+    what = "left out of the context" if args.omit else "sent with the new text"
+    print(f"{target}: {what}; context {preview.before.context:,} → {preview.after.context:,} tokens (estimated)")
+    if continued:
+        print(f"{args.file} is not written to: the edit is in {continued}")
+    if written:
+        print(written["id"])
+    return 0
+
+
+def register(command) -> None:
+    _register_context(command)
+    sp = command("edit-context", cmd_edit_context)
+    sp.add_argument("node", metavar="NODE", help="the entry whose part of the context to change (a short id will do)")
+    what = sp.add_mutually_exclusive_group(required=True)
+    what.add_argument("--omit", action="store_true", help="take the entry out of what the model is sent")
+    what.add_argument("--replace-file", metavar="F",
+                      help="send the text of file F in the entry's place (UTF-8; its role and metadata stay)")
+    sp.add_argument("--at", metavar="ID", help="the node whose context changes (default: the active leaf)")
+    sp.add_argument("--dry-run", action="store_true", help="print the token figures before and after, write nothing")
+    sp.add_argument("--json", action="store_true")

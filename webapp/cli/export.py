@@ -23,11 +23,12 @@ def cmd_export(args) -> int:
 
 def export_file(args) -> int:
     """The session as one HTML file, redacted with --redact."""
-    with shared_copy(args.file, args) as (path, redaction):
+    with shared_copy(args.file, args) as (path, redaction, shared):
         if path is None:
             return 0
-        html = export_session(path, args.leaf, redaction)
-    out = args.output or Path(args.file.stem + ".html")  # never beside the session: its folder may be another agent's
+        html = export_session(path, args.leaf and shared.replace.text(args.leaf) if shared else args.leaf, redaction)
+    # never beside the session (its folder may be another agent's); a redacted file's name is its copy's
+    out = args.output or Path((path.stem if shared else args.file.stem) + ".html")
     write_new_file(out, html.encode("utf-8"), replace=True)
     print_wrote(out, len(html.encode()))
     return 0

@@ -25,8 +25,9 @@ from ..model.judge import judge
 from ..model.llm import ModelConfig, continue_branch, regenerate_reply
 from ..model.summarize import regenerate_summary
 from ..model.table import cost_text, priced
-from .args import add_api_base, positive
+from .args import add_api_base, add_limit_options, positive
 from .inputs import leaf_named
+from .output import end_line, streaming
 
 
 def _show_reply(assistant: dict) -> None:
@@ -34,27 +35,18 @@ def _show_reply(assistant: dict) -> None:
     for block in assistant["message"]["content"]:
         if block["type"] == "toolCall":
             print(f"→ {block['name']} {orjson.dumps(block['arguments']).decode()} (not run)")
-
-
-def _streaming():
-    """An on_delta that writes the reply's text to stdout, and whether anything was written."""
-    state = {"streamed": False}
-
-    def show(kind: str, text: str) -> None:
-        if kind == "text":
-            sys.stdout.write(text)
-            sys.stdout.flush()
-            state["streamed"] = True
-
-    return show, state
+    if assistant["message"].get("stopReason") == "length":
+        out = (assistant["message"].get("usage") or {}).get("output")
+        print(f"session-tree: the reply was cut at the length limit{f' ({out} tokens)' if out else ''}: "
+              "the model did not finish it (written as such, stopReason length)", file=sys.stderr)
 
 
 def cmd_continue(args) -> int:
     """Stream the reply's text to stdout as it arrives; tool calls are listed, not run."""
     if args.retry == (args.message is not None):
         raise SessionError("give either --message TEXT, or --retry to ask again for the message waiting")
-    config = ModelConfig.from_env(args.model, args.api_base)
-    show, state = _streaming()
+    config = ModelConfig.from_env(args.model, args.api_base, args.context_window, args.max_tokens)
+    show, state = streaming()
     session = Session.open(args.file)
     leaf = leaf_named(session, args.leaf) if args.leaf else None
     try:
@@ -77,9 +69,12 @@ def cmd_regenerate(args) -> int:
     session.check_writable()  # before a model is paid for
     entry = session.tree.find(args.id)
     if entry.type in ("compaction", "branch_summary"):
-        print(regenerate_summary(session, config, entry.id)["id"])
+        show, state = streaming(sys.stderr)
+        written = regenerate_summary(session, config, entry.id, on_delta=show)
+        end_line(state, sys.stderr)
+        print(written["id"])
         return 0
-    show, state = _streaming()
+    show, state = streaming()
     try:
         _show_reply(regenerate_reply(session, config, entry.id, on_delta=show))
     except ModelError:
@@ -106,7 +101,7 @@ def cmd_ask(args) -> int:
         if args.json:
             print(orjson.dumps([e.__dict__ for e in planned]).decode())
         return 0
-    ask = asking.start(session, at, models, args.message)
+    ask = asking.start(session, at, models, args.message, config)
     lock = threading.Lock()
 
     def told(i: int, event: str, data: dict) -> None:
@@ -205,6 +200,7 @@ def register(command) -> None:
     sp.add_argument("--leaf", metavar="ID", help="continue from this entry instead of the active leaf")
     _model_option(sp)
     add_api_base(sp)
+    add_limit_options(sp)
     sp.add_argument("--verbose", action="store_true", help="on a failure, print the request and the raw response")
 
     sp = command("regenerate", cmd_regenerate)

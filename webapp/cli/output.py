@@ -44,6 +44,28 @@ class SafeText(io.TextIOBase):
         self.stream.flush()
 
 
+def streaming(out=None):
+    """An on_delta that writes a model's text as it comes (a reply to stdout; a summary, whose
+    entry id is what stdout prints, to stderr: `out`), escaped as human output is, and a state
+    saying whether anything was written."""
+    state = {"streamed": False}
+
+    def show(kind: str, text: str) -> None:
+        stream = out or sys.stdout
+        if kind == "text":
+            stream.write(text if isinstance(stream, SafeText) else escape_controls(text))
+            stream.flush()
+            state["streamed"] = True
+
+    return show, state
+
+
+def end_line(state: dict, out=None) -> None:
+    """End the streamed text's line, when something was streamed."""
+    if state["streamed"]:
+        print(file=out or sys.stdout)
+
+
 def print_json(obj) -> None:
     print_json_pieces([orjson.dumps(obj, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)])
 

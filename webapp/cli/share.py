@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 # The redaction's module (webapp.core.redact, with the detector library detect-secrets) is imported
@@ -50,19 +51,34 @@ def print_review(review, keep: frozenset[str], out=sys.stdout) -> None:
     print(summary(review, keep), file=out)
 
 
+@dataclass(frozen=True)
+class Shared:
+    """A redacted copy's companions: the replacer (for ids, names and any text a page adds)
+    and the session's verdicts with their notes redacted (a data folder's are not in the copy)."""
+
+    replace: object
+    verdicts: dict
+
+
 @contextmanager
 def shared_copy(path: Path, args):
     """The file to render: the session itself, or (with --redact) its redacted copy, with the
-    line the file shows; None for the path when only a review was asked (nothing is written)."""
-    from ..core.redact import redacted, summary
+    line the file shows and its `Shared` companions; None for the path when only a review was
+    asked (nothing is written)."""
+    from ..core.redact import Replacer, redacted, summary
+    from ..core.session import Session
+    from ..core.verdicts import verdicts
+    from ..web.share import redacted_verdicts, verdict_texts
 
     choice = choice_of(args)
     if choice is None:
-        yield path, None
+        yield path, None, None
         return
-    with redacted(path, choice) as (copy, review):
+    given = verdicts(Session.open(path))
+    with redacted(path, choice, path.name, verdict_texts(given)) as (copy, review):
         unknown = sorted(choice.keep - set(review.by_tag()))
         if unknown:
             raise ValueError(f"--keep {unknown[0]}: no redaction has that tag (--review lists them)")
         print_review(review, choice.keep, sys.stderr if not args.review else sys.stdout)
-        yield (None if args.review else copy), summary(review, choice.keep)
+        replace = Replacer(review, choice.keep)
+        yield (None if args.review else copy), summary(review, choice.keep), Shared(replace, redacted_verdicts(given, replace))

@@ -15,12 +15,13 @@ from ..core.continuation import continue_in_new_session
 from ..core.errors import SessionError
 from ..core.session import Session, create_session
 from ..core.summary_writes import write_compaction
+from ..model.limits import window_of
 from ..model.llm import ModelConfig
 from ..model.summarize import fork_with_summary, summarize_compaction, written_details
 from ..model.table import context_window
 from .args import add_model_options, whole_number
 from .inputs import MAX_STDIN_BYTES, leaf_named, read_capped, read_summary_file
-from .output import print_json
+from .output import end_line, print_json, streaming
 
 
 def cmd_new(args) -> int:
@@ -36,7 +37,9 @@ def cmd_fork(args) -> int:
     session.check_writable()  # before a summary is paid for
     if args.summarize:
         config = ModelConfig.from_env(args.model, args.api_base)
-        result = fork_with_summary(session, target, args.position, config, args.instructions)
+        show, state = streaming(sys.stderr)
+        result = fork_with_summary(session, target, args.position, config, args.instructions, show)
+        end_line(state, sys.stderr)
     else:
         result = session.fork(target, args.position)
     if args.json:
@@ -91,7 +94,10 @@ def cmd_compact(args) -> int:
     session = Session.open(args.file)
     leaf = leaf_named(session, args.leaf)
     settings = settings_on(session.tree, session.tree.path(leaf))
+    config = None if args.summary_file else ModelConfig.from_env(args.model, args.api_base, args.context_window)
     window = context_window(settings.provider, settings.model_id, args.context_window)
+    if window is None and config is not None and config.configured:  # a local model: what its server says
+        window = window_of(config)
     plan = plan_compaction(session.tree, leaf, args.keep_recent_tokens, args.reserve_tokens, window)
     if args.plan:
         if args.json:
@@ -104,9 +110,10 @@ def cmd_compact(args) -> int:
         summary = read_summary_file(args.summary_file)
         details = {**written_details(summary, None, None), "source": "file"}  # a person wrote it
     else:
-        config = ModelConfig.from_env(args.model, args.api_base)
-        summary, details = summarize_compaction(config, plan, args.instructions)
-    entry = write_compaction(session, plan, summary, details)
+        show, state = streaming(sys.stderr)
+        summary, details = summarize_compaction(config, plan, args.instructions, on_delta=show)
+        end_line(state, sys.stderr)
+    entry = write_compaction(session, plan, summary, details, must_shrink=not args.summary_file)
     print(entry["id"])
     return 0
 
@@ -154,8 +161,10 @@ def register(command) -> None:
 
     sp = command("compact", cmd_compact)
     sp.add_argument("--leaf", metavar="ID")
-    sp.add_argument("--keep-recent-tokens", type=whole_number(0), default=DEFAULT_KEEP_RECENT_TOKENS)
-    sp.add_argument("--reserve-tokens", type=whole_number(0), default=DEFAULT_RESERVE_TOKENS)
+    sp.add_argument("--keep-recent-tokens", type=whole_number(0),
+                    help=f"default {DEFAULT_KEEP_RECENT_TOKENS}, at most half of what the window leaves after the reserve")
+    sp.add_argument("--reserve-tokens", type=whole_number(0),
+                    help=f"default {DEFAULT_RESERVE_TOKENS}, at most a quarter of the window")
     sp.add_argument("--context-window", type=whole_number(1), help="default: the session model's window")
     sp.add_argument("--plan", action="store_true", help="print the plan, write nothing")
     sp.add_argument("--json", action="store_true")

@@ -39,8 +39,10 @@ def context_blocks(ctx: Context) -> Iterator[str]:
 
 
 def request_head(leaf: str | None, ctx: Context, request) -> list[str]:
+    """The lines before the request's messages: its figures, the tools it declares, what it skipped."""
+    tools = ", ".join(t["function"]["name"] for t in request.tools)
     return [f"leaf {leaf}  model {ctx.settings.model_name or '-'}  {len(request.messages)} messages "
-            f"({len(request.added)} added, {len(request.skipped)} skipped)",
+            f"({len(request.added)} added, {len(request.skipped)} skipped)" + (f"; tools: {tools}" if tools else ""),
             *(f"- skipped [{c.entry_id}]: {c.reason}" for c in request.skipped)]
 
 

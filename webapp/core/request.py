@@ -60,8 +60,10 @@ class Request:
     tools: list[dict] = field(default_factory=list)  # the tools declared (pi 1.6's system messages')
 
     def llm_messages(self) -> list[dict]:
-        """The messages as litellm takes them, without the viewer's tags."""
-        return [{k: v for k, v in m.items() if k not in ("entryId", "added")} for m in self.messages]
+        """The messages as litellm takes them, without the viewer's tags. An assistant message of
+        tool calls alone carries `content: ""` rather than null: OpenAI allows either, but local
+        servers' chat templates read the content (llama.cpp's Python server crashes on null)."""
+        return [_sendable(m) for m in self.messages]
 
     @property
     def added(self) -> list[Change]:
@@ -73,6 +75,13 @@ class Request:
 
     def change_for(self, index: int, action: str) -> Change | None:
         return next((c for c in self.changes if c.index == index and c.action == action), None)
+
+
+def _sendable(message: dict) -> dict:
+    out = {k: v for k, v in message.items() if k not in ("entryId", "added")}
+    if out.get("role") == "assistant" and out.get("content") is None:
+        out["content"] = ""
+    return out
 
 
 def _is_empty(message: dict) -> bool:

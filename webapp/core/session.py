@@ -186,10 +186,13 @@ class Session:
         batch: list[dict],
         parent=ACTIVE,
         check: Callable[[SessionTree, str | None], None] | None = None,
+        stamps: list[str | None] | None = None,
     ) -> list[dict]:
         """Append entries all or nothing: every one is validated first, then all are written in
         one append under one lock, each continuing from the one before it (the first from
-        `parent`, by default the active leaf)."""
+        `parent`, by default the active leaf). `stamps` gives an entry the time it happened
+        (ISO-8601, as `now_iso` writes it) where that was before the write: a model's turn is
+        written whole once its reply is, but its model change and user message were earlier."""
         if not batch:
             raise InvalidWrite("nothing to append")
         for i, fields in enumerate(batch):
@@ -224,13 +227,14 @@ class Session:
                 check(self.tree, parent_id)
             entries, lines = [], []
             branch_end = parent_id  # (the entries of the batch before an edit are no targets of it)
-            for fields in batch:
+            for i, fields in enumerate(batch):
                 if fields["type"] == CONTEXT_EDIT:  # checked and written as pi's appendContextEdit does
                     try:
                         fields = check_edit(self.tree, branch_end, fields)
                     except InvalidWrite as exc:
                         raise InvalidWrite(f"entry {len(entries) + 1}: {exc}" if len(batch) > 1 else str(exc)) from None
-                entry = {"type": fields["type"], "id": new_id(), "parentId": parent_id, "timestamp": now_iso()}
+                stamp = stamps[i] if stamps and i < len(stamps) and stamps[i] else now_iso()
+                entry = {"type": fields["type"], "id": new_id(), "parentId": parent_id, "timestamp": stamp}
                 entry.update((k, v) for k, v in fields.items() if k != "type")
                 try:
                     lines.append(orjson.dumps(entry))

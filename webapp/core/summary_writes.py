@@ -14,6 +14,7 @@ from __future__ import annotations
 from .compaction import BranchSummaryPlan, CompactionPlan, with_file_lists
 from .errors import InvalidWrite
 from .session import Session
+from .tokens import format_tokens
 from .tree import SessionTree
 
 
@@ -22,8 +23,11 @@ def write_compaction(
     plan: CompactionPlan,
     summary: str,
     details: dict | None = None,
+    must_shrink: bool = False,
 ) -> dict:
     """Append the compaction the plan describes, with `summary`, after checking it again.
+    `must_shrink` refuses one that would leave the context no smaller (a model's summary that ran
+    on, the figures said); a summary a person supplies as a file is theirs to judge.
 
     The check runs under the lock: if the session moved on since the plan was made (another
     branch became active, the cut point vanished), nothing is written and the error says why.
@@ -33,6 +37,12 @@ def write_compaction(
     if not summary.strip():
         raise InvalidWrite("the summary is empty")
     text = with_file_lists(summary, plan.read_files, plan.modified_files)
+    after = plan.tokens_after(text)
+    if must_shrink and after >= plan.tokens_before:
+        raise InvalidWrite(
+            f"this compaction would not shrink the context: {format_tokens(plan.tokens_before)} tokens now, "
+            f"{format_tokens(after)} after (estimated, the summary included): shorten the summary, or keep fewer "
+            "recent tokens")
 
     def check(tree: SessionTree, parent_id: str | None) -> None:
         if plan.at_active_leaf and tree.active_leaf != plan.active_leaf:
@@ -40,7 +50,7 @@ def write_compaction(
 
     details, usage = _without_usage(details)
     return session.append_compaction(
-        text, plan.first_kept_entry_id, plan.tokens_before, plan.tokens_after(text),
+        text, plan.first_kept_entry_id, plan.tokens_before, after,
         {"readFiles": plan.read_files, "modifiedFiles": plan.modified_files, **details},
         parent=plan.leaf_id, check=check, usage=usage,
     )

@@ -5,7 +5,6 @@ stderr."""
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from ..core.agents.places import agent_places, home_places, looked_in
@@ -50,13 +49,3 @@ def run(args: argparse.Namespace) -> int:
     build_server(sources).run("stdio")
     return 0
 
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m webapp.mcp", description=DESCRIPTION)
-    add_arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        return run(args)
-    except SessionError as exc:
-        print(f"session-tree mcp: error: {exc}", file=sys.stderr)
-        return 2

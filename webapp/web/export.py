@@ -22,8 +22,6 @@ from ..bundled import STATIC as STATIC_FOLDER
 from ..bundled import bundled_folder
 from ..core.catalog import first_user_message
 from ..core.entries import COMPACTION, MODEL_CHANGE
-from ..core.redact import redacted, summary
-from ..core.session import Session
 from ..core.subagents import runs_on
 from ..core.tokens import entry_cost
 from ..core.transcript import (
@@ -199,20 +197,25 @@ def session_title(tree: SessionTree, fallback: str) -> str:
 
 @bp.get("/s/<path:rel>/export")
 def export(rel: str):
-    """The session (or `?leaf=`'s branch) as one HTML file, downloaded; with `redact=1`, from a
-    redacted copy (the rules, patterns and kept tags chosen on the review page)."""
+    """The session (or `?leaf=`'s branch) as one HTML file, downloaded, after the review (asked
+    without it, the review comes first); with `redact=1`, from a redacted copy (the rules,
+    patterns and kept tags chosen on the review page)."""
     tree = current.store().session(rel).tree
     leaf = request.args.get("leaf") or None
     if leaf:
         leaf = tree.entry(leaf).id
+    first = share.unreviewed("share.review", rel)
+    if first is not None:
+        return first
     choice = share.choice_from_args()
     if choice is None:
-        html = export_html(current_app._get_current_object(), tree, session_title(tree, rel), leaf)
+        html, name = export_html(current_app._get_current_object(), tree, session_title(tree, rel), leaf), export_name(tree, leaf)
     else:
-        with redacted(current.store().resolve(rel), choice) as (copy, review):
-            plain = Session.open(copy).tree
-            html = export_html(current_app._get_current_object(), plain, session_title(plain, rel), leaf,
-                               summary(review, choice.keep))
+        with share.shared_view(rel, choice) as shared:
+            plain = shared.tree
+            leaf = shared.replace.text(leaf) if leaf else None
+            html = export_html(current_app._get_current_object(), plain, session_title(plain, shared.rel), leaf, shared.note)
+            name = export_name(plain, leaf)
     response = current_app.response_class(html, mimetype="text/html")
-    response.headers["Content-Disposition"] = f'attachment; filename="{export_name(tree, leaf)}"'
+    response.headers["Content-Disposition"] = f'attachment; filename="{name}"'
     return response

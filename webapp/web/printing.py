@@ -16,7 +16,7 @@ from ..core.subagents import starts_under
 from ..core.tokens import entry_cost
 from ..core.transcript import Options, branch_name, items_of, path_to_leaf
 from ..core.tree import SessionTree
-from . import current
+from . import current, share
 from .graph import dom_id
 from .transcript import item_body
 from .views import short
@@ -54,12 +54,26 @@ def _day(instant: float) -> str:
 
 @bp.get("/s/<path:rel>/print")
 def print_branch(rel: str):
-    """The whole branch through `node` (or to `leaf`) to print, under its title block."""
+    """The whole branch through `node` (or to `leaf`) to print, under its title block, after
+    the review (printed paper is shared too); with `redact=1`, from the redacted copy."""
     tree = current.store().session(rel).tree
     node, leaf = request.args.get("node"), request.args.get("leaf")
     for ref in (node, leaf):
         if ref and ref not in tree.by_id:
             abort(404, description=f"no entry {ref!r} in this session")
+    first = share.unreviewed("share.print_review", rel)
+    if first is not None:
+        return first
+    choice = share.choice_from_args()
+    if choice is None:
+        return _print_page(rel, tree, node, leaf)
+    with share.shared_view(rel, choice) as shared:  # (its links too name the session as shared: a PDF keeps them)
+        return _print_page(shared.rel, shared.tree, node and shared.replace.text(node), leaf and shared.replace.text(leaf),
+                           shared.note)
+
+
+def _print_page(rel: str, tree: SessionTree, node: str | None, leaf: str | None, redaction: str | None = None) -> str:
+    """The page of `tree`: the session's, or its redacted copy's with the `redaction` line."""
     start = node or leaf or tree.conversation_leaf(tree.active_leaf)
     if start is None:
         abort(404, description="this session has no entries to print")
@@ -70,5 +84,5 @@ def print_branch(rel: str):
     return render_template(
         "transcript_print.html", rel=rel, tree=tree, items=items, options=options, item_body=item_body,
         labels=tree.labels, branches_at={}, focus_id=None, dom=dom_id, block=title_block(tree, path, name),
-        subagents_at={i.entry.id: starts_under(tree, i.entry.id) for i in items},
+        subagents_at={i.entry.id: starts_under(tree, i.entry.id) for i in items}, redaction=redaction,
     )

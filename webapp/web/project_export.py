@@ -114,7 +114,8 @@ def export_project(app: Flask, root: Path, files: list[Path], out: Path, redacti
     with tempfile.TemporaryDirectory(prefix="session-tree-project-") as tmp:
         for i, path in enumerate(files):
             started = time.perf_counter()
-            row, html = _session_page(app, root, path, page_name(i, path), redaction, Path(tmp) / str(i))
+            shown = Path(redaction.replace.text(path.name)) if redaction else path  # (a page's name shows the file's)
+            row, html = _session_page(app, root, path, page_name(i, shown), redaction, Path(tmp) / str(i))
             shutil.rmtree(Path(tmp) / str(i), ignore_errors=True)  # (a redacted copy: a project's worth of them would fill the disk)
             write_new_file(out / row.page, html.encode("utf-8"), replace=True)
             rows.append(row)

@@ -10,13 +10,10 @@ opens.
 
 from __future__ import annotations
 
-import json
-import queue
-import threading
 import uuid
 from collections import OrderedDict
 
-from flask import Blueprint, Response, abort, current_app, g, redirect, render_template, request, url_for
+from flask import Blueprint, abort, current_app, g, redirect, render_template, request, url_for
 
 from ..core.errors import InvalidWrite, SessionError, UnknownEntry
 from ..core.replay_plan import (
@@ -26,18 +23,14 @@ from ..core.session import Session
 from ..model.errors import ModelError
 from ..model.isolation import isolation
 from ..model.replay import Budget, Replay, prepare, run
-from .actions import wants_stream
+from .current import store, wants_stream
 from .guard import computes_only
 from .owner import bash_allowed, check_tools, chosen_config, model_config, offered_models, sandbox_allowed
-from .sessions import store
+from .streaming import event_stream
 
 bp = Blueprint("replay", __name__)
 
 KEPT_RUNS = 16  # replays a cancel may still reach
-
-
-def _sse(event: str, data: dict) -> str:
-    return f"event: {event}\ndata: {json.dumps(data)}\n\n"
 
 
 def _runs() -> OrderedDict[str, Replay]:
@@ -135,33 +128,27 @@ def start_replay(rel: str):
         return redirect(url_for("sessions.session_page", rel=rel, node=job.leaf, tab="branches"), code=303)
     head = {"run": run_id, "leaf": job.plan.leaf, "start": job.plan.start, "model": job.config.model,
             "tools": job.mode, "prompts": len(job.plan.prompts)}
-    return Response(_stream(job, head, page, compare), mimetype="text/event-stream",
-                    headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    return _stream(job, head, page, compare)
 
 
 def _stream(job: Replay, head: dict, page: str, compare: str):
-    """The replay's events as its thread makes them; "end" names the new branch and its links."""
-    events: queue.Queue = queue.Queue()
-
-    def work() -> None:
+    """The replay's events as its thread makes them; "end" names the new branch and its links.
+    A browser that leaves stops the replay as its Cancel does."""
+    def work(send) -> None:
         try:
-            run(job, lambda event, data: events.put((event, data)))
+            run(job, send)
         except ModelError as exc:  # the first call failed: nothing was written
-            events.put(("failed", {"error": job.error or f"{exc} Nothing was written."}))
-        except Exception as exc:  # whatever else breaks is said, not lost in a log
-            events.put(("failed", {"error": f"{type(exc).__name__}: {exc}"}))
-        finally:
-            events.put(None)
+            send("failed", {"error": job.error or f"{exc} Nothing was written."})
 
-    threading.Thread(target=work, name="replay-run", daemon=True).start()
-    yield _sse("start", head)
-    while (item := events.get()) is not None:
-        event, data = item
+    def shape(event: str, data: dict):
         if event == "end":
             leaf = data.get("leaf")
             data = {**data, "open": f"{page}?node={leaf}&tab=branches" if leaf else None,
                     "compare": f"{compare}?ids={job.plan.leaf},{leaf}" if leaf else None}
-        yield _sse(event, data)
+        return event, data
+
+    return event_stream(work, job.cancel, first=[("start", head)], shape=shape,
+                        failed=lambda exc: ("failed", {"error": f"{type(exc).__name__}: {exc}"}))
 
 
 @bp.post("/s/<path:rel>/-/replay/cancel")

@@ -11,11 +11,9 @@ from flask import Blueprint, abort, current_app, g, redirect, request, url_for
 
 from ..core.errors import SessionError, UnknownEntry
 from ..core.verdicts import PERSON, PERSON_VERDICTS, Verdict, give_verdict, verdicts
-from ..model.errors import ModelError
-from ..model.judge import judge
+from .current import store
 from .guard import keeps_app_data
-from .owner import chosen_config, offered_models
-from .sessions import store
+from .owner import offered_models
 
 bp = Blueprint("verdicts", __name__)
 
@@ -42,25 +40,6 @@ def give(rel: str):
     except SessionError as exc:
         abort(400, description=str(exc))
     return redirect(_back(rel, target), code=303)
-
-
-@bp.post("/s/<path:rel>/-/judge")
-@keeps_app_data
-def judge_branches(rel: str):
-    """A model judges the compared branches (pairwise, blind, both orders); its verdicts are
-    recorded beside a person's, and the comparison shows them."""
-    session = store().session(rel)
-    tips = [t for t in request.form.get("ids", "").split(",") if t]
-    config = chosen_config(request.form.get("model"))
-    try:
-        judge(session, config, tips, request.form.get("rubric", ""))
-    except UnknownEntry as exc:
-        abort(404, description=str(exc))
-    except ModelError as exc:
-        abort(502, description=f"{exc} No verdict was written.")
-    except SessionError as exc:
-        abort(400, description=str(exc))
-    return redirect(_back(rel, tips[0] if tips else ""), code=303)
 
 
 @bp.app_template_global()

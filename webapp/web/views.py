@@ -7,8 +7,8 @@ import weakref
 from dataclasses import dataclass
 
 from ..core.compaction import (
-    DEFAULT_RESERVE_TOKENS,
     CompactionPlan,
+    fitted_budgets,
     plan_compaction,
     suggested_keep_recent_tokens,
 )
@@ -273,11 +273,11 @@ def compaction_plan(
     is the form's text (blank: a budget that makes a cut on this branch, the SPEC default when the
     branch is large enough). ValueError says what is wrong with it."""
     text = keep_recent_tokens.strip()
-    keep = int(text) if text.isascii() and text.isdigit() else suggested_keep_recent_tokens(tree, leaf) if not text else None
-    if keep is None:
-        raise ValueError(f"keep the most recent tokens: {text!r} is not a whole number")
     settings = settings_on(tree, tree.path(leaf))
     window = context_window(settings.provider, settings.model_id)
+    keep = int(text) if text.isascii() and text.isdigit() else suggested_keep_recent_tokens(tree, leaf, window) if not text else None
+    if keep is None:
+        raise ValueError(f"keep the most recent tokens: {text!r} is not a whole number")
     return plan_compaction(tree, leaf, keep_recent_tokens=keep, context_window=window, first_kept=first_kept)
 
 
@@ -330,7 +330,7 @@ def context_meter(tree: SessionTree) -> Meter:
         count, model = leaf_tokens(tree, tree.active_leaf)
         window = context_window(*model)
         meter = _meters[tree] = Meter(count.context, window,
-                                      bool(window) and count.context > window - DEFAULT_RESERVE_TOKENS, count)
+                                      bool(window) and count.context > window - fitted_budgets(window)[1], count)
     return meter
 
 

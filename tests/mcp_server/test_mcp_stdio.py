@@ -6,19 +6,21 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 from mcp import StdioServerParameters
 
 from tests.cli_process import CLI_PROCESS
-from tests.mcp.conftest import INVOICE, REPO, session_with, text_of, tool_names
+from tests.mcp_server.conftest import INVOICE, REPO, session_with, text_of, tool_names
 
 LEAF = "019cadeb-7687-7768-9902-114ae4cc7698"
 
 
 def stdio(*argv) -> StdioServerParameters:
+    """`session-tree mcp ARGV...` as an agent's configuration starts it (the console command)."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return StdioServerParameters(command=sys.executable, args=["-m", "webapp.mcp", *map(str, argv)],
-                                 env=env, cwd=str(REPO))
+    command = Path(sys.executable).with_name("session-tree")
+    return StdioServerParameters(command=str(command), args=["mcp", *map(str, argv)], env=env, cwd=str(REPO))
 
 
 def test_an_agent_lists_searches_reads_and_gets_a_context_over_stdio(samples, tmp_path):

@@ -10,7 +10,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from tests.mcp.conftest import INVOICE, session_with, text_of, tool_names
+from tests.mcp_server.conftest import INVOICE, session_with, text_of, tool_names
 from tests.serve_process import start_serve
 
 LEAF = "019cadda-3858-7e6e-899b-3953f3074e43"

@@ -9,7 +9,7 @@ import re
 import orjson
 
 from tests.conftest import Builder
-from tests.mcp.conftest import INVOICE, PIPELINE, session_with, text_of, tool_names
+from tests.mcp_server.conftest import INVOICE, PIPELINE, session_with, text_of, tool_names
 from webapp.core.session import Session
 from webapp.corpus.db import Index
 from webapp.mcp.reading import MAX_ANSWER
