@@ -8,12 +8,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .agents import DEFAULT, source_of, titles
+from .conversations import Facts, link_of, root_id
 from .entries import COMPACTION, MESSAGE, as_key, content_text
 from .session import Session
 from .tree import SessionTree
 
 
-_JSON_KEYS = {"first_message": "firstMessage", "bad_lines": "badLines"}
+_JSON_KEYS = {"first_message": "firstMessage", "bad_lines": "badLines", "link_kind": "linkKind",
+              "link_field": "linkField", "link_names": "linkNames", "root_id": "rootId"}
 
 
 def group_sessions(rows: list[tuple[str, SessionSummary | None, str | None]]) -> dict[tuple[str, str], list]:
@@ -47,6 +49,11 @@ class SessionSummary:
     version: int | None
     format: str = "pi-v3"  # SessionLog.format: pi-v3, pi-v1, claude-code, codex, ...
     warnings: int = 0  # what `validate` lists without failing (tree.WARNING_KINDS)
+    # What joins it to other files (conversations.Facts): the link it makes, its first entry's id.
+    link_kind: str | None = None
+    link_field: str | None = None
+    link_names: str | None = None
+    root_id: str | None = None
 
     @property
     def source(self) -> str:
@@ -61,6 +68,11 @@ class SessionSummary:
     @property
     def title(self) -> str:
         return self.name or self.first_message or Path(self.path).name
+
+    def facts(self, file: str | None = None) -> Facts:
+        """What joining it to other files reads (`file`: how the listing names it, else its path)."""
+        return Facts(file or self.path, self.id, self.created, self.root_id, self.link_kind, self.link_field,
+                     self.link_names)
 
 
 _FIELD_KEYS = tuple((f.name, _JSON_KEYS.get(f.name, f.name)) for f in fields(SessionSummary))
@@ -89,6 +101,7 @@ def summarize_session(path: Path, session: Session | None = None) -> SessionSumm
     st = path.stat()
     header = tree.header or {}
     damage, warnings = tree.problem_counts()
+    link = link_of(tree)
     return SessionSummary(
         path=str(path),
         id=as_key(header.get("id")),
@@ -106,4 +119,8 @@ def summarize_session(path: Path, session: Session | None = None) -> SessionSumm
         version=session.log.version,
         format=tree.format,
         warnings=warnings,
+        link_kind=link.kind if link else None,
+        link_field=link.field if link else None,
+        link_names=link.names if link else None,
+        root_id=root_id(tree),
     )

@@ -145,6 +145,9 @@ def unanswered_calls(missing: list[str], calls: tuple, stop, line: int, entry_id
 
 
 class SessionTree:
+    # The conversation across files this tree joins (`joined.Conversation`), or None: one file's.
+    joined = None
+
     def __init__(self, log: SessionLog):
         self.header = log.header
         self.format = log.format
