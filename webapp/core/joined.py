@@ -29,6 +29,9 @@ from .reader import SessionLog
 from .tree import SessionTree
 
 
+SHORT_NAME = 34  # characters of a file's name in a caption
+
+
 @dataclass
 class Part:
     """One file of a conversation as the tree draws it."""
@@ -46,8 +49,23 @@ class Part:
 
     @property
     def label(self) -> str:
-        """The file's name, as each part of the drawing is captioned."""
+        """The file's name, without its folder."""
         return self.name.rsplit("/", 1)[-1]
+
+    @property
+    def short(self) -> str:
+        """The file's name cut in its middle (a name's start is its time, its end its id)."""
+        name = self.label
+        return name if len(name) <= SHORT_NAME else name[:SHORT_NAME // 2 - 1] + "…" + name[-(SHORT_NAME // 2):]
+
+    @property
+    def said(self) -> str:
+        """How the part is captioned: whether it is the file shown, how it goes on from its
+        parent, and its short name."""
+        how = "this file" if self.shown else self.relation or "first file"
+        if self.shown and self.relation:
+            how += f" ({self.relation})"
+        return f"{how} · {self.short}"
 
 
 @dataclass
@@ -57,14 +75,21 @@ class Conversation:
 
     parts: list[Part]
     home: dict[str, int]
+    held: set[str] = field(default_factory=set)  # the nodes the file shown holds (its own or its copies)
 
     @property
     def shown(self) -> Part:
         return next(p for p in self.parts if p.shown)
 
     def part_of(self, entry_id: str) -> Part | None:
+        """The file that wrote the node first."""
         i = self.home.get(entry_id)
         return self.parts[i] if i is not None else None
+
+    def elsewhere(self, entry_id: str) -> Part | None:
+        """The file a node of another file is read from, None for a node the file shown holds
+        (only those may be written after in it)."""
+        return None if entry_id in self.held or entry_id not in self.home else self.part_of(entry_id)
 
     @property
     def boundaries(self) -> set[str]:
@@ -199,6 +224,7 @@ def _build(parts: list[Part], trees: list[SessionTree], classes: _Classes, dropp
               for i, p in enumerate(parts)]
     entries: list[Entry] = []
     node_home: dict[str, int] = {}
+    held: set[str] = set()
     for i in sorted(range(len(parts)), key=lambda k: (k != shown, k)):  # (the shown file's first: its file order)
         tree = trees[i]
         for e in tree.entries:
@@ -211,6 +237,8 @@ def _build(parts: list[Part], trees: list[SessionTree], classes: _Classes, dropp
                 parent = attach[i]
             node = canon[c]
             node_home[node] = home[c]
+            if i == shown:
+                held.add(node)
             entries.append(_as_node(e, node, parent, parts[i], i == shown))
             if home[c] == i:
                 parts[i].own += 1
@@ -223,7 +251,7 @@ def _build(parts: list[Part], trees: list[SessionTree], classes: _Classes, dropp
     active = trees[shown].active_leaf
     log = _JoinedLog(trees[shown], entries, canonical(shown, active) if active is not None else None)
     joined = SessionTree(log)
-    joined.joined = Conversation(parts, node_home)
+    joined.joined = Conversation(parts, node_home, held)
     return joined
 
 

@@ -21,7 +21,8 @@ from pathlib import Path
 
 from ..core.conversations import Facts, group, session_of_name, tree_facts
 from ..core.joined import join
-from ..core.session import Session
+from ..core.errors import InvalidWrite
+from ..core.session import ACTIVE, Session
 
 
 class JoinedStorage:
@@ -47,7 +48,36 @@ class JoinedSession:
         self._store, self.rel, self.file_session, self.members = store, rel, file_session, members
 
     def __getattr__(self, name):
-        return getattr(self.file_session, name)
+        attr = getattr(self.file_session, name)
+        if name.startswith("append") and callable(attr):  # (every append names where it goes on, or the active leaf)
+            def append(*args, **kwargs):
+                parent = kwargs.get("parent", ACTIVE)
+                if parent is not ACTIVE:
+                    self._own(parent)
+                return attr(*args, **kwargs)
+            return append
+        return attr
+
+    def _own(self, entry_id: str | None) -> None:
+        """Refuse, saying why, a write after an entry this file does not hold: it is another
+        file's, and the file shown is the one written (SPEC §5c: continue in a new file)."""
+        joined = self.tree.joined
+        part = joined.elsewhere(entry_id) if joined is not None and entry_id is not None else None
+        if part is not None:
+            raise InvalidWrite(f"{entry_id} is an entry of {part.label}, not of this file; "
+                               "continue from it in a new file")
+
+    def fork(self, target_id: str, position: str = "at"):
+        self._own(target_id)
+        return self.file_session.fork(target_id, position)
+
+    def fork_with_summary(self, target_id, *args, **kwargs):
+        self._own(target_id)
+        return self.file_session.fork_with_summary(target_id, *args, **kwargs)
+
+    def set_label(self, target_id: str, text):
+        self._own(target_id)
+        return self.file_session.set_label(target_id, text)
 
     @property
     def tree(self):
