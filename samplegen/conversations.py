@@ -405,6 +405,13 @@ def codex_conversation() -> dict[str, list[dict]]:
     }
 
 
+def demo_conversation() -> list[tuple[dict, list[dict]]]:
+    """The bundled samples' conversation across files: the pi session, its fork and the fork's
+    fork of `pi_conversation` ((header, entries) each)."""
+    made = list(pi_conversation().values())[:3]
+    return [(lines[0], lines[1:]) for lines in made]
+
+
 def write_all(out: Path) -> list[Path]:
     written = []
     for made in (pi_conversation(), claude_conversation(), codex_conversation()):

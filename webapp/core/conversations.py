@@ -9,6 +9,7 @@ its uuids). A link that names no file here is said, with the reference it makes.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
@@ -56,12 +57,17 @@ class Grouping:
 
 
 def root_id(tree) -> str | None:
-    """The id of the file's first entry of the conversation (a root, not a sub-agent's), when the
-    file wrote it: a copy of the file keeps it (ids made from line numbers do not count)."""
+    """The id of the file's first entry of the conversation (a root, not a sub-agent's), when it
+    is a UUID the file wrote: a copy of the file keeps it. Ids made from line numbers, and ids too
+    short to be told apart across thousands of files (pi's 8 hex characters, whose forks name
+    their source anyway), say nothing across files."""
     for e in tree.entries:
         if e.parent_id is None and not e.sidechain:
-            return None if e.generated_id else e.id
+            return e.id if not e.generated_id and _UUID.fullmatch(e.id) else None
     return None
+
+
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
 
 def link_of(tree) -> Link | None:
