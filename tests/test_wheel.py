@@ -27,7 +27,7 @@ from tests.serve_process import free_port
 
 PROJECT = Path(__file__).resolve().parents[1]
 # What a wheel is built from: the package (with its symlinks to the folders below) and those folders.
-SOURCES = ("pyproject.toml", "README.md", "webapp", "templates", "static", "sample_sessions")
+SOURCES = ("pyproject.toml", "README.md", "webapp", "templates", "static", "sample_sessions", "docs")
 
 
 def clean_env(home: Path) -> dict[str, str]:
@@ -121,7 +121,11 @@ def test_the_wheel_installed_in_a_new_venv_serves_the_demo(tmp_path):
         for asset in assets:
             answer = opener.open(base + asset, timeout=30)
             assert answer.status == 200 and len(answer.read()) > 100, asset
-        export = opener.open(f"{base}{sessions[0]}/export", timeout=120)
+        doc = opener.open(f"{base}/docs/corpus-tables", timeout=30)  # (the docs a page links travel too)
+        assert doc.status == 200 and "sessions" in doc.read().decode()
+        review = opener.open(f"{base}{sessions[0]}/export", timeout=120)  # (a share starts at its review)
+        assert review.status == 200 and "/export/review" in review.url
+        export = opener.open(f"{base}{sessions[0]}/export?reviewed=1&redact=1", timeout=120)
         assert export.status == 200 and "text/html" in export.headers["Content-Type"]
         assert "<svg" in export.read().decode()
     finally:

@@ -1,9 +1,9 @@
-"""The files the package carries besides its code: the web app's templates and static files, and
-the sample sessions that `session-tree demo` serves a copy of.
+"""The files the package carries besides its code: the web app's templates and static files, the
+sample sessions that `session-tree demo` serves a copy of, and the docs a page links to.
 
 They are found through `importlib.resources`, inside the package, never by a path above it: an
 installed wheel holds copies of them (pyproject.toml's package-data), and a checkout holds
-symlinks in webapp/ to its top-level `templates/`, `static/` and `sample_sessions/`.
+symlinks in webapp/ to its top-level `templates/`, `static/`, `sample_sessions/` and `docs/`.
 """
 
 from __future__ import annotations
@@ -18,10 +18,11 @@ from pathlib import Path
 TEMPLATES = "templates"
 STATIC = "static"
 SAMPLES = "sample_sessions"
+DOCS = "docs"  # (its Markdown files only)
 
 
 def bundled_folder(name: str) -> Path:
-    """The package's folder `name` (TEMPLATES, STATIC or SAMPLES) on disk."""
+    """The package's folder `name` (TEMPLATES, STATIC, SAMPLES or DOCS) on disk."""
     folder = Path(str(files(__package__) / name))
     if not folder.is_dir():  # (a package imported from a zip file: Flask needs real folders)
         raise FileNotFoundError(f"{folder}: the package's {name} folder is missing; reinstall session-tree")

@@ -164,7 +164,7 @@ def test_a_pi_folder_outside_the_home_is_served_beside_the_others(home, tmp_path
     pi = put(elsewhere, "--home-ana-proj--/s.jsonl")
     monkeypatch.setenv("PI_CODING_AGENT_SESSION_DIR", str(elsewhere))
     seen = {}
-    monkeypatch.setattr("webapp.web.app.serve", lambda root, **kw: seen.update(root=root, **kw) or 0)
+    monkeypatch.setattr("webapp.cli.serve.serve", lambda root, **kw: seen.update(root=root, **kw) or 0)
     assert run_main("serve") == 0
     assert seen["root"] == tmp_path and set(seen["within"]) == {"data/pi", "home/.claude/projects"}
     store = SessionStore(seen["root"], seen["within"])

@@ -15,6 +15,7 @@ from webapp.core.compare import outcome
 from webapp.core.entries import BRANCH_SUMMARY, COMPACTION, MESSAGE, content_blocks
 from webapp.core.outcome import STATUSES
 from webapp.core.session import Session
+from webapp.core.prices import PriceTable
 from webapp.corpus.db import Index
 from webapp.corpus.figures import corpus_figures
 from webapp.web.app import create_app
@@ -36,8 +37,11 @@ def close(a, b):
 
 
 def test_cost_and_tokens_by_model_agent_project_and_week(built):
+    """The costs the sessions record, summed as the core reads them (a price table without rows:
+    nothing is computed; tests/corpus/test_prices.py checks what is)."""
     index, trees, prefix = built
-    fig = corpus_figures(index.cursor(), prefix)
+    fig = corpus_figures(index.cursor(), prefix, PriceTable("no prices"))
+    assert fig.costs.computed == 0 and fig.costs.unpriced_tokens > 0
     by_model, by_agent, by_project, by_week = (defaultdict(float) for _ in range(4))
     sessions_of_agent = Counter()
     for file, tree in trees.items():
@@ -54,7 +58,7 @@ def test_cost_and_tokens_by_model_agent_project_and_week(built):
                     day = datetime.fromtimestamp(e.instant, timezone.utc).date()
                     by_week[(day - timedelta(days=day.weekday())).isoformat()] += e.cost
     assert {m: round(c, 6) for m, c, *_ in fig.by_model} == {m: round(c, 6) for m, c in by_model.items()}
-    assert {a: (round(c, 6), n) for a, c, _, _, n in fig.by_agent} == \
+    assert {a: (round(c, 6), n) for a, c, _, _, n, _ in fig.by_agent} == \
         {a: (round(by_agent[a], 6), sessions_of_agent[a]) for a in sessions_of_agent}
     assert {p: round(c, 6) for p, c, *_ in fig.by_project} == {p: round(c, 6) for p, c in by_project.items()}
     weeks = dict(sorted(by_week.items(), reverse=True)[:12])
@@ -202,6 +206,17 @@ def test_the_sql_box_cuts_a_long_value_and_says_how_long_it_was(home, tmp_path):
     page = client.post("/corpus", data={"csrf_token": TOKEN, "sql": "SELECT repeat('ab', 5000) AS long, 'short' AS s, NULL AS n"}).text
     assert f"<td>{'ab' * 150}… (10,000 characters)</td><td>short</td><td></td>" in page
     assert "each value cut to 300 characters" in page
+
+
+def test_the_sql_box_links_the_tables_doc_which_the_app_serves(home, tmp_path):
+    root, _ = home
+    client = create_app(root, CORPUS_DB=tmp_path / "c.duckdb").test_client()
+    page = client.get("/corpus").text
+    assert 'href="/docs/corpus-tables"' in page
+    doc = client.get("/docs/corpus-tables")
+    assert doc.status_code == 200
+    assert "<h1>The corpus tables" in doc.text and "<td>cache_read_tokens, cache_write_tokens</td>" in doc.text
+    assert client.get("/docs/..%2Fpyproject.toml").status_code == 404 and client.get("/docs/README").status_code == 404
 
 
 def test_the_sql_box_runs_a_query_only_from_its_form(home, tmp_path):

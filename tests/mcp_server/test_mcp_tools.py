@@ -165,3 +165,31 @@ def test_compare_two_branches(samples):
     diff = lines[lines.index(next(x for x in lines if x.startswith("their contexts compared"))) + 1:]
     assert diff[0].startswith(f"A {a[-8:]}  ") and diff[1].startswith(f"B {b[-8:]}  ")
     assert diff[3:] and all(line[0] in "-+~" for line in diff[3:] if not line.startswith(("model:", "thinking")))
+
+
+def test_every_reading_tool_on_every_hostile_file_answers_text_or_a_one_line_error(tmp_path):
+    """The hostile files of tests/test_hostile_files.py (damaged lines, wrong types, a 2 MB message,
+    loops, control characters), each read by every reading tool: an answer, or a one-line tool
+    error, never a traceback and never an answer past the bound."""
+    from tests.test_hostile_files import FILES
+
+    for name, data in FILES.items():
+        (tmp_path / f"{name}.jsonl").write_bytes(data)
+
+    async def talk(client):
+        got = [await client.call_tool("list_sessions", {}), await client.call_tool("search", {"query": "x"})]
+        for name in sorted(FILES):
+            session = f"{name}.jsonl"
+            for tool, args in (("show_session", {}), ("read_branch", {}), ("get_context", {}),
+                               ("get_context", {"request": True})):
+                got.append(await client.call_tool(tool, {"session": session, **args}))
+        return got
+
+    answers = session_with(build_server(Sources.of_root(tmp_path)), talk)
+    assert len(answers) == 2 + 4 * len(FILES)
+    assert sum(r.is_error for r in answers) < len(answers) / 4  # (each file is read: damage is said, not refused)
+    for result in answers:
+        text = result.content[0].text
+        assert "Traceback" not in text and len(text) <= MAX_ANSWER + 200, text[:300]
+        if result.is_error:
+            assert "\n" not in text, text

@@ -123,11 +123,24 @@ def first_message_preview(tree: SessionTree) -> str | None:
     return (first_user_message(tree) or "")[:FIRST_MESSAGE_CHARS] or None
 
 
+# What an agent writes as a user message for the model's sake, not the person's: Codex's
+# environment and AGENTS.md blocks. A session is not titled by them.
+_INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<permissions")  # (as the Codex reader has them)
+
+
+def is_injected(text: str) -> bool:
+    """Whether a user message's text is context an agent put there (Codex's `<environment_context>`
+    and instructions blocks) rather than what the person asked."""
+    return text.lstrip().startswith(_INJECTED)
+
+
 def first_user_message(tree: SessionTree) -> str | None:
+    """What the person first asked: the first user message of the main line that is neither
+    marked meta (Claude Code) nor context an agent injected (Codex)."""
     for e in tree.entries:
         if e.type == MESSAGE and e.role == "user" and not e.sidechain and not e.message.get("isMeta"):
             text = content_text(e.message.get("content"), " ").strip()
-            if text:
+            if text and not is_injected(text):
                 return text
     return None
 

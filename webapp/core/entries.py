@@ -38,6 +38,7 @@ from .entry_types import (  # noqa: F401 (the vocabulary is part of this module'
     USAGE,
     content_blocks,
     content_text,
+    readable_type,
 )
 from .messages import estimate_entry_tokens
 
@@ -686,5 +687,5 @@ def entry_text(entry: Entry) -> str:
     if t == USAGE:
         return f"usage: {entry.get('kind')} ({entry.get('provider')}/{entry.get('model')})"
     if t == CUSTOM:
-        return f"custom: {entry.get('customType')}"
-    return str(t)
+        return readable_type(entry.get("customType"))
+    return readable_type(t)

@@ -7,6 +7,7 @@ entries, the LLM messages made of them, the format readers) can build on it.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 SESSION_VERSION = 3
@@ -51,6 +52,29 @@ MARKER_TYPES = frozenset({LEAF, LABEL, USAGE})
 META_TYPES = frozenset(
     {MODEL_CHANGE, THINKING_LEVEL_CHANGE, ACTIVE_TOOLS_CHANGE, SESSION_INFO, LABEL, CUSTOM, LEAF, CONTEXT_EDIT, USAGE}
 )
+
+
+# Where a type name was made by a reader of another agent's files (`claude-code/system:...`), or
+# by this app (`session-tree.verdict`): the prefix says where, not what, and is left out of names.
+_TYPE_PREFIXES = ("claude-code/", "codex/", "session-tree.", "pi/")
+_TYPE_SEPARATORS = re.compile(r"[_\-./:]+")
+
+
+def readable_type(name: Any) -> str:
+    """A type name (an entry's type, a custom entry's `customType`) as words a person reads: the
+    source's prefix and a Claude Code line's kind left out, separators as spaces
+    ("claude-code/system:stop_hook_summary" -> "stop hook summary", "context_edit" -> "context
+    edit", "todo-state" -> "todo state"); "?" for a name that is not a string."""
+    if not isinstance(name, str) or not name.strip():
+        return "?"
+    text = name.strip()
+    for prefix in _TYPE_PREFIXES:
+        if text.startswith(prefix) and len(text) > len(prefix):
+            text = text[len(prefix):]
+            break
+    if ":" in text:  # (a Claude Code line's type and subtype: the subtype says what it is)
+        text = text.rsplit(":", 1)[1] or text
+    return " ".join(_TYPE_SEPARATORS.sub(" ", text).split()) or name
 
 
 def content_blocks(content: Any) -> list[dict]:

@@ -19,7 +19,8 @@ import orjson
 
 from .entries import LABEL, Entry
 from .storage import Storage
-from .transcript import branch_name, descend
+from .branch_names import branch_name
+from .transcript import descend
 from .tree import SessionTree
 
 # Fields that hold no text a person would search for: structure, and encoded payloads.

@@ -20,7 +20,6 @@ from .entries import (
     THINKING_LEVEL_CHANGE,
     Entry,
     content_text,
-    entry_text,
     tool_calls,
 )
 from .subagents import SubAgentRun, subagent_runs
@@ -219,21 +218,6 @@ def other_branches(tree: SessionTree, path: list[Entry], index: int) -> list[str
     on = tree.conversation_leaf(nxt) if nxt else None
     runs = () if path[index].sidechain else {k for k in kids if tree.by_id[k].sidechain}
     return [k for k in kids if k != nxt and k != on and k not in runs]
-
-
-def branch_name(tree: SessionTree, leaf: str, width: int = 70) -> str:
-    """A branch as people name it: by the nearest label above its tip, else by its last user
-    message (found by walking up from the tip, not by building the whole path)."""
-    node: str | None = leaf
-    while node is not None:
-        if node in tree.labels:
-            return tree.labels[node]
-        e = tree.by_id[node]
-        if e.type == MESSAGE and e.role == "user":
-            text = " ".join(entry_text(e).split())
-            return text if len(text) <= width else text[: width - 1] + "…"
-        node = tree.parent[node]
-    return leaf
 
 
 def turns(path: list[Entry]) -> list[int]:

@@ -39,7 +39,8 @@ COLUMNS: dict[str, tuple[str, ...]] = {
                  "bad_lines", "problems", "warnings", "cost", "input_tokens", "output_tokens", "model",
                  "link_kind", "link_field", "link_names", "root_id", "conversation", "parent_file"),
     "entries": ("file", "entry_id", "parent_id", "leaf_id", "line", "type", "role", "time", "model",
-                "usage_tokens", "input_tokens", "output_tokens", "cost", "tool_name", "is_error", "text"),
+                "usage_tokens", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost",
+                "tool_name", "is_error", "text"),
     "branches": ("file", "leaf_id", "label", "last_user", "depth", "turns", "tokens", "cost", "calls",
                  "errors", "wall_seconds", "status", "active", "model", "time"),
     "summaries": ("file", "entry_id", "kind", "time", "tokens_before", "tokens_after", "score",
@@ -66,15 +67,21 @@ def _time(instant: float | None) -> datetime | None:
     return None if instant is None else datetime.fromtimestamp(instant, timezone.utc).replace(tzinfo=None)
 
 
-def _usage(msg: dict) -> tuple[int | None, int | None]:
-    """(input tokens, cache included, and output tokens) a message reports."""
+def _usage(msg: dict) -> tuple[int | None, int | None, int | None, int | None]:
+    """(input tokens, cache included; output tokens; cache reads; cache writes) a message reports:
+    the kinds a cost is computed from (`core/prices.py`) kept apart."""
     u = msg.get("usage")
     if not isinstance(u, dict):
-        return None, None
-    # (JSON numbers: exactly int or float; a bool is not one)
-    vals = [v for v in (u.get("input"), u.get("cacheRead"), u.get("cacheWrite")) if type(v) is int or type(v) is float]
-    out = u.get("output")
-    return (int(sum(vals)) if vals else None), (int(out) if type(out) is int or type(out) is float else None)
+        return None, None, None, None
+
+    def n(key: str) -> int | float | None:
+        v = u.get(key)  # (JSON numbers: exactly int or float; a bool is not one)
+        return v if type(v) is int or type(v) is float else None
+
+    read, write, out = n("cacheRead"), n("cacheWrite"), n("output")
+    vals = [v for v in (n("input"), read, write) if v is not None]
+    whole = lambda v: None if v is None else int(v)  # noqa: E731
+    return (int(sum(vals)) if vals else None), whole(out), whole(read), whole(write)
 
 
 def _model(e: Entry) -> str | None:
@@ -120,7 +127,7 @@ def extract(path: str | os.PathLike, from_line: int = 0) -> Extracted:
     for e in tree.entries:  # (every entry of every session: each body read once, each fact once)
         t, role, raw = e.type, e.role, e.raw
         instant, spent, _, used, failed = e.figures
-        used_in = used_out = None
+        used_in = used_out = cache_read = cache_write = None
         if t == MESSAGE:
             msg = raw.get("message")
             if not isinstance(msg, dict):
@@ -128,7 +135,7 @@ def extract(path: str | os.PathLike, from_line: int = 0) -> Extracted:
             model = None
             if role == "assistant":
                 model = as_key(msg.get("model"))
-                used_in, used_out = _usage(msg)
+                used_in, used_out, cache_read, cache_write = _usage(msg)
                 tokens_in += used_in or 0
                 tokens_out += used_out or 0
         else:
@@ -158,7 +165,7 @@ def extract(path: str | os.PathLike, from_line: int = 0) -> Extracted:
         tool_name = as_key(msg.get("toolName")) if role == "toolResult" else None
         entry_rows.append((
             file, e.id, e.parent_id, leaf_of(e.id), e.line, t, role, time, model, used, used_in, used_out,
-            spent, tool_name, failed, searchable_text(raw)[:TEXT_CHARS]))
+            cache_read, cache_write, spent, tool_name, failed, searchable_text(raw)[:TEXT_CHARS]))
 
     for f in leaf_figures(tree):
         model = None

@@ -257,6 +257,10 @@ def export_session(path: Path, leaf: str | None = None, redaction: str | None = 
     `redaction` is the line a redacted copy's file shows first."""
     from .export import export_html, session_title
 
-    tree = Session.open(path).tree
+    from ..core.verdicts import verdicts
+
+    session = Session.open(path)
+    tree = session.tree
     leaf = tree.find(leaf).id if leaf else None
-    return export_html(create_app(path.parent), tree, session_title(tree, path.name), leaf, redaction)
+    return export_html(create_app(path.parent), tree, session_title(tree, path.name), leaf, redaction,
+                       given=verdicts(session))

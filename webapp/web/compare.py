@@ -15,12 +15,13 @@ from pathlib import Path
 from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
 from markupsafe import Markup
 
+from ..core.branch_names import branch_names
 from ..core.compaction import plan_branch_summary
-from ..core.compare import ALIGNMENTS, FIGURE_ROWS, LEADING_TYPES, Branch, compare, is_user
+from ..core.compare import ALIGNMENTS, FIGURE_ROWS, LEADING_TYPES, compare, is_user
 from ..core.errors import InvalidWrite, SessionError, UnknownEntry
 from ..core.leaf_figures import SORT_KEYS, sort_leaves
 from ..core.tokens import format_tokens
-from ..core.verdicts import persons, sort_by_verdict, verdicts
+from ..core.verdicts import file_verdicts, persons, sort_by_verdict, verdicts
 from ..core.tree import SessionTree
 from ..model.errors import ModelError
 from ..model.judge import judge
@@ -31,7 +32,7 @@ from .guard import computes_only, keeps_app_data
 from .leaves import cached_leaf_figures
 from .current import is_fragment, store
 from .owner import chosen_config
-from .views import last_user_text, short, tool_call_for
+from .views import tool_call_for
 
 bp = Blueprint("compare", __name__)
 
@@ -138,12 +139,9 @@ def figure_text(kind: str, value) -> str:
     return str(len(value)) if value else "–"
 
 
-def branch_title(tree: SessionTree, branch: Branch) -> str:
-    """A branch by a label of its own (never one it inherits: the header would say the same of
-    two branches), else by its last instruction."""
-    if branch.unique_labels:
-        return branch.unique_labels[-1]
-    return short(last_user_text(branch.path), 70) or "(no user message)"
+def person_words(rel: str) -> dict[str, str]:
+    """Leaf id -> a person's verdict word on it: what tells apart branches alike in all else."""
+    return {t: v.verdict for t, v in persons(verdicts(store().session(rel))).items()}
 
 
 def _too_few(rel: str, ids: list[str]):
@@ -152,6 +150,8 @@ def _too_few(rel: str, ids: list[str]):
 
 
 def _context(rel: str, ids: list[str], export: bool = False, tree: SessionTree | None = None) -> dict:
+    # (a shared copy's tree, given, holds its verdicts among its entries: `rel` names no stored session then)
+    words = person_words(rel) if tree is None else {t: v.verdict for t, v in persons(file_verdicts(tree)).items()}
     tree = tree or store().session(rel).tree
     left_out = max(0, len(ids) - MAX_COMPARED)
     ids = ids[:MAX_COMPARED]
@@ -169,7 +169,7 @@ def _context(rel: str, ids: list[str], export: bool = False, tree: SessionTree |
         "picks": picks,
         "id_params": picks.params(),
         "cmp": cmp,
-        "titles": [branch_title(tree, b) for b in cmp.branches],
+        "titles": list(branch_names(tree, [b.tip for b in cmp.branches], words).values()),
         "figure_rows": FIGURE_ROWS,
         "figure_text": figure_text,
         "export": export,
@@ -237,9 +237,10 @@ def all_leaves(rel: str):
     else:
         rows = sort_leaves(rows, key, descending)
     shown = len(rows) if request.args.get("all") else min(len(rows), ALL_LEAVES_SHOWN)
+    names = branch_names(session.tree, [r.leaf.id for r in rows], person_words(rel), 90)
     return render_template(
         "compare_all.html", rel=rel, tree=session.tree, rows=rows[:shown], total=len(rows),
-        sort=key, descending=descending, duration=duration,
+        sort=key, descending=descending, duration=duration, names=names,
     )
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import orjson
 from flask import Blueprint, abort, current_app, render_template, request, url_for
 
+from .. import bundled
 from ..core.agents import places
 from ..core.outcome import STATUSES
 from ..core.storage import fs_name, url_name
@@ -184,7 +185,8 @@ def corpus_page():
         progress = service.fresh()
         prefix = str(store.root).rstrip("/") + "/"
         cur = service.index.cursor()
-    fig = corpus_figures(cur, prefix)
+    prices = current_app.config.get("PRICE_TABLE")  # (a test's fixed table; else litellm's)
+    fig = corpus_figures(cur, prefix, prices)
 
     def link(by: str, value: str) -> str:
         return url_for("corpus.corpus_page", by=by, value=value) + "#behind"
@@ -199,7 +201,8 @@ def corpus_page():
     behind = None
     if by:
         try:
-            behind = [(session_link(f), title, cost, n) for f, title, cost, n in sessions_behind(cur, by, value, prefix)]
+            behind = [(session_link(f), title, cost, n)
+                      for f, title, cost, n in sessions_behind(cur, by, value, prefix, prices=prices)]
         except ValueError as exc:
             abort(400, description=str(exc))
     posted = request.method == "POST"
@@ -320,6 +323,27 @@ def index_for_cli():
     if refused:
         return refused
     return built(service.index, service.progress)
+
+
+# The docs a page links to, by the name in their URL: only these files are ever read, from the
+# docs folder that travels with the code.
+DOCS = {"corpus-tables": "corpus-tables.md"}
+
+
+@bp.get("/docs/<name>")
+def doc_page(name: str):
+    """A doc of the project (the corpus tables the SQL box queries) as a page of this app: it is
+    read from the docs the package carries, rendered as any Markdown the app shows."""
+    from .render import render_markdown
+
+    if name not in DOCS:
+        abort(404, description=f"no doc {name!r}: there are {', '.join(DOCS)}")
+    try:
+        text = (bundled.bundled_folder(bundled.DOCS) / DOCS[name]).read_text(encoding="utf-8")
+    except OSError as exc:
+        abort(404, description=f"{DOCS[name]} is not with this installation ({exc.strerror or exc})")
+    title = next((line.lstrip("# ").strip() for line in text.splitlines() if line.startswith("# ")), name)
+    return render_template("doc.html", title=title, body=render_markdown(text))
 
 
 @bp.get("/-/corpus/progress")

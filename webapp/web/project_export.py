@@ -30,6 +30,7 @@ from ..core.redact import Replacer, copy_redacted
 from ..core.session import Session
 from ..core.storage import write_new_file
 from ..core.tokens import entry_cost
+from ..core.verdicts import for_a_redacted_copy, verdicts
 from .export import SiteLinks, export_html, session_title, site_assets
 
 GENERATOR = "session-tree project export"  # what marks a folder as one of ours (it may be written again)
@@ -148,7 +149,8 @@ def _session_page(app: Flask, root: Path, path: Path, page: str, redaction: Reda
         tree = session.tree
         summary = summarize_session(path, session)  # (the file's own size and times, the copy's text)
         title = session_title(tree, file)
-        html = export_html(app, tree, title, None, redaction.note if redaction else None, LINKS, DOT_TIMEOUT)
+        html = export_html(app, tree, title, None, redaction.note if redaction else None, LINKS, DOT_TIMEOUT,
+                           given=for_a_redacted_copy(verdicts(session)) if redaction else verdicts(session))
     except (OSError, SessionError, ValueError, UnicodeError, RecursionError) as exc:
         error = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
         row = Row(page, file, folder, error=hide(error))

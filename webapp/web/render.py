@@ -230,13 +230,15 @@ def _field_value(value: Any) -> Markup:
     return escape(shown) + note
 
 
-def _fields(pairs: Iterable[tuple[str, Any]]) -> Markup:
-    """A definition list: the compact form for entries that only carry a few settings."""
+def _fields(pairs: Iterable[tuple[str, Any]], internal: bool = False) -> Markup:
+    """A definition list: the compact form for entries that only carry a few settings.
+    `internal`: fields of the file's machinery (ids, flags) that paper leaves out (print.css)."""
     rows = _EMPTY.join(
         Markup("<dt>{}</dt><dd>{}</dd>").format(k, v if isinstance(v, Markup) else _field_value(v))
         for k, v in pairs
     )
-    return Markup('<dl class="fields">{}</dl>').format(rows) if rows else _EMPTY
+    kind = "fields internal" if internal else "fields"
+    return Markup('<dl class="{}">{}</dl>').format(kind, rows) if rows else _EMPTY
 
 
 def image_html(block: dict) -> Markup:
@@ -479,7 +481,8 @@ def _compaction(entry: Entry) -> Markup:
     first = ("first kept entry", entry.get("firstKeptEntryId"))
     return (
         render_markdown(str(entry.get("summary") or ""))
-        + _fields([("tokens", tokens), first])
+        + _fields([("tokens", tokens)])
+        + _fields([first], internal=True)
         + render_files(entry.get("details"))
     )
 
@@ -487,16 +490,18 @@ def _compaction(entry: Entry) -> Markup:
 def _branch_summary(entry: Entry) -> Markup:
     return (
         render_markdown(str(entry.get("summary") or ""))
-        + _fields([("from", entry.get("fromId"))])
+        + _fields([("from", entry.get("fromId"))], internal=True)
         + render_files(entry.get("details"))
     )
 
 
 def _custom_message(entry: Entry) -> Markup:
+    """What an extension said, then the fields it was written with (its type as written, whether
+    pi displays it, its details): for an engineer on screen, left out of print (`internal`)."""
     details = entry.get("details")
     extra = [("details", details)] if details is not None else []
     return content_html(entry.get("content")) + _fields(
-        [("custom type", entry.get("customType")), ("display", entry.get("display")), *extra]
+        [("custom type", entry.get("customType")), ("display", entry.get("display")), *extra], internal=True
     )
 
 

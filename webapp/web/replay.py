@@ -15,11 +15,13 @@ from collections import OrderedDict
 
 from flask import Blueprint, abort, current_app, g, redirect, render_template, request, url_for
 
+from ..core.branch_names import branch_names
 from ..core.errors import InvalidWrite, SessionError, UnknownEntry
 from ..core.replay_plan import (
     DEFAULT_MAX_COPY_MB, DEFAULT_MAX_STEPS, ReplayInfo, default_start, replay_info, start_choices,
 )
 from ..core.session import Session
+from ..core.verdicts import persons, verdicts
 from ..model.errors import ModelError
 from ..model.isolation import isolation
 from ..model.replay import Budget, Replay, prepare, run
@@ -70,8 +72,10 @@ def replay_page(rel: str):
     session = store().session(rel)
     leaf, start = _picked(session, request.args.get("leaf"), request.args.get("from"))
     tree = session.tree
+    words = {t: v.verdict for t, v in persons(verdicts(session)).items()}
     return render_template(
         "replay.html", rel=rel, tree=tree, leaf=leaf, start=start, leaves=tree.leaves(),
+        names=branch_names(tree, [*tree.leaves(), leaf], words, 80),
         starts=start_choices(tree, leaf), configured=model_config().model, offered=offered_models(),
         info=replay_info(tree, leaf), max_steps=DEFAULT_MAX_STEPS, max_copy_mb=DEFAULT_MAX_COPY_MB,
         problem=session.read_only_reason, sandbox=sandbox_allowed(), bash=bash_allowed(),

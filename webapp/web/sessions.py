@@ -15,6 +15,7 @@ from ..core.catalog import fold_listing, group_sessions
 from ..core.context import build_context
 from ..core.request import build_request
 from ..core.session import Session
+from ..core.verdicts import chosen_leaf, verdicts, winners
 from . import budget, client, corpus, outline, render, search, tabs, transcript
 from .graph import (
     LEVELS,
@@ -129,22 +130,26 @@ class GraphOptions:
 def _layout(rel: str, session: Session, options: GraphOptions, pinned: frozenset[str] = frozenset()):
     """What the graph draws, cached on the file version and the folding options (never on the
     selected node: selecting a drawn node costs no layout and no `dot`); `pinned` entries (the
-    presenter's) are never folded."""
+    presenter's) are never folded, nor is a branch a person marked "winner": the chosen branch is
+    what every overview shows, at any level."""
+    pinned = pinned | frozenset(winners(session.tree, verdicts(session)))
     return store().cached("layout", rel, session,
                           lambda: build_layout(session.tree, options.collapse, options.expand, pinned),
                           collapse=options.collapse, expand=options.expand, pinned=pinned)
 
 
-def layout_showing(rel: str, session: Session, options: GraphOptions, node: str | None):
+def layout_showing(rel: str, session: Session, options: GraphOptions, node: str | None,
+                   pinned: frozenset[str] = frozenset()):
     """The layout, with the segment or left-out branch that holds `node` opened (and `options`
-    updated to say so): only that neighbourhood changes, the rest of the drawing stays."""
-    layout = _layout(rel, session, options)
+    updated to say so): only that neighbourhood changes, the rest of the drawing stays.
+    `pinned` entries (the presented branch's tip) stay drawn, with the path to them."""
+    layout = _layout(rel, session, options, pinned)
     for _ in range(3):  # a branch brought in may still fold the node into one of its segments
         opening = layout.opening_for(node) if node else set()
         if not opening or opening <= options.expand:
             break
         options.expand = options.expand | opening
-        layout = _layout(rel, session, options)
+        layout = _layout(rel, session, options, pinned)
     return layout
 
 
@@ -247,7 +252,7 @@ def _text_tree_lines(session: Session, options: GraphOptions, layout, view: str,
     def open_link(anchors: list[str]) -> str:
         return f"?node={quote(anchors[0], safe='')}&{urlencode({'open': ','.join(anchors)})}&{extra}"
 
-    lines = outline.text_tree(session.tree, layout, link, open_link)
+    lines = outline.text_tree(session.tree, layout, link, open_link, chosen_leaf(session.tree, verdicts(session)))
     here = layout.dom_for(node) if node else None
     for line in lines:
         line.selected = line.dom == here
@@ -410,6 +415,13 @@ def more(rel: str, kind: str):
     next_url = budget.more_url(rel, kind, page.next_offset, **args) if page.next_offset is not None else None
     template = "partials/_more_text.html" if is_fragment() else "more.html"
     return render_template(template, rel=rel, page=page, next_url=next_url, title=title, kind=kind, offset=offset)
+
+
+@bp.app_template_global()
+def chosen_winners(session: Session) -> list[str]:
+    """The branches a person marked winner (the latest first): "Fit" frames them with the
+    selected node where both fit at a legible size."""
+    return winners(session.tree, verdicts(session))
 
 
 @bp.app_template_global()

@@ -10,8 +10,10 @@ from dataclasses import dataclass
 
 from flask import abort, current_app, request
 
+from ..core.branch_names import branch_names
 from ..core.metadata import metadata_rows
 from ..core.session import Session
+from ..core.verdicts import persons, verdicts
 from . import budget, search, transcript
 from .audit import audit_tab, cached_audit, is_summary
 from .current import store
@@ -81,6 +83,13 @@ def _problems(s: Shown) -> dict:
             "metadata": metadata_rows(tree.metadata, budget.METADATA_SHOWN)}
 
 
+def _branches(s: Shown) -> dict:
+    """Every branch with its figures, each named by what tells it apart (core/branch_names.py)."""
+    rows = cached_leaf_figures(s.rel, s.session)
+    words = {t: v.verdict for t, v in persons(verdicts(s.session)).items()}
+    return {"branches": rows, "branch_names": branch_names(s.tree, [b.leaf.id for b in rows], words, 80)}
+
+
 _AUDIT = ("audit", ("entry",))  # a summary's audit: of one entry
 
 TABS: dict[str, Tab] = {t.name: t for t in (
@@ -91,8 +100,7 @@ TABS: dict[str, Tab] = {t.name: t for t in (
         lambda s: search.search_context(store().resolve(s.rel), s.tree, request.args.get("q", ""))),
     Tab("context", "Context", "partials/_context.html", _context,
         empty="The conversation is empty here: the model would see nothing."),
-    Tab("branches", "Branches", "partials/_branches.html",
-        lambda s: {"branches": cached_leaf_figures(s.rel, s.session)}, keeps=(("leaf-figures", ()),)),
+    Tab("branches", "Branches", "partials/_branches.html", _branches, keeps=(("leaf-figures", ()),)),
     Tab("summaries", "Summaries", "partials/_summaries.html", lambda s: {"summaries": summary_rows(s.tree)}),
     Tab("problems", "Problems", "partials/_problems.html", _problems),
     Tab("audit", "Lost", "partials/_audit.html",

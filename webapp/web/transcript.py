@@ -10,6 +10,7 @@ from __future__ import annotations
 from flask import Blueprint, abort, redirect, render_template, request, url_for
 from markupsafe import Markup
 
+from ..core.branch_names import branch_names
 from ..core.context import build_context
 from ..core.edit_preview import edited_entries
 from ..core.entries import CONTEXT_EDIT, Entry, content_blocks
@@ -21,7 +22,6 @@ from ..core.transcript import (
     Item,
     Options,
     Transcript,
-    branch_name,
     build_transcript,
     other_branches,
 )
@@ -194,6 +194,7 @@ def branch_list(rel: str):
     tree = current.store().session(rel).tree
     options = Options.from_args(request.args)
     active = tree.conversation_leaf(tree.active_leaf)
-    rows = [(leaf, branch_name(tree, leaf), leaf == active) for leaf in tree.leaves()]
+    names = branch_names(tree, tree.leaves())
+    rows = [(leaf, names[leaf], leaf == active) for leaf in tree.leaves()]
     return render_template("partials/_transcript_branches.html", rel=rel, rows=rows,
                            current=request.args.get("leaf"), params=options.params())

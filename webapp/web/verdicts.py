@@ -10,7 +10,7 @@ from __future__ import annotations
 from flask import Blueprint, abort, current_app, g, redirect, request, url_for
 
 from ..core.errors import SessionError, UnknownEntry
-from ..core.verdicts import PERSON, PERSON_VERDICTS, Verdict, give_verdict, verdicts
+from ..core.verdicts import PERSON, PERSON_VERDICTS, VERDICT_MEANINGS, VERDICT_WORDS, Verdict, give_verdict, verdicts
 from .current import store
 from .guard import keeps_app_data
 from .owner import offered_models
@@ -65,6 +65,12 @@ def branch_verdicts(rel: str) -> dict[str, dict[str, Verdict]]:
 @bp.app_template_global()
 def verdict_choices() -> tuple[str, ...]:
     return PERSON_VERDICTS
+
+
+@bp.app_template_global()
+def verdict_words(verdict: str) -> tuple[str, str]:
+    """(what a verdict says in words, what it means): the form's labels and their titles."""
+    return VERDICT_WORDS.get(verdict, verdict), VERDICT_MEANINGS.get(verdict, verdict)
 
 
 @bp.app_template_global()

@@ -19,13 +19,15 @@ from ..core.edit_preview import EditedEntry, edited_entries
 from ..core.entries import (
     BRANCH_SUMMARY,
     COMPACTION,
+    CUSTOM,
+    CUSTOM_MESSAGE,
     MESSAGE,
     MODEL_CHANGE,
     THINKING_LEVEL_CHANGE,
     Entry,
     as_key,
-    content_text,
     entry_text,
+    readable_type,
     short_id,
     tool_calls,
 )
@@ -37,13 +39,6 @@ from ..core.tree import SessionTree
 from ..model.table import context_window
 from .bands import compaction_bands, preview_band
 from .graph import GraphLayout, dom_id, drawn_tree
-
-
-def last_user_text(path: list[Entry]) -> str:
-    for e in reversed(path):
-        if e.type == MESSAGE and e.role == "user":
-            return content_text(e.message.get("content"), " ")
-    return ""
 
 
 @dataclass
@@ -119,11 +114,11 @@ def context_view(tree: SessionTree, node_id: str, layout: GraphLayout) -> Contex
     tokens = context_tokens(ctx)
     window = context_window(ctx.settings.provider, ctx.settings.model_id)
     in_ctx = ctx.entry_ids
-    on_path = {e.id for e in ctx.path}
     rank = {"in-context": 3, "replaced": 2, "on-path": 1}
     states: dict[str, dict] = {}
     counts: dict[str, list[int]] = {}  # a fold's dom id -> [its entries in the context, and replaced]
-    for e in ctx.path:
+    path_doms: set[str] = set()
+    for e, drawn in zip(ctx.path, layout.doms_along(ctx.path)):  # (one walk: the path is long, the drawing small)
         if e.id in in_ctx:
             state = {"state": "in-context"}
         elif e.id in ctx.edits and ctx.edits[e.id].get("replacement", {}) is None:
@@ -134,7 +129,7 @@ def context_view(tree: SessionTree, node_id: str, layout: GraphLayout) -> Contex
             state = {"state": "replaced", "by": dom_id(comp), "byLabel": f"summarized by compaction {short_id(comp)}"}
         else:
             state = {"state": "on-path"}
-        drawn = layout.dom_for(e.id)
+        path_doms.add(drawn)
         if drawn not in states or rank[state["state"]] > rank[states[drawn]["state"]]:
             states[drawn] = state
         if state["state"] != "on-path" and not drawn.startswith(("e-", "x-")):
@@ -142,7 +137,7 @@ def context_view(tree: SessionTree, node_id: str, layout: GraphLayout) -> Contex
     for drawn, (held, replaced) in counts.items():
         if held and replaced:
             states[drawn] = {**states[drawn], "count": f"{held:,} of {held + replaced:,} in context"}
-    overlay = {"nodes": states, "onPath": sorted({layout.dom_for(i) for i in on_path}),
+    overlay = {"nodes": states, "onPath": sorted(path_doms),
                "bands": compaction_bands(tree, ctx.path, layout)}
     replaced = len(replaced_entries(tree, ctx.compaction.id)) if ctx.compaction and tree.parent.get(ctx.compaction.id) else 0
     return ContextView(ctx, tokens, window, overlay, build_request(ctx), replaced, context_notes(ctx))
@@ -251,9 +246,12 @@ ROLE_TITLES = {"bashExecution": "bash (user)", "system": "system prompt"}
 
 
 def entry_title(entry: Entry) -> str:
+    """What kind of entry it is, in words: a message's role, a custom entry's own type."""
     if entry.type == MESSAGE:
         return ROLE_TITLES.get(entry.role, entry.role) if isinstance(entry.role, str) and entry.role else "entry"
-    return str(entry.type).replace("_", " ") or "entry"
+    if entry.type in (CUSTOM, CUSTOM_MESSAGE) and isinstance(entry.get("customType"), str):
+        return readable_type(entry.get("customType"))
+    return readable_type(entry.type) if entry.type else "entry"
 
 
 def short(text, n: int = 90) -> str:
@@ -309,15 +307,13 @@ class Meter:
 
 
 def session_counts(tree: SessionTree) -> dict[str, int]:
-    """The branches (`tree.leaves()`) and compactions of a session, counted from its drawn tree
-    (chains, not entries: the stats bar of a big session is printed on every page)."""
+    """The branches and compactions of a session: its branches are `tree.leaves()`, what the
+    Branches tab lists (found once per tree; the drawn tree's own count of tips took the side
+    lines Claude Code writes after a reply for branches of their own), its compactions counted
+    from the drawn tree (chains, not entries: the stats bar is printed on every page)."""
     d = drawn_tree(tree)
-    branches = sum(d.leaves[r] for r in d.roots)
-    shown = tree.conversation_leaf(tree.active_leaf)
-    if shown is not None and d.place(shown) is not None and d.kids(shown):
-        branches += 1  # the active leaf where it is not a tip (tree.leaves adds it too)
     compactions = sum(1 for x in d.unfoldable if tree.by_id[x].type == COMPACTION)
-    return {"branches": branches, "compactions": compactions}
+    return {"branches": len(tree.leaves()), "compactions": compactions}
 
 
 _meters: "weakref.WeakKeyDictionary[SessionTree, Meter]" = weakref.WeakKeyDictionary()

@@ -143,6 +143,7 @@ class GraphLayout:
     level: str = ""  # "skeleton" for the tree's shape only (drawn compact: see style and dot)
     capped: bool = False  # the tree was too big for one drawing: some side branches are left out
     counted: int | None = None  # a layout only counted (see _fold): its size
+    one_branch: bool = False  # one branch alone (one_branch.py): drawn as a straight column, its groups beside it
     drawn: "Drawn | None" = field(default=None, repr=False, compare=False)
     # The tree it was laid out for, kept while the layout is (a cached layout may outlive the
     # session that made it): its drawn tree finds most places through it (_place).
@@ -160,8 +161,10 @@ class GraphLayout:
     retried: dict[str, tuple[int, Retries]] = field(default_factory=dict, repr=False)
 
     def signature(self) -> tuple:
+        """What the drawing of this layout depends on (a drawing is cached on it): what is folded,
+        grouped and drawn as itself (a drawing of one branch cut from another holds fewer nodes)."""
         return (self.collapsed, self.level, tuple(s.first_id for s in self.segments), tuple(m.id for m in self.more),
-                tuple(r.id for r in self.retries))
+                tuple(r.id for r in self.retries), len(self.nodes))
 
     def ranks(self) -> tuple[int, int]:
         """How many ranks (depths) the drawing has, and how many nodes its widest one holds."""
@@ -196,8 +199,11 @@ class GraphLayout:
         left out in; None when it is drawn as itself (or is not in the drawn tree)."""
         d = self.drawn
         where = d.place(entry_id) if d is not None else None
-        if where is None:
-            return None
+        return self._member_at(where) if where is not None else None
+
+    def _member_at(self, where: tuple[str, int]) -> str | None:
+        """`member` of the entry at `where` (its chain's head, its position there)."""
+        d = self.drawn
         h, i = where
         folded = self._retried(h, i) if self.retried else None
         if folded is not None:
@@ -225,6 +231,30 @@ class GraphLayout:
     def dom_for(self, entry_id: str) -> str:
         """The drawn node an entry is shown by: itself, or the segment or group that holds it."""
         return self.member(entry_id) or dom_id(entry_id)
+
+    def doms_along(self, path: list[Entry]) -> list[str]:
+        """`dom_for` of each entry of a path from a root, its places found by walking it (an
+        entry's place is the one before it plus one, in the same chain) rather than asked for
+        one by one: the Context tab maps a path of thousands of entries on every click."""
+        d = self.drawn
+        out: list[str] = []
+        prev: tuple[str, int] | None = None
+        for e in path:
+            where = None
+            if d is not None:
+                where = d.marks.get(e.id)
+                if where is None and prev is not None:
+                    h, i = prev
+                    chain = d.chains[h]
+                    if i + 1 < len(chain) and chain[i + 1] == e.id:
+                        where = (h, i + 1)
+                if where is None:
+                    where = d.place(e.id)
+            if where is not None:
+                prev = where
+            member = self._member_at(where) if where is not None else None
+            out.append(member or dom_id(e.id))
+        return out
 
     def path_doms(self, entry_id: str | None) -> list[str]:
         """The drawn nodes on the path from the root to `entry_id`, in order: a fold counts
@@ -316,9 +346,10 @@ def _skeleton(tree, d: Drawn, keep, expand, pinned, active_leaf, cap: int) -> Gr
         folds = fold_retries(tree, d, spine_of(d, [active_leaf, *pinned, *expand]), keep, expand, active_leaf)
         layout = _bounded(tree, d, keep, expand, pinned, active_leaf, cap, plain, "skeleton", folds, memo)
     # Too wide or deep for the pane: fewer side branches, grouped by fork point ("⊞ N more
-    # branches"), never fewer nodes than the path to the active leaf holds, and never a branch
-    # the user opened (a click on its group would not draw it).
-    floor = len(layout.path_doms(active_leaf)) + 1
+    # branches"), never fewer nodes than the paths that must stay hold (to the active leaf, the
+    # pinned entries and what the user opened: a smaller cap would fold their compactions and
+    # labels away), and never a branch the user opened (a click on its group would not draw it).
+    floor = len({x for e in (active_leaf, *pinned, *expand) for x in layout.path_doms(e)}) + 1
     while not _fits(layout) and layout.size() * 4 // 5 >= floor:
         smaller = _bounded(tree, d, keep, expand, pinned, active_leaf, _smaller_cap(layout, floor), plain, "skeleton",
                            folds, memo)

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
-from ...core.entries import BRANCH_SUMMARY, COMPACTION, MESSAGE, META_TYPES, Entry, content_text, entry_text, tool_calls
+from ...core.entries import (
+    BRANCH_SUMMARY, COMPACTION, MESSAGE, META_TYPES, Entry, content_text, entry_text, readable_type, tool_calls,
+)
 from ...core.tokens import format_tokens
 from ...core.tree import SessionTree
 from .layout import GraphLayout
@@ -66,7 +68,7 @@ def _node_style(tree: SessionTree, e: Entry, width: int = LABEL_WIDTH) -> tuple[
         label = text
     else:
         attrs.update(shape="box", style="dashed", color="#9ca3af")
-        label = dot_text(e.type)
+        label = dot_text(readable_type(e.type))  # ("context edit", not "context_edit")
     if e.id in tree.labels:
         label = f"◆ {dot_text(tree.labels[e.id], width)}\n{label}"
         classes.append("labelled")
