@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from .agents import of_format
 from .agents.links import SUBAGENT, Link
-from .conversations import group, link_of, relation, tree_facts
+from .conversations import group, link_of, relation, session_of_name, tree_facts
 from .entries import Entry, content_text
 from .reader import SessionLog
 from .tree import SessionTree
@@ -54,9 +54,16 @@ class Part:
 
     @property
     def short(self) -> str:
-        """The file's name cut in its middle (a name's start is its time, its end its id)."""
+        """The file's name up to the first characters of the session id it holds (a name is a
+        time and an id, whose first characters tell the files apart), else cut in its middle."""
         name = self.label
-        return name if len(name) <= SHORT_NAME else name[:SHORT_NAME // 2 - 1] + "…" + name[-(SHORT_NAME // 2):]
+        if len(name) <= SHORT_NAME:
+            return name
+        sid = session_of_name(name)
+        at = name.find(sid) if len(sid) > 8 else -1
+        if 0 <= at and at + 8 <= SHORT_NAME:
+            return name[:at + 8] + "…"
+        return name[:SHORT_NAME // 2 - 1] + "…" + name[-(SHORT_NAME // 2):]
 
     @property
     def said(self) -> str:
