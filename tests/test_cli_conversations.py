@@ -61,3 +61,14 @@ def test_ls_files_lists_every_file_on_its_own_row(capsys, listing):
     code, out, _ = run(capsys, "ls", root, "--files", *extra)
     assert code == 0 and "one conversation of" not in out
     assert [line.rsplit("/", 1)[-1] for line in out.splitlines() if not line.startswith(" ")] == [P, C, G, M]
+
+
+def test_context_at_a_paginated_codex_forks_leaf_reads_its_parent_found_in_another_days_folder(capsys):
+    fork = next((CONV / "codex" / "2026" / "05" / "07").glob("*.jsonl"))
+    got = run_json(capsys, "context", fork, "--json")
+    said = [m["content"] if isinstance(m["content"], str) else m["content"][0]["text"]
+            for m in got["messages"] if m.get("content")]
+    assert len(got["messages"]) == 7 and said[1] == "Add a --verbose flag" and said[-1] == "Moved the version to -V."
+    assert "Make it -v too" not in said
+    alone = run_json(capsys, "context", fork, "--json", "--alone")
+    assert len(alone["messages"]) == 2  # what the file holds by itself

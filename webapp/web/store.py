@@ -77,6 +77,9 @@ class LRU:
 # every full collection walked them all again (0.3 s each, in the middle of a request).
 FREEZE_BYTES = 8 << 20
 WALK_SECONDS = 10.0  # a walk of the root, for a link to a file in another folder, is made again after this
+# Without an index, the files beside a page's file are read (their first lines, once per version)
+# to find its conversation, in a folder of at most this many.
+FOLDER_FILES = 2000
 
 
 class SessionStore:
@@ -165,35 +168,38 @@ class SessionStore:
 
     def members(self, name: str, session: Session) -> list[str] | None:
         """The files of the conversation of `name` (it among them), or None when it joins no
-        other file and names none (see joined_session's docstring for where they are looked for)."""
+        other file and names none (see joined_session's docstring for where they are looked for).
+        With an index that holds the file, its files are the index's (and the file its link names,
+        made since); else the files beside it (at most FOLDER_FILES) and the one its link names."""
         path = self.resolve(name)
         tree = session.tree
-        named = self._indexed(name, path) or []
         link = link_of(tree)
-        if not named and link is None and not self._may_be_continued(path, tree):
-            return None
-        candidates = [p for p in neighbours(path)]
-        if link is not None and link.names:
-            candidates += [p for p in self._named(path, link.names) if p not in candidates]
+        indexed = self._indexed(name, path)
+        if indexed is not None:
+            candidates = [p for p in map(self._path_or_none, indexed) if p is not None and p != path]
+            if link is not None and link.names and not any(name_holds(p.name, link.names) for p in candidates):
+                candidates += self._named(path, link.names)
+            if not candidates and link is None:
+                return None  # alone, as the index says
+        else:
+            beside = neighbours(path)
+            candidates = beside if len(beside) <= FOLDER_FILES else []
+            if link is not None and link.names:
+                candidates += [p for p in self._named(path, link.names) if p not in candidates]
         facts = []
         for p in candidates:
             rel = self._rel_or_none(p)
-            if rel is not None and rel not in named:
-                got = self._facts(p, rel)
-                if got is not None:
-                    facts.append((rel, got))
-        for rel in named:
-            if rel != name:
-                got = self._facts(self.resolve(rel), rel) if self._exists(rel) else None
-                if got is not None:
-                    facts.append((rel, got))
+            got = self._facts(p, rel) if rel is not None else None
+            if got is not None:
+                facts.append((rel, got))
         members, missing = members_of(name, tree, facts)
         return members if len(members) > 1 or missing else None
 
-    def _may_be_continued(self, path: Path, tree) -> bool:
-        """Whether another file may continue this one: it has entries with ids of their own (a
-        copy keeps them) or is an agent's whose forks name it by its id (Codex)."""
-        return bool(tree.entries)
+    def _path_or_none(self, rel: str) -> Path | None:
+        try:
+            return self.resolve(rel)
+        except SessionNotFound:
+            return None
 
     def _indexed(self, name: str, path: Path) -> list[str] | None:
         try:
@@ -210,9 +216,8 @@ class SessionStore:
                 return [direct]
         except (OSError, RuntimeError):
             pass
-        if any(name_holds(p.name, names) for p in neighbours(path)):
-            return []  # beside it already
-        return [p for p in self._all_files() if name_holds(p.name, names)]
+        beside = [p for p in neighbours(path) if name_holds(p.name, names)]
+        return beside or [p for p in self._all_files() if name_holds(p.name, names)]
 
     def _all_files(self) -> list[Path]:
         """Every session file served, found again at most every few seconds (a walk of the root)."""
@@ -226,13 +231,6 @@ class SessionStore:
             return self.rel(path)
         except (ValueError, OSError, RuntimeError):
             return None
-
-    def _exists(self, rel: str) -> bool:
-        try:
-            self.resolve(rel)
-            return True
-        except SessionNotFound:
-            return False
 
     def _facts(self, path: Path, rel: str) -> Facts | None:
         """What the first lines of a file say of its links, kept per file version."""
