@@ -75,6 +75,8 @@ def test_a_node_of_another_file_opens_and_offers_a_new_file_not_a_write_to_it(tm
     assert said[-1] == "Write it with the csv module" and "Use pandas instead" not in said
     page = client.get(r.headers["Location"]).get_data(as_text=True)
     assert "One conversation, 4 files" in page  # the new file joins the conversation it left
+    again = client.get(f"/s/{C}").get_data(as_text=True)  # a page read before the new file says it at once
+    assert "One conversation, 4 files" in again
 
 
 def test_a_fork_from_an_entry_the_file_holds_a_copy_of_is_written_to_that_file(tmp_path):
@@ -104,6 +106,7 @@ def test_compare_puts_a_branch_against_its_original_as_two_branches_of_one_tree(
     html = client.get(f"/s/{branch}/compare?ids={a6},{b8}").get_data(as_text=True)
     assert "Now add a test for it" in html and "Added `if not items: return 0`" in html.replace("&#96;", "`")
     assert {a6, b8} == set(re.findall(r'data-tip="([^"]+)"', html))
+    assert re.findall(r'<div class="cmp-file muted"[^>]*>in ([^<]+)</div>', html) == ["aaaaaaaa…", "this file"]
 
 
 def test_the_export_of_a_file_of_a_conversation_holds_every_files_branches(tmp_path):

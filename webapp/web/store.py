@@ -80,6 +80,9 @@ WALK_SECONDS = 10.0  # a walk of the root, for a link to a file in another folde
 # Without an index, the files beside a page's file are read (their first lines, once per version)
 # to find its conversation, in a folder of at most this many.
 FOLDER_FILES = 2000
+# A file's conversation, once found, is looked for again after this, or at once when the file or
+# its folder changes (a fork written beside it changes the folder).
+MEMBERS_SECONDS = 2.0
 
 
 class SessionStore:
@@ -107,6 +110,7 @@ class SessionStore:
         self.related = None
         self._head_facts = LRU(4096)
         self._joined = LRU(8)
+        self._members = LRU(256)  # rel -> (its version, when, the files of its conversation)
         self._walked: tuple[float, list[Path]] | None = None
 
     def resolve(self, name: str) -> Path:
@@ -145,8 +149,21 @@ class SessionStore:
         A file of a conversation across files comes with the others (`JoinedSession`: its tree
         is theirs together, its writes are its own file's)."""
         session = self.file_session(name)
-        members = self.members(name, session)
+        version, now = (session.storage.version_key(), self._folder_stamp(name)), time.monotonic()
+        known = self._members.get(name)
+        if known is not None and known[0] == version and now - known[1] < MEMBERS_SECONDS:
+            members = known[2]  # (one request asks several times: the conversation does not change between)
+        else:
+            members = self.members(name, session)
+            self._members.put(name, (version, now, members))
         return JoinedSession(self, name, session, members) if members else session
+
+    def _folder_stamp(self, name: str) -> int | None:
+        """The mtime of the folder of `name`'s file: it changes when a file is added beside it."""
+        try:
+            return self.resolve(name).parent.stat().st_mtime_ns
+        except (OSError, SessionNotFound):
+            return None
 
     def file_session(self, name: str) -> Session:
         """The open session of the file a URL names, alone."""
