@@ -12,6 +12,9 @@ from mcp import Client
 
 REPO = Path(__file__).resolve().parents[2]
 INVOICE = "--home-ana-projects-invoice-api--/2026-03-02T09-14-05-221Z_019cadd3-8025-7970-85d9-5954058b4714.jsonl"
+# The name of INVOICE's branch to 019cadda (labelled "regression"): its own prompt, which tells it
+# from the others (core/branch_names.py)
+REGRESSION = "Run the tests and fix whatever fails in `invoice_api/totals.py`. Keep…"
 PIPELINE = "--home-ana-projects-data-pipeline--/2026-02-16T08-02-41-507Z_019c6579-1ae3-78f7-9da1-494c73cf256d.jsonl"
 
 

@@ -10,7 +10,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from tests.mcp_server.conftest import INVOICE, session_with, text_of, tool_names
+from tests.mcp_server.conftest import INVOICE, REGRESSION, session_with, text_of, tool_names
 from tests.serve_process import start_serve
 
 LEAF = "019cadda-3858-7e6e-899b-3953f3074e43"
@@ -57,7 +57,7 @@ def test_an_agent_with_the_token_lists_searches_reads_and_gets_a_context(served)
     assert {"list_sessions", "search", "read_branch", "get_context", "label_entry", "give_branch_verdict"} <= names
     assert "7 sessions" in listing and INVOICE in listing
     assert "«rounding»" in hits and f"{INVOICE} [" in hits
-    assert branch.startswith(f"branch of {INVOICE} to {LEAF}: 12 entries (regression)")
+    assert branch.startswith(f"branch of {INVOICE} to {LEAF}: 12 entries ({REGRESSION})")
     assert context.startswith(f"leaf {LEAF}  model ")
     assert labelled.startswith(f"label 'one line' set on {LEAF}")
     page = httpx.get(server.url + "s/" + INVOICE, headers=server.headers())

@@ -9,7 +9,7 @@ import re
 import orjson
 
 from tests.conftest import Builder
-from tests.mcp_server.conftest import INVOICE, PIPELINE, session_with, text_of, tool_names
+from tests.mcp_server.conftest import INVOICE, PIPELINE, REGRESSION, session_with, text_of, tool_names
 from webapp.core.session import Session
 from webapp.corpus.db import Index
 from webapp.mcp.reading import MAX_ANSWER
@@ -60,6 +60,7 @@ def test_lists_searches_and_counts_from_the_index_when_there_is_one(samples, tmp
     assert "(from the corpus index)" in hits and f"{INVOICE} [" in hits and "«rounding»" in hits
     assert figures.startswith("7 sessions, 3,174 entries, cost $")
     assert "by model (cost, input, output tokens, replies):\n  claude-sonnet-4-5:" in figures
+    assert "recorded by the sessions, $" in figures and "computed from litellm" in figures  # (said as the page says)
     # A session added since is found: the index is brought up to date before it is read.
     b = Builder(cwd="/home/ana/new")
     b.user("a brand new question about zebras")
@@ -83,7 +84,7 @@ def test_show_read_and_context_of_a_session(samples):
                 await text_of(client, "get_context", session=INVOICE, request=True))
 
     shown, branch, context, request = session_with(build_server(Sources.of_root(samples)), talk)
-    assert "4 branches (tip id, name):\n  019cadda-3858-7e6e-899b-3953f3074e43  regression" in shown
+    assert f"4 branches (tip id, name):\n  019cadda-3858-7e6e-899b-3953f3074e43  {REGRESSION}" in shown
     assert "label 019cadd5-4547-793f-ae6d-00b2e72993a4: good approach" in shown
     tree = Session.open(samples / INVOICE).tree
     path = tree.path("019cadda-3858-7e6e-899b-3953f3074e43")
@@ -159,7 +160,7 @@ def test_compare_two_branches(samples):
                         lambda c: text_of(c, "compare_branches", session=INVOICE, a=a[:13], b=b[:13]))
     lines = said.splitlines()
     assert lines[0].startswith(f"A = {a}, B = {b}: they share ")
-    assert lines[1].startswith("A (regression): ")
+    assert lines[1].startswith(f"A ({REGRESSION}): ")
     assert "figures (A after the divergence / on its whole path | B likewise):" in lines
     assert any(line.startswith("  turns: ") and " | " in line for line in lines)
     diff = lines[lines.index(next(x for x in lines if x.startswith("their contexts compared"))) + 1:]

@@ -167,6 +167,11 @@ def figures_text(sources: Sources) -> str:
     sessions, entries, cost, tokens_in, tokens_out = fig.totals
     lines = [f"{sessions:,} sessions, {entries:,} entries, cost ${cost or 0:.2f}, "
              f"{tokens_in or 0:,} input and {tokens_out or 0:,} output tokens" + (f" ({got.note})" if got.note else "")]
+    if fig.costs:  # (what the page says of it: recorded by the sessions, or computed from a named table)
+        c = fig.costs
+        lines.append(f"cost: ${c.recorded:.2f} recorded by the sessions, ${c.computed:.2f} computed from {c.table}"
+                     + (f"; {c.unpriced_tokens:,} tokens of models with no price ({', '.join(c.unpriced_models)})"
+                        if c.unpriced_tokens else ""))
 
     def table(title: str, rows, cells) -> None:
         if rows:
@@ -175,12 +180,13 @@ def figures_text(sources: Sources) -> str:
 
     money = lambda v: f"${v or 0:.2f}"  # noqa: E731
     table("by model (cost, input, output tokens, replies):", fig.by_model,
-          lambda m, c, i, o, n: f"{m}: {money(c)}, {i:,}, {o:,}, {n:,}")
+          lambda m, c, i, o, n, *_: f"{m}: {money(c)}, {i:,}, {o:,}, {n:,}")
     table("by project (cost, input, output tokens, sessions):", fig.by_project,
-          lambda p, c, i, o, n: f"{p}: {money(c)}, {i or 0:,}, {o or 0:,}, {n:,}")
+          lambda p, c, i, o, n, *_: f"{p}: {money(c)}, {i or 0:,}, {o or 0:,}, {n:,}")
     table("by agent (cost, input, output tokens, sessions):", fig.by_agent,
-          lambda a, c, i, o, n: f"{a}: {money(c)}, {i or 0:,}, {o or 0:,}, {n:,}")
-    table("by week (cost, input, output tokens):", fig.by_week, lambda w, c, i, o: f"{w}: {money(c)}, {i:,}, {o:,}")
+          lambda a, c, i, o, n, *_: f"{a}: {money(c)}, {i or 0:,}, {o or 0:,}, {n:,}")
+    table("by week (cost, input, output tokens):", fig.by_week,
+          lambda w, c, i, o, *_: f"{w}: {money(c)}, {i:,}, {o:,}")
     table("most branches:", fig.most_branches, lambda f, t, n: f"{_rel(sources, f) or f}: {n} branches ({cut(t, 80)})")
     table("compactions with the lowest audit scores (file, entry, kind, score, facts missing of):", fig.summaries,
           lambda f, e, k, s, m, n, *_: f"{_rel(sources, f) or f} [{e}] {k}: {s if s is not None else '-'}, {m} of {n}")

@@ -18,7 +18,7 @@ from ..core.context_text import context_blocks, context_head, diff_lines, reques
 from ..core.entries import MESSAGE, Entry, entry_text, short_id, tool_calls
 from ..core.entry_types import content_blocks
 from ..core.session import Session
-from ..core.transcript import branch_name
+from ..core.branch_names import branch_name
 from ..core.verdicts import verdicts
 from ..web.compare import figure_text
 from .sources import Sources

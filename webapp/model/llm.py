@@ -16,6 +16,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable
+from urllib.parse import urlsplit
 
 import orjson
 
@@ -34,6 +35,18 @@ DEFAULT_TIMEOUT = 60.0
 NO_MODEL = "No model configured: pass --model or set SESSION_TREE_MODEL (e.g. openai/gpt-4o-mini)."
 
 DeltaCallback = Callable[[str, str], None]  # (kind: "text" | "thinking", text)
+
+
+def checked_api_base(url: str | None) -> str | None:
+    """An --api-base / $SESSION_TREE_API_BASE a client can call: http(s), a host, printable ASCII.
+    Anything else is refused here, by name, before a request library fails on it mid-call."""
+    if url is None:
+        return None
+    parts = urlsplit(url)
+    if not url.isascii() or not url.isprintable() or " " in url or parts.scheme not in ("http", "https") \
+            or not parts.hostname:
+        raise ModelError("bad-request", f"the API base must be an http:// or https:// URL with a host, not {url!r}.")
+    return url
 
 
 @dataclass
@@ -60,7 +73,7 @@ class ModelConfig:
             ) from None
         return cls(
             model=model or env.get("SESSION_TREE_MODEL") or None,
-            api_base=api_base or env.get("SESSION_TREE_API_BASE") or None,
+            api_base=checked_api_base(api_base or env.get("SESSION_TREE_API_BASE") or None),
             api_key=env.get("SESSION_TREE_API_KEY") or None,
             timeout=timeout,
             context_window=context_window or env_whole_number("SESSION_TREE_CONTEXT_WINDOW"),
