@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 import orjson
+from processes import print_server_figures
 
 DATA = Path("/tmp/session-tree-bench/conv10k")
 SESSIONS, FOLDERS, FORK_EVERY = 10_000, 20, 10
@@ -112,13 +113,7 @@ def measure(db_name: str, runs: int) -> None:
     t = time.perf_counter()
     subprocess.run(cli + ["index", str(DATA / "home"), "--db", str(db)], check=True, stdout=subprocess.DEVNULL)
     print(f"index built/updated in {time.perf_counter() - t:.1f} s", flush=True)
-    got = subprocess.run([sys.executable, __file__, "server", "--db", db_name, "--runs", str(runs)],
-                         capture_output=True, text=True)
-    if got.returncode:
-        raise SystemExit(got.stderr)
-    for k, v in json.loads(got.stdout.strip().splitlines()[-1]).items():
-        print(f"{k}: {v}")
-    print("load average:", os.getloadavg())
+    print_server_figures([sys.executable, __file__, "server", "--db", db_name, "--runs", str(runs)])
 
 
 def main() -> None:
