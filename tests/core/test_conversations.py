@@ -164,6 +164,7 @@ def test_a_claude_code_branch_whose_source_is_gone_reads_alone_and_says_what_it_
     tree = join(named(found, "ffffffff"), found)
     assert [p.missing for p in tree.joined.parts] == ["forkedFrom 99999999-0000-4000-8000-000000000009"]
     assert texts(tree, tree.active_leaf)[-1] == "Updated 4 imports."
+    assert build_context(tree, tree.active_leaf).problems == []  # its rows are copies: nothing lacks
 
 
 # -- Codex: legacy and paginated forks, a sub-agent's rollout --------------------------------------------------
@@ -173,8 +174,12 @@ def test_a_paginated_codex_fork_reads_its_parent_up_to_history_base_and_no_furth
     found = trees("codex")
     fork = named(found, "0196b800")
     alone = found[fork]
-    assert len(build_context(alone, alone.active_leaf).messages) == 2  # what the file holds by itself
+    by_itself = build_context(alone, alone.active_leaf)
+    assert len(by_itself.messages) == 2  # what the file holds by itself, and it says what it lacks
+    assert by_itself.problems == ["this file inherits the lines before ordinal 10 of forked_from_id "
+                                  "0196b000-0000-7000-8000-000000000001, which is not read with it: the context lacks them"]
     tree = join(fork, found)
+    assert build_context(tree, tree.active_leaf).problems == []
     assert said(tree, tree.active_leaf) == [
         ("user", "<permissions instructions>workspace-write</permissions instructions>"), ("user", "Add a --verbose flag"),
         ("assistant", "call:shell"), ("tool", "cli.py:3:import argparse"), ("assistant", "Added --verbose to cli.py."),
@@ -214,6 +219,9 @@ def test_a_codex_fork_whose_parent_is_gone_reads_alone_and_says_what_it_names():
     tree = join(named(found, "0196bf00"), found)
     assert [p.missing for p in tree.joined.parts] == ["forked_from_id 0196a999-0000-7000-8000-000000000999"]
     assert texts(tree, tree.active_leaf) == ["Carry on with the config loader", "The config loader reads TOML now."]
+    assert build_context(tree, tree.active_leaf).problems == [  # a paginated fork: what it lacks is said
+        "this file inherits the lines before ordinal 7 of forked_from_id 0196a999-0000-7000-8000-000000000999, "
+        "which is not here: the context lacks them"]
 
 
 # -- the listing -----------------------------------------------------------------------------------------------

@@ -96,7 +96,16 @@ def test_the_context_at_a_paginated_codex_forks_leaf_reads_its_parent_up_to_hist
     for said in ("Add a --verbose flag", "cli.py:3:import argparse", "Added --verbose to cli.py.",
                  "Use -V for the version instead", "Moved the version to -V."):
         assert said in html
-    assert "Make it -v too" not in html and "A sub-agent is writing" not in html
+    assert "Make it -v too" not in html and "A sub-agent is writing" not in html and 'class="problem"' not in html
+
+
+def test_the_context_of_a_paginated_fork_whose_parent_is_gone_says_what_it_lacks(tmp_path):
+    client, _ = served(tmp_path, "codex")
+    orphan = "2026/05/06/rollout-2026-05-06T10-40-00-0196bf00-0000-7000-8000-000000000005.jsonl"
+    html = fragment(client, f"/s/{orphan}/-/panel/context?node=L3")
+    assert "Carry on with the config loader" in html
+    assert re.search(r'<p class="problem">⚠ this file inherits the lines before ordinal 7 of forked_from_id '
+                     r'0196a999-0000-7000-8000-000000000999, which is not here: the context lacks them</p>', html)
 
 
 def test_compare_puts_a_branch_against_its_original_as_two_branches_of_one_tree(tmp_path):
