@@ -5,12 +5,13 @@ code at PYTHONPATH (run it twice, once with another checkout first on PYTHONPATH
     PYTHONPATH=$PWD .venv/bin/python bench/conversations.py make        # DATA/conv10k: 10,000 small pi files
     PYTHONPATH=$PWD .venv/bin/python bench/conversations.py measure [--db NAME] [--runs 3]
 
-`make` writes 10,000 pi sessions (10 entries each) in 20 project folders of 500, one in ten a fork
-of another (a `parentSession` header and copies of the path, as pi's /fork writes it): 9,000
-files in conversations of one and 1,000 in conversations of two. `measure` builds the index
+`make` writes 10,000 pi sessions (10 entries each) in 20 project folders of 500, about one in ten
+a fork of another (a `parentSession` header and copies of the path, as pi's /fork writes it):
+conversations of two files, and in the first folder one chain of CHAIN files, each a fork of the
+one before (a session forked or resumed again and again). `measure` builds the index
 (`session-tree index`, its own database file per checkout: --db) and times, in a fresh server:
-the index page fresh and again, and three session pages (a fork, its parent, a session alone)
-cold and again. A measurement, not a test.
+the index page fresh and again, and four session pages (a fork, its parent, a session alone, the
+last file of the chain) cold and again. A measurement, not a test.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -28,7 +30,15 @@ import orjson
 from processes import print_server_figures
 
 DATA = Path("/tmp/session-tree-bench/conv10k")
-SESSIONS, FOLDERS, FORK_EVERY = 10_000, 20, 10
+SESSIONS, FOLDERS, FORK_EVERY, CHAIN = 10_000, 20, 10, 50
+
+
+def _source(n: int) -> int | None:
+    """The session `n` is a fork of: the one before it in its folder, for the chain's files and
+    for one row of folders in FORK_EVERY (whose sources are no forks: conversations of two)."""
+    if n % FOLDERS == 0:
+        return n - FOLDERS if 0 < n < CHAIN * FOLDERS else None
+    return n - FOLDERS if (n // FOLDERS) % FORK_EVERY == FORK_EVERY - 1 else None
 
 
 def _uuid(n: int, k: int) -> str:
@@ -52,9 +62,12 @@ def make() -> None:
         header = {"type": "session", "version": 3, "id": sid, "timestamp": _time(n), "cwd": f"/p{n % FOLDERS}"}
         entries = [{"type": "model_change", "id": _uuid(n, 1), "parentId": None, "timestamp": header["timestamp"],
                     "provider": "anthropic", "modelId": "claude-sonnet-4-5"}]
-        source = n - FOLDERS if n % FORK_EVERY == FORK_EVERY - 1 and n >= FOLDERS else None
+        source = _source(n)
+        first = n  # whose first turns these are: a fork's copies keep the ids its source holds them by
+        while _source(first) is not None:
+            first = _source(first)
         for turn in range(4):
-            who = source if source is not None and turn < 2 else n  # a fork copies its source's first turns
+            who = first if turn < 2 else n  # a fork copies its source's first turns
             entries.append({"type": "message", "id": _uuid(who, 2 + 2 * turn), "parentId": entries[-1]["id"],
                             "timestamp": header["timestamp"], "message": {"role": "user", "content": [
                                 {"type": "text", "text": f"turn {turn} of session {who}: pipeline step {turn}"}]}})
@@ -64,7 +77,7 @@ def make() -> None:
                                 "provider": "anthropic", "model": "claude-sonnet-4-5", "stopReason": "stop",
                                 "usage": {"input": 1000, "output": 50, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 1050}}})
         if source is not None:
-            entries[0]["id"] = _uuid(source, 1)
+            entries[0]["id"] = _uuid(first, 1)
             entries[1]["parentId"] = entries[0]["id"]
             header["parentSession"] = str(root / f"--p{source % FOLDERS}--" / _name(source))
         path = folder / _name(n)
@@ -92,8 +105,10 @@ def server(db: Path, runs: int) -> dict:
     app.extensions["corpus"].join()
     out["index page, again"] = median([_page("/", client) for _ in range(runs)])
     folder = home / ".pi" / "agent" / "sessions"
-    fork_n = FORK_EVERY * 50 - 1
-    names = {"a fork": fork_n, "its parent": fork_n - FOLDERS, "a session alone": fork_n - 1}
+    fork_n = FOLDERS * (3 * FORK_EVERY - 1) + FOLDERS // 2  # a fork of row 29 (its source: row 28), folder 10
+    names = {"a fork": fork_n, "its parent": fork_n - FOLDERS, "a session alone": fork_n - 2 * FOLDERS,
+             f"the chain's last file ({CHAIN} files)": (CHAIN - 1) * FOLDERS}
+    assert _source(fork_n) == fork_n - FOLDERS and _source(fork_n - FOLDERS) is None and _source(fork_n - 2 * FOLDERS) is None
     for what, n in names.items():
         path = next((folder / f"--p{n % FOLDERS}--").glob(f"*_{_uuid(n, 0)}.jsonl"))
         rel = "/s/" + path.relative_to(home).as_posix()
@@ -101,7 +116,8 @@ def server(db: Path, runs: int) -> dict:
         out[f"session page of {what}, cold"] = median([cold])
         out[f"session page of {what}, again"] = median([_page(rel, client) for _ in range(runs)])
         html = client.get(rel).get_data(as_text=True)
-        out[f"session page of {what}: drawn as"] = "a conversation of 2 files" if "One conversation, 2 files" in html \
+        files = re.search(r"One conversation, (\d+) files", html)
+        out[f"session page of {what}: drawn as"] = f"a conversation of {files.group(1)} files" if files \
             else "one file" if "conversation-bar" not in html else "?"
     return out
 

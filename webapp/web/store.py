@@ -81,7 +81,9 @@ WALK_SECONDS = 10.0  # a walk of the root, for a link to a file in another folde
 # to find its conversation, in a folder of at most this many.
 FOLDER_FILES = 2000
 # A file's conversation, once found, is looked for again after this, or at once when the file or
-# its folder changes (a fork written beside it changes the folder).
+# its folder changes (a fork written beside it changes the folder); the other files of it are
+# looked at again (each a stat) after this too, or at once when the file itself changes: a page
+# asks for its tree and version many times, and a conversation may hold hundreds of files.
 MEMBERS_SECONDS = 2.0
 
 
@@ -111,6 +113,7 @@ class SessionStore:
         self._head_facts = LRU(4096)
         self._joined = LRU(8)
         self._members = LRU(256)  # rel -> (its version, when, the files of its conversation)
+        self._recent = LRU(256)  # (what, rel, members) -> (its version, when, the joined tree or versions)
         self._walked: tuple[float, list[Path]] | None = None
 
     def resolve(self, name: str) -> Path:
@@ -265,8 +268,23 @@ class SessionStore:
             self._head_facts.put(key, got)
         return got
 
+    def _recently(self, what: str, rel: str, members: list[str], make):
+        """What `make()` gave for the conversation of `rel` less than MEMBERS_SECONDS ago, while
+        `rel`'s own file is unchanged (a write to it is seen at once); else made now."""
+        key, now = (what, rel, tuple(members)), time.monotonic()
+        own = self.file_session(rel).storage.version_key()
+        known = self._recent.get(key)
+        if known is not None and known[0] == own and now - known[1] < MEMBERS_SECONDS:
+            return known[2]
+        got = make()
+        self._recent.put(key, (own, now, got))
+        return got
+
     def versions(self, members: list[str], rel: str) -> tuple:
         """The versions of the conversation's other files (the file's own is the key's start)."""
+        return self._recently("versions", rel, members, lambda: self._versions_now(members, rel))
+
+    def _versions_now(self, members: list[str], rel: str) -> tuple:
         out = []
         for name in members:
             if name != rel:
@@ -279,6 +297,9 @@ class SessionStore:
     def joined_tree(self, rel: str, members: list[str]):
         """The tree of the conversation of `rel` (`core.joined.join`), made again when any of its
         files changed."""
+        return self._recently("tree", rel, members, lambda: self._joined_tree_now(rel, members))
+
+    def _joined_tree_now(self, rel: str, members: list[str]):
         sessions = {}
         for name in members:
             try:
