@@ -103,11 +103,19 @@ def list_sessions(cur: duckdb.DuckDBPyConnection, text_db: Path, root: Path, que
         where.append(f"({cond} OR file IN (SELECT unnest(?::VARCHAR[])))")
         params.append(found)
     sql_where = " AND ".join(where)
-    # The conversations one of whose files matches, each listed by its first file.
-    heads = f"SELECT DISTINCT coalesce(conversation, file) FROM sessions WHERE {sql_where}"
-    conversations, total = cur.execute(
-        f"SELECT count(DISTINCT coalesce(conversation, file)), count(*) FROM sessions "
-        f"WHERE coalesce(conversation, file) IN ({heads})", params).fetchone()
+    if query:  # the conversations one of whose files matches, each listed by its first file
+        heads = f"file IN (SELECT DISTINCT coalesce(conversation, file) FROM sessions WHERE {sql_where})"
+        head_params = params
+        conversations, total = cur.execute(
+            f"SELECT count(DISTINCT coalesce(conversation, file)), count(*) FROM sessions "
+            f"WHERE coalesce(conversation, file) IN (SELECT DISTINCT coalesce(conversation, file) "
+            f"FROM sessions WHERE {sql_where})", params).fetchone()
+    else:  # every conversation: each first file under the root (one whose first file is not: itself)
+        heads = "starts_with(file, ?) AND (conversation IS NULL OR conversation = file OR NOT starts_with(conversation, ?))"
+        head_params = [prefix, prefix]
+        conversations, total = cur.execute(
+            f"SELECT count(*) FILTER (WHERE {heads}), count(*) FROM sessions WHERE {sql_where}",
+            head_params + params).fetchone()
     failed_where = "starts_with(file, ?) AND error IS NOT NULL" + (
         " AND lower(substr(file, ?)) LIKE ? ESCAPE '\\'" if query else "")
     failed_params = [prefix] + ([len(prefix) + 1, like] if query else [])
@@ -115,9 +123,9 @@ def list_sessions(cur: duckdb.DuckDBPyConnection, text_db: Path, root: Path, que
     pages = max(1, -(-(conversations + len(failed)) // per_page))
     page = min(max(page, 1), pages)
     rows = cur.execute(
-        f"SELECT {_COLUMNS} FROM sessions WHERE file IN ({heads}) "
+        f"SELECT {_COLUMNS} FROM sessions WHERE {heads} "
         f"ORDER BY {order_sql('agent')}, coalesce(cwd, ''), file LIMIT ? OFFSET ?",
-        params + [per_page, (page - 1) * per_page]).fetchall()
+        head_params + [per_page, (page - 1) * per_page]).fetchall()
     members = _members(cur, [r[0] for r in rows])
     out = [(r[0], _summary(r), None, members.get(r[0], []), _missing(r)) for r in rows]
     if page == pages:
@@ -131,9 +139,9 @@ def _members(cur: duckdb.DuckDBPyConnection, heads: list[str]) -> dict[str, list
     if not heads:
         return {}
     out: dict[str, list[Member]] = {}
-    for r in cur.execute(f"SELECT {_COLUMNS}, conversation FROM sessions WHERE conversation IN "
-                         f"(SELECT unnest(?::VARCHAR[])) AND file <> conversation "
-                         f"ORDER BY created, file", [heads]).fetchall():
+    # (list_contains: half the time of `IN (SELECT unnest(...))` at 10,000 sessions)
+    for r in cur.execute(f"SELECT {_COLUMNS}, conversation FROM sessions WHERE file <> conversation "
+                         f"AND list_contains(?::VARCHAR[], conversation) ORDER BY created, file", [heads]).fetchall():
         s = _summary(r[:-1])
         out.setdefault(r[-1], []).append(Member(r[0], s, relation(s.link_kind, True), r[19], _missing(r)))
     return out
