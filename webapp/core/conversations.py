@@ -71,11 +71,24 @@ _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}
 
 
 def link_of(tree) -> Link | None:
-    """What the file says it continues, in its agent's words (the agent's `links` module)."""
+    """What the file says it continues, in its agent's words (the agent's `links` module); kept
+    on the tree (a tree is one version of its file), as Claude Code's is read from every row and
+    a page and each context it builds ask for it."""
+    known = getattr(tree, "_link_of", _UNKNOWN)
+    if known is not _UNKNOWN:
+        return known
     try:
-        return of_format(tree.format).links().link_of(tree)
+        link = of_format(tree.format).links().link_of(tree)
     except ModuleNotFoundError:  # (an agent whose room says nothing of links)
-        return None
+        link = None
+    try:
+        tree._link_of = link
+    except AttributeError:  # (a tree that keeps no attributes of ours)
+        pass
+    return link
+
+
+_UNKNOWN = object()
 
 
 def session_of_name(name: str) -> str:

@@ -203,6 +203,7 @@ class SessionTree:
         ):
             return None
         tree = copy.copy(self)
+        tree.__dict__.pop("_link_of", None)  # (what the file says it continues: asked again of the new lines)
         for name in ("labels", "_wanted", "_marker_parents", "_made_roots"):
             setattr(tree, name, copy.copy(getattr(self, name)))
         for name in ("roots", "orphans", "problems", "cycle_cuts"):
