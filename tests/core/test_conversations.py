@@ -238,3 +238,23 @@ def test_the_listing_groups_every_conversation_and_names_the_missing_sources(rea
         ["aaaaaaaa", "55555555", "bbbbbbbb", "eeeeeeee"], ["dddddddd"], ["ffffffff"],
         ["0196b000", "0196bc00", "0196b400", "0196b800"], ["0196bf00"]])
     assert sorted(short(f) for f in got.missing) == ["0196a1d0", "0196bf00", "ffffffff"]
+
+
+@pytest.mark.parametrize("agent, child, gone, names, said_last", [
+    ("claude-code", "55555555", "aaaaaaaa", "forkedFrom aaaaaaaa-0000-4000-8000-000000000001", "total() returns 0.0 for no items."),
+    ("claude-code", "bbbbbbbb", "aaaaaaaa", "forkedFrom aaaaaaaa-0000-4000-8000-000000000001", "Added test_total_empty()."),
+    ("codex", "0196b400", "0196b000", "forked_from_id 0196b000-0000-7000-8000-000000000001", "Documented -v in the help text."),
+    ("codex", "0196bc00", "0196b000", "parent_thread_id 0196b000-0000-7000-8000-000000000001",
+     "Added tests/test_cli.py::test_verbose."),
+])
+def test_each_shape_whose_source_is_gone_says_what_it_names_in_its_tree_and_the_listing(agent, child, gone, names, said_last):
+    """The SDK fork, the /branch, the legacy Codex fork and the sub-agent's rollout, each without
+    the file it names: the tree and the listing say the reference; the context is what it holds
+    (each copied what it inherits, or, for a sub-agent, never had it)."""
+    left = {k: v for k, v in trees(agent).items() if gone not in k}
+    tree = join(named(left, child), left)
+    assert names in [p.missing for p in tree.joined.parts]
+    assert texts(tree, tree.active_leaf)[-1] == said_last and build_context(tree, tree.active_leaf).problems == []
+    files = [p for p in sorted((CONV / agent).rglob("*.jsonl")) if "subagents" not in p.parts and gone not in p.name]
+    grouping = group([head_facts(p, p.name) for p in files])
+    assert grouping.missing[next(p.name for p in files if child in p.name)] == names
