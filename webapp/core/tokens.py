@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .context import Context, build_context, model_on
+from .context import Context, build_context, model_on, own_path
 from .entries import COMPACTION, CONTEXT_EDIT, Entry
 from .messages import entry_messages, estimate_message_tokens
 from .tree import SessionTree
@@ -136,7 +136,7 @@ def leaf_tokens(tree: SessionTree, leaf_id: str | None) -> tuple[TokenCount, tup
     reading only the entries after the path's last usage (and up to its first): what every page's
     context meter asks, at the cost of a few entries rather than of every body on a long path.
     Without a usage after the latest compaction the whole context is built."""
-    path = tree.path(leaf_id)
+    path = own_path(tree.path(leaf_id))
     for i in range(len(path) - 1, -1, -1):
         e = path[i]
         if e.type == COMPACTION or e.type == CONTEXT_EDIT:
