@@ -66,7 +66,14 @@ def test_an_open_server_says_so_on_its_pages(sessions_root, stranger):
             page.goto(server.url + url)  # (never logged in: nothing is asked)
             expect(page.locator(".open-warning")).to_have_text("Open to every account on this machine")
             expect(page.locator(".open-warning")).to_be_visible()
-        expect(page.locator("body")).to_contain_text(TITLE)
+        # The session's name stays readable beside the warning (the folder before it gives way):
+        # not under the warning, and whole.
+        title = page.locator(".crumbs strong")
+        expect(title).to_have_text(TITLE)
+        shown = title.evaluate("""(el) => { const r = el.getBoundingClientRect(),
+            w = document.querySelector('.open-warning').getBoundingClientRect();
+            return {clear: r.right <= w.left, whole: el.scrollWidth <= el.clientWidth}; }""")
+        assert shown == {"clear": True, "whole": True}
     finally:
         server.stop()
     assert errors == []
