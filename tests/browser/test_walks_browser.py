@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 
 from samplegen import many_branches_session
 from samplegen.builder import write_jsonl
-from tests.browser.walk_helpers import Shots, faint_fields, low_contrast, low_contrast_text
+from tests.browser.walk_helpers import Shots, faint_fields, faint_graph_words, low_contrast, low_contrast_text
 from tests.conftest import FIXTURES
 from webapp.core.branch_names import branch_name
 from webapp.core.session import Session
@@ -193,6 +193,8 @@ def test_the_engineer_reads_the_context_diffs_two_nodes_by_clicking_and_previews
       return out; }""")
     assert hits == []
     assert low_contrast(page) == []
+    # The badges and the bands' labels read at AA, however faded the nodes and bands they name.
+    assert faint_graph_words(page) == []
     shot(page, "context-tab")
 
     # Diff two contexts by clicking: the button, then a node of another branch on the graph.

@@ -125,3 +125,33 @@ def low_contrast_text(page, root: str = "body") -> list[str]:
 def faint_fields(page) -> list[str]:
     """The text fields whose edge is below 3:1 against their surroundings, each as "name: ratio"."""
     return page.evaluate(FAINT_FIELDS)
+
+
+# The words the pages add to the drawing (the "summarized by" badges, the bands' labels) below AA:
+# each text's fill, faded by every group's opacity above it, against white blended with the
+# band's tint where the text lies on a band.
+FAINT_GRAPH_WORDS = """(selector) => {
+  const rgb = (s) => { const m = s.match(/rgba?\\(([^)]+)\\)/); if (!m) return null;
+    const p = m[1].split(',').map(Number); return {r: p[0], g: p[1], b: p[2], a: p.length > 3 ? p[3] : 1}; };
+  const lum = (c) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+    return 0.2126 * f(c.r) + 0.7152 * f(c.g) + 0.0722 * f(c.b); };
+  const over = (t, u) => ({r: t.r * t.a + u.r * (1 - t.a), g: t.g * t.a + u.g * (1 - t.a), b: t.b * t.a + u.b * (1 - t.a), a: 1});
+  const faded = (el) => { let o = 1; for (let e = el; e && e.tagName !== 'svg'; e = e.parentElement) o *= Number(getComputedStyle(e).opacity); return o; };
+  const out = [];
+  for (const t of document.querySelectorAll(selector)) {
+    if (!t.getBoundingClientRect().width) continue;
+    let bg = {r: 255, g: 255, b: 255, a: 1};
+    const tint = t.parentElement.querySelector(':scope > rect.band-bg');
+    if (tint) { const s = getComputedStyle(tint), f = rgb(s.fill);
+      if (f) bg = over({...f, a: f.a * Number(s.fillOpacity) * faded(tint)}, bg); }
+    const fill = rgb(getComputedStyle(t).fill), fg = over({...fill, a: fill.a * faded(t)}, bg);
+    const a = lum(fg), b = lum(bg), ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+    if (ratio < 4.5) out.push(`${t.textContent.slice(0, 40)}: ${ratio.toFixed(2)}:1`);
+  }
+  return out;
+}"""
+
+
+def faint_graph_words(page, selector: str = "#graph text.replaced-by, #graph g.bands text") -> list[str]:
+    """The badges and band labels on the drawing below AA, each as "text: ratio"."""
+    return page.evaluate(FAINT_GRAPH_WORDS, selector)
