@@ -60,7 +60,8 @@ class Shots:
 # Every piece of visible text below WCAG AA: each element holding text against what lies behind it
 # (its ancestors' backgrounds laid over one another, half-transparent ones blended), its own
 # opacity and colour's alpha blended in. Text in closed <details>, in SVG (drawn by dot, checked
-# apart) and in disabled controls is left out, as WCAG leaves disabled controls out.
+# apart), in disabled controls and decoration marked aria-hidden (the text tree's ├─ lines) is
+# left out, as WCAG leaves disabled controls and decoration out.
 LOW_CONTRAST_TEXT = """(root) => {
   const rgb = (s) => { const m = s.match(/rgba?\\(([^)]+)\\)/); if (!m) return null;
     const p = m[1].split(',').map(Number); return {r: p[0], g: p[1], b: p[2], a: p.length > 3 ? p[3] : 1}; };
@@ -79,7 +80,7 @@ LOW_CONTRAST_TEXT = """(root) => {
     if (!n.textContent.trim() || !el || seen.has(el)) continue;
     seen.add(el);
     const closed = el.closest('details:not([open])');
-    if (el.closest('svg') || (closed && !el.closest('summary')) || el.closest('[disabled], .disabled')) continue;
+    if (el.closest('svg') || (closed && !el.closest('summary')) || el.closest('[disabled], .disabled, [aria-hidden=true]')) continue;
     const box = el.getBoundingClientRect(), style = getComputedStyle(el);
     if (!box.width || !box.height || style.visibility === 'hidden') continue;
     let opacity = 1; for (let e = el; e; e = e.parentElement) opacity *= Number(getComputedStyle(e).opacity);
