@@ -20,7 +20,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
@@ -54,6 +54,7 @@ AHEAD_BYTES = 96 << 20
 # A build reading more than this is extracted by worker processes, one per core, while this
 # process writes what they hand back; a smaller one is read here (starting workers costs more).
 POOL_BYTES = 16 << 20
+STOP_POLL_SECONDS = 0.1  # how soon a build waiting for a worker sees that it was stopped
 # A file whose size and mtime are those of the last build is unchanged without reading it,
 # unless its mtime was this close to that build (a rewrite within the file system's clock tick
 # would keep both): its first and last bytes are hashed then.
@@ -236,8 +237,11 @@ class Index:
               on_progress: Callable[[Progress], None] | None = None,
               extract_fn: Callable[[str, int], Extracted] | None = None,
               files: Callable[[Path], list[Path] | list[str]] = corpus_names,
-              on_plan: Callable[[list, list], None] | None = None) -> Progress:
-        """Bring the index up to date with the session files under `roots`."""
+              on_plan: Callable[[list, list], None] | None = None,
+              stop: threading.Event | None = None) -> Progress:
+        """Bring the index up to date with the session files under `roots`; once `stop` is set,
+        end after the batch being written (each batch is one transaction: the index stays whole,
+        and the files not written are read by the next build)."""
         progress = progress or Progress()
         with self._write:
             fill_sessions_text(self.text)
@@ -250,7 +254,10 @@ class Index:
                 progress.removed = len(gone)
                 progress.done += len(gone)
             batch: list[tuple[_Job, Packed | Rows | None, str | None]] = []
-            for job, got, error in self._extracted(jobs, extract_fn):
+            for job, got, error in self._extracted(jobs, extract_fn, stop):
+                if stop is not None and stop.is_set():
+                    batch = []  # (read, not written: the next build reads these files again)
+                    break
                 batch.append((job, got, error))
                 progress.current = job.file
                 progress.done += 1
@@ -267,10 +274,11 @@ class Index:
                 on_progress(progress)
         return progress
 
-    def _extracted(self, jobs: list[_Job], extract_fn: Callable[[str, int], Extracted] | None
+    def _extracted(self, jobs: list[_Job], extract_fn: Callable[[str, int], Extracted] | None,
+                   stop: threading.Event | None = None
                    ) -> Iterator[tuple[_Job, Packed | Rows | None, str | None]]:
         """(job, rows, error) of each job, in order: from worker processes when the build is big
-        and the extractor is the usual one, else read here."""
+        and the extractor is the usual one, else read here; none once `stop` is set."""
         if not jobs:
             return
         def here(job: _Job) -> tuple[Rows | None, str | None]:
@@ -293,7 +301,8 @@ class Index:
         # forkserver: the workers are forked from a clean process, never from this one's threads
         # (nothing preloaded there: it would be imported from its working folder's sys.path)
         context = multiprocessing.get_context("forkserver")
-        with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        pool = ProcessPoolExecutor(workers, mp_context=context)
+        try:
             def result(job: _Job, future) -> tuple[_Job, Packed | Rows | None, str | None]:
                 if future is None:
                     return job, None, job.tail
@@ -330,7 +339,13 @@ class Index:
                 job, future = pending.popleft()
                 ahead -= max(job.size, 0)
                 fill()  # before the caller writes a batch: the workers go on meanwhile
+                while stop is not None and future is not None and not future.done() and not stop.is_set():
+                    wait([future], STOP_POLL_SECONDS)  # (a stopped build does not wait for a worker's file)
+                if stop is not None and stop.is_set():
+                    return
                 yield result(job, future)
+        finally:  # (a build stopped early: the files not begun are not read)
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def _remove(self, files: list[str]) -> None:
         cur = self.cursor()
