@@ -16,6 +16,7 @@ import hashlib
 import multiprocessing
 import os
 import sqlite3
+import sys
 import threading
 import time
 from collections import deque
@@ -130,6 +131,12 @@ def built(index: Index, progress: Progress) -> dict:
             "failures": cur.execute("SELECT file, error FROM files WHERE error IS NOT NULL ORDER BY file").fetchall()}
 
 
+# What DuckDB and SQLite say of a file cut short or corrupted (as a full disk leaves one), as
+# opposed to a file held by another process or a folder that cannot be written.
+DAMAGE_SIGNS = ("Could not read enough bytes", "Corrupt database file", "does not match stored checksum",
+                "Failure while replaying WAL", "database disk image is malformed", "file is not a database")
+
+
 class Index:
     """The index database (`path`) and its text index beside it, opened read-write by one process.
 
@@ -145,17 +152,48 @@ class Index:
         for part in index_files(self.path):
             make_private(part)
         try:
+            self._open()
+        except IndexUnavailable as exc:
+            if not exc.damaged:
+                raise
+            # A cache cut short (a full disk, a crash mid-write): set aside, and built anew.
+            aside = self._set_aside()
+            print(f"session-tree: {self.path}: the index was damaged ({exc.damaged}); set aside as {aside.name}, "
+                  "a new one is built", file=sys.stderr, flush=True)
+            self._open()
+
+    def _open(self) -> None:
+        try:
             self.con = duckdb.connect(str(self.path))
         except duckdb.Error as exc:
             raise IndexUnavailable(open_failure(self.path, exc, "one process at a time may write an index: "
                                                 "stop that one, or give this one its own with --db PATH"),
-                                   self.path, held_by(exc)) from None
+                                   self.path, held_by(exc), damaged=self._damaged(exc)) from None
         try:
             self._prepare()
         except (duckdb.Error, sqlite3.Error, OSError) as exc:  # (a full disk, a read-only folder: one line)
             self.con.close()
             said = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise IndexUnavailable(f"{self.path}: the index cannot be written here ({said})", self.path, None) from None
+            raise IndexUnavailable(f"{self.path}: the index cannot be written here ({said})", self.path, None,
+                                   damaged=self._damaged(exc)) from None
+
+    def _damaged(self, exc: Exception) -> str | None:
+        """What says the index's files are unreadable as written, not merely held or unwritable:
+        an empty database file, or what DuckDB and SQLite say of a file cut short or corrupted."""
+        said = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        try:
+            empty = self.path.stat().st_size == 0
+        except OSError:
+            empty = False
+        return said if empty or any(sign in said for sign in DAMAGE_SIGNS) else None
+
+    def _set_aside(self) -> Path:
+        """The damaged index's files renamed to *.damaged (a cache, but kept for whoever wants to
+        look): its place is free for a new one."""
+        for part in index_files(self.path):
+            if part.exists():
+                part.replace(part.with_name(part.name + ".damaged"))
+        return self.path.with_name(self.path.name + ".damaged")
 
     def _prepare(self) -> None:
         """The tables made (anew when an older build made them) and the text index opened."""
