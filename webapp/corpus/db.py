@@ -34,6 +34,7 @@ from ..core.private import make_private, open_private, private_folder
 from ..core.storage import fs_name, url_name
 from .discovery import corpus_names
 from .extract import Extracted
+from .lab_tables import refresh_lab_tables
 from .schema import SCHEMA_VERSION, TABLES, duckdb_ddl
 from .sql import IndexUnavailable, default_db_path, held_by, lock_down, open_failure
 from .stamps import stamps
@@ -210,6 +211,7 @@ class Index:
         for sql in duckdb_ddl():
             self.con.execute(sql)
         self.con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
+        refresh_lab_tables(self.con)
         make_private(self.path)
         os.close(open_private(text_path(self.path), os.O_RDWR | os.O_CREAT))
         self.text = text_connect(text_path(self.path))
@@ -220,6 +222,12 @@ class Index:
         except duckdb.CatalogException:
             return None
         return int(row[0]) if row else None
+
+    def refresh_lab(self) -> bool:
+        """The compaction lab's tables made again from its runs' files, when these changed (they
+        are not session files: `corpus/lab_tables.py`). A run file that cannot be read is left out."""
+        with self._write:
+            return refresh_lab_tables(self.cursor())
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
         """A connection for one thread (DuckDB's connections are not shared between threads)."""
@@ -306,6 +314,7 @@ class Index:
                     self._write_each(batch, progress)
                     batch = []
             self._write_each(batch, progress)
+            refresh_lab_tables(self.cursor())
             progress.current = ""
             progress.finished = time.monotonic()
             if on_progress:
