@@ -34,6 +34,7 @@ from ..core.private import make_private, open_private, private_folder
 from ..core.storage import fs_name, url_name
 from .discovery import corpus_names
 from .extract import Extracted
+from .joins import join_conversations
 from .lab_tables import refresh_lab_tables
 from .schema import SCHEMA_VERSION, TABLES, duckdb_ddl
 from .sql import IndexUnavailable, default_db_path, held_by, lock_down, open_failure
@@ -314,6 +315,8 @@ class Index:
                     self._write_each(batch, progress)
                     batch = []
             self._write_each(batch, progress)
+            if jobs or gone:  # a file's conversation depends on the others: decided over the whole table
+                join_conversations(self.cursor())
             refresh_lab_tables(self.cursor())
             progress.current = ""
             progress.finished = time.monotonic()
