@@ -261,6 +261,9 @@ class _Pool:
     def __exit__(self, *exc):
         return False
 
+    def shutdown(self, wait=True, cancel_futures=False):
+        pass
+
     def submit(self, fn, path, from_line):
         from concurrent.futures import Future
 

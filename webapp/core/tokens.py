@@ -37,6 +37,20 @@ def usage_tokens(entry: Entry) -> int | None:
     return entry.usage_tokens
 
 
+def context_sent(usage: dict) -> dict:
+    """The context a reply was sent with: the server's own count where it reported usage
+    (`sent_tokens`: input, cache read and cache write), else this app's estimate, said to be one
+    (`sent_estimated`). The one figure the Ask page and compare both show, as sent_text says it."""
+    tokens = sum(int(usage.get(k) or 0) for k in ("input", "cacheRead", "cacheWrite"))
+    return {"sent_tokens": tokens, "sent_estimated": bool(usage.get("estimated"))}
+
+
+def sent_text(sent: dict) -> str:
+    """A context_sent figure in words, as the Ask page's columns say it (static/ask.js)."""
+    how = "estimated" if sent["sent_estimated"] else "the server's count"
+    return f"{sent['sent_tokens']:,} tokens ({how})"
+
+
 @dataclass(frozen=True)
 class TokenCount:
     context: int  # the whole context, as best known
