@@ -27,15 +27,15 @@ def samples(tmp_path) -> Path:
 
 def session_with(server, talk):
     """`talk(client)` run in a client session with `server` (an MCPServer, a URL, a transport or
-    stdio parameters); its result. The session runs in a thread of its own: in a test process that
-    has run a browser test, Playwright's sync API keeps an event loop running in the main thread
-    (the browser is shared by the process's tests), and a second loop cannot start there."""
+    stdio parameters); its result."""
     async def run():
         async with Client(server) as client:
             return await talk(client)
 
-    with ThreadPoolExecutor(max_workers=1) as own_thread:
-        return own_thread.submit(anyio.run, run).result()
+    # In a thread of its own: a worker that ran a browser test holds Playwright's event loop
+    # running on its main thread for the rest of the session, where anyio.run refuses to start.
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(anyio.run, run).result()
 
 
 async def text_of(client, tool: str, **arguments) -> str:

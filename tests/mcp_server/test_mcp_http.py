@@ -55,7 +55,7 @@ def test_an_agent_with_the_token_lists_searches_reads_and_gets_a_context(served)
 
     names, listing, hits, branch, context, labelled = session_with(with_token(server, server.token), talk)
     assert {"list_sessions", "search", "read_branch", "get_context", "label_entry", "give_branch_verdict"} <= names
-    assert "4 sessions" in listing and INVOICE in listing
+    assert "7 sessions" in listing and INVOICE in listing
     assert "«rounding»" in hits and f"{INVOICE} [" in hits
     assert branch.startswith(f"branch of {INVOICE} to {LEAF}: 12 entries ({REGRESSION})")
     assert context.startswith(f"leaf {LEAF}  model ")
@@ -73,7 +73,9 @@ def test_refused_without_the_token_or_with_another(served):
         assert statuses and set(statuses) == {401}
     answer = httpx.post(server.url + "mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
                         headers={"Accept": "application/json, text/event-stream"})
-    assert answer.status_code == 401 and "session-tree" in answer.json()["error"]
+    said = answer.json()["error"]  # what fits an MCP client, not the CLI's "commands" refusal
+    assert answer.status_code == 401 and "send it in an Authorization header" in said
+    assert "MCP endpoint" in said and "commands only" not in said
 
 
 def test_a_read_only_server_offers_no_write_tool(served):

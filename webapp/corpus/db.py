@@ -16,11 +16,12 @@ import hashlib
 import multiprocessing
 import os
 import sqlite3
+import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
@@ -33,6 +34,7 @@ from ..core.private import make_private, open_private, private_folder
 from ..core.storage import fs_name, url_name
 from .discovery import corpus_names
 from .extract import Extracted
+from .joins import join_conversations
 from .lab_tables import refresh_lab_tables
 from .schema import SCHEMA_VERSION, TABLES, duckdb_ddl
 from .sql import IndexUnavailable, default_db_path, held_by, lock_down, open_failure
@@ -55,6 +57,7 @@ AHEAD_BYTES = 96 << 20
 # A build reading more than this is extracted by worker processes, one per core, while this
 # process writes what they hand back; a smaller one is read here (starting workers costs more).
 POOL_BYTES = 16 << 20
+STOP_POLL_SECONDS = 0.1  # how soon a build waiting for a worker sees that it was stopped
 # A file whose size and mtime are those of the last build is unchanged without reading it,
 # unless its mtime was this close to that build (a rewrite within the file system's clock tick
 # would keep both): its first and last bytes are hashed then.
@@ -130,6 +133,12 @@ def built(index: Index, progress: Progress) -> dict:
             "failures": cur.execute("SELECT file, error FROM files WHERE error IS NOT NULL ORDER BY file").fetchall()}
 
 
+# What DuckDB and SQLite say of a file cut short or corrupted (as a full disk leaves one), as
+# opposed to a file held by another process or a folder that cannot be written.
+DAMAGE_SIGNS = ("Could not read enough bytes", "Corrupt database file", "does not match stored checksum",
+                "Failure while replaying WAL", "database disk image is malformed", "file is not a database")
+
+
 class Index:
     """The index database (`path`) and its text index beside it, opened read-write by one process.
 
@@ -145,17 +154,48 @@ class Index:
         for part in index_files(self.path):
             make_private(part)
         try:
+            self._open()
+        except IndexUnavailable as exc:
+            if not exc.damaged:
+                raise
+            # A cache cut short (a full disk, a crash mid-write): set aside, and built anew.
+            aside = self._set_aside()
+            print(f"session-tree: {self.path}: the index was damaged ({exc.damaged}); set aside as {aside.name}, "
+                  "a new one is built", file=sys.stderr, flush=True)
+            self._open()
+
+    def _open(self) -> None:
+        try:
             self.con = duckdb.connect(str(self.path))
         except duckdb.Error as exc:
             raise IndexUnavailable(open_failure(self.path, exc, "one process at a time may write an index: "
                                                 "stop that one, or give this one its own with --db PATH"),
-                                   self.path, held_by(exc)) from None
+                                   self.path, held_by(exc), damaged=self._damaged(exc)) from None
         try:
             self._prepare()
         except (duckdb.Error, sqlite3.Error, OSError) as exc:  # (a full disk, a read-only folder: one line)
             self.con.close()
             said = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise IndexUnavailable(f"{self.path}: the index cannot be written here ({said})", self.path, None) from None
+            raise IndexUnavailable(f"{self.path}: the index cannot be written here ({said})", self.path, None,
+                                   damaged=self._damaged(exc)) from None
+
+    def _damaged(self, exc: Exception) -> str | None:
+        """What says the index's files are unreadable as written, not merely held or unwritable:
+        an empty database file, or what DuckDB and SQLite say of a file cut short or corrupted."""
+        said = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        try:
+            empty = self.path.stat().st_size == 0
+        except OSError:
+            empty = False
+        return said if empty or any(sign in said for sign in DAMAGE_SIGNS) else None
+
+    def _set_aside(self) -> Path:
+        """The damaged index's files renamed to *.damaged (a cache, but kept for whoever wants to
+        look): its place is free for a new one."""
+        for part in index_files(self.path):
+            if part.exists():
+                part.replace(part.with_name(part.name + ".damaged"))
+        return self.path.with_name(self.path.name + ".damaged")
 
     def _prepare(self) -> None:
         """The tables made (anew when an older build made them) and the text index opened."""
@@ -244,8 +284,11 @@ class Index:
               on_progress: Callable[[Progress], None] | None = None,
               extract_fn: Callable[[str, int], Extracted] | None = None,
               files: Callable[[Path], list[Path] | list[str]] = corpus_names,
-              on_plan: Callable[[list, list], None] | None = None) -> Progress:
-        """Bring the index up to date with the session files under `roots`."""
+              on_plan: Callable[[list, list], None] | None = None,
+              stop: threading.Event | None = None) -> Progress:
+        """Bring the index up to date with the session files under `roots`; once `stop` is set,
+        end after the batch being written (each batch is one transaction: the index stays whole,
+        and the files not written are read by the next build)."""
         progress = progress or Progress()
         with self._write:
             fill_sessions_text(self.text)
@@ -258,7 +301,10 @@ class Index:
                 progress.removed = len(gone)
                 progress.done += len(gone)
             batch: list[tuple[_Job, Packed | Rows | None, str | None]] = []
-            for job, got, error in self._extracted(jobs, extract_fn):
+            for job, got, error in self._extracted(jobs, extract_fn, stop):
+                if stop is not None and stop.is_set():
+                    batch = []  # (read, not written: the next build reads these files again)
+                    break
                 batch.append((job, got, error))
                 progress.current = job.file
                 progress.done += 1
@@ -269,6 +315,8 @@ class Index:
                     self._write_each(batch, progress)
                     batch = []
             self._write_each(batch, progress)
+            if jobs or gone:  # a file's conversation depends on the others: decided over the whole table
+                join_conversations(self.cursor())
             refresh_lab_tables(self.cursor())
             progress.current = ""
             progress.finished = time.monotonic()
@@ -276,10 +324,11 @@ class Index:
                 on_progress(progress)
         return progress
 
-    def _extracted(self, jobs: list[_Job], extract_fn: Callable[[str, int], Extracted] | None
+    def _extracted(self, jobs: list[_Job], extract_fn: Callable[[str, int], Extracted] | None,
+                   stop: threading.Event | None = None
                    ) -> Iterator[tuple[_Job, Packed | Rows | None, str | None]]:
         """(job, rows, error) of each job, in order: from worker processes when the build is big
-        and the extractor is the usual one, else read here."""
+        and the extractor is the usual one, else read here; none once `stop` is set."""
         if not jobs:
             return
         def here(job: _Job) -> tuple[Rows | None, str | None]:
@@ -302,7 +351,8 @@ class Index:
         # forkserver: the workers are forked from a clean process, never from this one's threads
         # (nothing preloaded there: it would be imported from its working folder's sys.path)
         context = multiprocessing.get_context("forkserver")
-        with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        pool = ProcessPoolExecutor(workers, mp_context=context)
+        try:
             def result(job: _Job, future) -> tuple[_Job, Packed | Rows | None, str | None]:
                 if future is None:
                     return job, None, job.tail
@@ -339,7 +389,13 @@ class Index:
                 job, future = pending.popleft()
                 ahead -= max(job.size, 0)
                 fill()  # before the caller writes a batch: the workers go on meanwhile
+                while stop is not None and future is not None and not future.done() and not stop.is_set():
+                    wait([future], STOP_POLL_SECONDS)  # (a stopped build does not wait for a worker's file)
+                if stop is not None and stop.is_set():
+                    return
                 yield result(job, future)
+        finally:  # (a build stopped early: the files not begun are not read)
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def _remove(self, files: list[str]) -> None:
         cur = self.cursor()

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from importlib import import_module
 from pathlib import Path
+from types import ModuleType
 
 # What a tool call does, whichever agent's tool made it (`tools.py` reads them).
 READ, EDIT, WRITE, BASH, OTHER = "read", "edit", "write", "bash", "other"
@@ -53,6 +54,15 @@ def reader_of(room: str, name: str) -> Callable[[], type]:
     return lambda: getattr(import_module(f"{room}.reader"), name)
 
 
+def links_of(room: str) -> Callable[[], ModuleType]:
+    """The `links` module of the room (package) `room`: how its files name the files they
+    continue (`links.py` of this package says what it holds), imported when first asked."""
+    return lambda: import_module(f"{room}.links")
+
+
+_NO_LINKS = links_of(__package__ or "webapp.core.agents")  # (this package's own: a file that names no other)
+
+
 def another_agents_file(title: str) -> Callable[[str], str]:
     """The reason every file of an agent whose format session-tree does not write is read-only."""
     return lambda fmt: f"is a {title} session, another agent's file that session-tree only reads"
@@ -73,21 +83,25 @@ class Agent:
     - `not_sessions`: folders among its sessions that hold none (files read with a session, its
       own data): never searched for sessions, and not said to be skipped;
     - `find_folder(home)`: where its sessions are, when more than `home_folder` decides it (pi's
-      environment variable and setting); None: `home / home_folder`.
+      environment variable and setting); None: `home / home_folder`;
+    - `links()`: its `links` module, how its files name the files they continue (forks, resumed
+      copies, sub-agents: `links.py`), imported when a conversation across files is joined.
     """
 
     __slots__ = ("name", "title", "flag", "home_folder", "depth", "recognises", "reader", "why_read_only",
-                 "tools", "not_sessions", "find_folder")
+                 "tools", "not_sessions", "find_folder", "links")
 
     def __init__(self, *, name: str, title: str, flag: str, home_folder: tuple[str, ...], depth: int,
                  recognises: Callable[[dict], bool], reader: Callable[[], type],
                  why_read_only: Callable[[str], str | None], tools: Tools | None = None,
                  not_sessions: frozenset[str] = frozenset(),
-                 find_folder: Callable[[Path], Path] | None = None) -> None:
+                 find_folder: Callable[[Path], Path] | None = None,
+                 links: Callable[[], ModuleType] | None = None) -> None:
         self.name, self.title, self.flag, self.home_folder, self.depth = name, title, flag, home_folder, depth
         self.recognises, self.reader, self.why_read_only = recognises, reader, why_read_only
         self.tools = tools or Tools()
         self.not_sessions, self.find_folder = not_sessions, find_folder
+        self.links = links or _NO_LINKS
 
     def __repr__(self) -> str:
         return f"Agent({self.name!r})"
