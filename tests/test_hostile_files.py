@@ -275,13 +275,7 @@ def any_json(value) -> bytes:
         return json.dumps(value).encode()
 
 
-# No shrinking: every example runs every view, so shrinking a failure takes longer than the suite;
-# the example as found is reported. The examples are drawn from the run's seed (tests/sweep.py):
-# other examples each run, and a red run's examples come back with its SWEEP_SEED.
-@settings(max_examples=30, deadline=None, phases=[Phase.explicit, Phase.reuse, Phase.generate], suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-@seed(sweep.seed())
-@given(entries=st.lists(ENTRY, min_size=1, max_size=3))
-def test_fuzzed_field_types_never_make_a_500_or_a_traceback(tmp_path_factory, monkeypatch, entries):
+def check_fuzzed(entries: list, tmp_path_factory, monkeypatch) -> None:
     root = tmp_path_factory.mktemp("fuzz")
     data = hostile(*(any_json(e) for e in entries))
     if isinstance(entries[0].get("type"), (list, dict)):  # the header's type too, as a crafted file has it
@@ -290,6 +284,31 @@ def test_fuzzed_field_types_never_make_a_500_or_a_traceback(tmp_path_factory, mo
     (root / "fuzz.jsonl").write_bytes(data)
     check_views(root, "fuzz", key=hashlib.sha256(data).hexdigest())
     check_cli(root / "fuzz.jsonl", monkeypatch)
+
+
+# No shrinking: every example runs every view, so shrinking a failure takes longer than the suite;
+# the example as found is reported. The examples are drawn from the run's seed (tests/sweep.py):
+# other examples each run, and a red run's examples come back with its SWEEP_SEED.
+# 30 examples a run, as three tests of 10 that draw from seeds of their own: the suite's two
+# processes share them, where one test of 30 was the longest of the suite (20 s of CPU).
+FUZZ_EXAMPLES, FUZZ_PARTS = 30, 3
+
+
+def fuzz_part(part: int):
+    @settings(max_examples=FUZZ_EXAMPLES // FUZZ_PARTS, deadline=None, phases=[Phase.explicit, Phase.reuse, Phase.generate],
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+    @seed(sweep.seed() * FUZZ_PARTS + part)
+    @given(entries=st.lists(ENTRY, min_size=1, max_size=3))
+    def test(tmp_path_factory, monkeypatch, entries):
+        check_fuzzed(entries, tmp_path_factory, monkeypatch)
+
+    test.__name__ = test.__qualname__ = f"test_fuzzed_field_types_never_make_a_500_or_a_traceback_{part + 1}"
+    return test
+
+
+test_fuzzed_field_types_never_make_a_500_or_a_traceback_1 = fuzz_part(0)
+test_fuzzed_field_types_never_make_a_500_or_a_traceback_2 = fuzz_part(1)
+test_fuzzed_field_types_never_make_a_500_or_a_traceback_3 = fuzz_part(2)
 
 
 # -- the real files: every fixture other tools wrote, in every view and in the reading commands --
