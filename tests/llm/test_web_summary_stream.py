@@ -104,7 +104,7 @@ def test_a_failed_reply_on_a_plain_form_shows_the_request_and_raw_response_in_a_
 def test_a_drafted_summary_that_would_not_shrink_the_context_is_said_with_the_figures_before_commit(root, llm_server):
     long = "## Goal\n" + "Everything, at length. " * 20000
     llm_server.behave("reply", pieces=[long], text=long)
-    client, token = client_for(root, ModelConfig(MODEL, api_base=llm_server.api_base, api_key="dummy", timeout=TIMEOUT))
+    client, token = client_for(root, ModelConfig(MODEL, api_base=llm_server.api_base, api_key="dummy", timeout=PATIENT))
     form = {"csrf_token": token, "keep_recent_tokens": "300"}
     for editor in (events(client.post(f"/s/{RICH}/-/compact/summary", data=form, headers=SSE).get_data(as_text=True))[-1][1]["html"],
                    client.post(f"/s/{RICH}/-/compact/summary", data=form).get_data(as_text=True)):
