@@ -232,6 +232,8 @@ def build(root: Path, db: Path) -> dict:
     progress = index.build([root])
     peak = int(Path("/proc/self/status").read_text().split("VmHWM:")[1].split()[0]) / 1024
     out = {"full index, CPU of the writing process": time.process_time() - cpu, "files failed": progress.failed,
+           "tables ready after (s)": (progress.tables_ready or progress.finished) - progress.started,
+           "text and audits took (s)": progress.finished - (progress.tables_ready or progress.finished),
            "full index, peak memory of the writing process (MB)": peak,
            "load average (1 min) after the index": os.getloadavg()[0]}
     index.close()

@@ -94,13 +94,15 @@ def file_mtime(path: Path, st: os.stat_result | None = None) -> float:
     return max([st.st_mtime_ns, *(m for _, _, m in sidecar_stamp(path))]) / 1e9
 
 
-def extract(path: str | os.PathLike, from_line: int = 0) -> Extracted:
+def extract(path: str | os.PathLike, from_line: int = 0, later: bool = False) -> Extracted:
     """The rows of the session file at `path` (its `file` column: `storage.url_name` of its path,
     which any bytes of a name survive). `from_line`: entries and their text only from that
     line on (a grown file: the entries before it are in the index already); the other tables are
     always whole, since a leaf's figures read the whole tree, but for the summaries before
     `from_line` when the lines after it cannot change what their audits read (`kept_summaries`:
-    an audit is most of a summary's cost, and a growing session is indexed again and again)."""
+    an audit is most of a summary's cost, and a growing session is indexed again and again).
+    `later`: the entries' text and the summaries' audits are left out (None), for a build that
+    makes them after the tables are written (`later.py`)."""
     path = Path(path)
     file = url_name(str(path))
     tree = read_tree(path)
@@ -155,7 +157,7 @@ def extract(path: str | os.PathLike, from_line: int = 0) -> Extracted:
         tool_name = as_key(msg.get("toolName")) if role == "toolResult" else None
         entry_rows.append((
             file, e.id, e.parent_id, leaf_of(e.id), e.line, t, role, time, model, used, used_in, used_out,
-            spent, tool_name, failed, searchable_text(raw)[:TEXT_CHARS]))
+            spent, tool_name, failed, None if later else searchable_text(raw)[:TEXT_CHARS]))
 
     for f in leaf_figures(tree):
         model = None
@@ -177,11 +179,11 @@ def extract(path: str | os.PathLike, from_line: int = 0) -> Extracted:
         summaries += e.type == BRANCH_SUMMARY
         if kept and e.line < from_line:
             continue
-        audit = audit_entry(tree, e.id)
         before, after = e.get("tokensBefore"), e.get("tokensAfter")
+        scores = (None, None, None) if later else audit_scores(tree, e.id)
         rows["summaries"].append((
             file, e.id, e.type, _time(e.instant), before if isinstance(before, int) else None,
-            after if isinstance(after, int) else None, audit.score(), len(audit.facts), len(audit.missing())))
+            after if isinstance(after, int) else None, *scores))
 
     header = tree.header or {}
     st = path.stat()
@@ -194,6 +196,12 @@ def extract(path: str | os.PathLike, from_line: int = 0) -> Extracted:
         sum(1 for e in tree.entries if e.type == COMPACTION), summaries, len(tree.bad_lines),
         *tree.problem_counts(), cost, tokens_in, tokens_out, last_model))
     return out
+
+
+def audit_scores(tree: SessionTree, entry_id: str) -> tuple[int, int, int]:
+    """(score, facts, missing) of the audit of the summary `entry_id`: the `summaries` columns."""
+    audit = audit_entry(tree, entry_id)
+    return audit.score(), len(audit.facts), len(audit.missing())
 
 
 class _Parsed(Bodies):

@@ -51,6 +51,13 @@ _PATCH_TOOLS = frozenset({"apply_patch"})
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.M)
 
 
+def action_tables() -> tuple[dict[str, tuple[str, tuple[str, ...]]], dict[str, str], frozenset[str]]:
+    """(file tool -> (kind, the arguments its path may be in, in order), shell tool -> the argument
+    of its command, the patch tools): what `tool_action` reads, for a reader that does the same
+    elsewhere (the corpus index's SQL projection of tool calls)."""
+    return {name: (kind, keys) for name, (kind, keys, _, _) in _FILE_TOOLS.items()}, dict(_SHELL_TOOLS), _PATCH_TOOLS
+
+
 def _command_text(value: Any) -> str | None:
     """A command as one line: a list of words is joined (Codex's `["bash", "-lc", "make"]` reads
     as the script it runs)."""

@@ -1,0 +1,99 @@
+"""The tables' rows of a batch of session files, made where the files are read (a worker process
+of a big build, a Ray task, or the indexing process itself): pi files by the SQL projection and
+the core's tree over its columns (`columns.py`), every other file, and any pi file the
+projection leaves to it, by the format seam (`extract.extract`). The entries' text and the
+summaries' audits are not made here: a build makes them once the tables are written
+(`later.py`), so that the list of sessions and the figures come first.
+
+Each file's rows are exactly what `extract.extract` gives it (tests/corpus/test_projection.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import orjson
+import pyarrow as pa
+
+from .columns import connection, project
+from .extract import COLUMNS, extract
+from .lines import FileLines, read_file
+from .schema import TABLES, arrow_table
+
+_LINE = COLUMNS["entries"].index("line")
+
+
+@dataclass
+class Done:
+    """What the index keeps of one file of a batch besides its rows."""
+
+    next_line: int = 0  # the last entry's line (where a grown file is read again from)
+    tips: list[tuple[str, str]] = field(default_factory=list)  # (entry, tip) of the entries kept from before
+    kept_summaries: bool = False  # as `extract.Extracted.kept_summaries`
+    error: str | None = None  # why it could not be read (then it has no rows)
+    projected: bool = False  # read by the projection (its text is made from its lines as they are)
+
+
+@dataclass
+class Batch:
+    tables: dict[str, pa.Table]  # every table's rows of the batch's files
+    done: list[Done]  # one per file, in the order given
+
+
+_con = None  # this process's DuckDB (one thread, in memory), made with its first batch
+
+
+def _pi(held: FileLines) -> bool:
+    """Whether the file starts with a pi session header (the projection reads it)."""
+    if held.lines == 0:
+        return False
+    try:
+        first = orjson.loads(held.line(1))
+    except orjson.JSONDecodeError:
+        return False
+    return type(first) is dict and first.get("type") == "session"
+
+
+def tables_of(jobs: list[tuple[str, int]]) -> Batch:
+    """The rows of each (path, from_line) of `jobs` (see `extract.extract` for `from_line`)."""
+    global _con
+    done = [Done() for _ in jobs]
+    held: dict[int, FileLines] = {}
+    for n, (path, _) in enumerate(jobs):
+        try:
+            held[n] = read_file(path)
+        except OSError as exc:
+            done[n].error = f"{type(exc).__name__}: {exc}"[:500]
+    pi = [n for n, h in held.items() if _pi(h)]
+    parts: dict[str, list[pa.Table]] = {t: [] for t in TABLES}
+    seam = [n for n in held if n not in set(pi)]  # (read by the seam)
+    if pi:
+        if _con is None:
+            _con = connection()
+        got = project(_con, [held[n] for n in pi], [jobs[n][1] for n in pi])
+        parts["entries"].append(got.entries)
+        parts["tool_calls"].append(got.tool_calls)
+        rows: dict[str, list[tuple]] = {t: [] for t in ("sessions", "branches", "summaries")}
+        for i, n in enumerate(pi):
+            fr = got.plain.get(i)
+            if fr is None:
+                seam.append(n)
+                continue
+            for t in rows:
+                rows[t].extend(fr.rows[t])
+            done[n] = Done(fr.next_line, fr.tips, fr.kept_summaries, None, True)
+        for t, r in rows.items():
+            parts[t].append(arrow_table(t, r))
+    for n in sorted(seam):
+        path, from_line = jobs[n]
+        try:
+            got = extract(path, from_line, later=True)
+        except Exception as exc:  # any file's failure is its own: listed, the rest go on
+            done[n].error = f"{type(exc).__name__}: {exc}"[:500]
+            continue
+        lines = [r[_LINE] for r in got.rows["entries"]]
+        done[n] = Done(max(lines) if lines else from_line, got.tips, got.kept_summaries)
+        for t in TABLES:
+            if got.rows[t]:
+                parts[t].append(arrow_table(t, got.rows[t]))
+    tables = {t: pa.concat_tables(p) if p else arrow_table(t, []) for t, p in parts.items()}
+    return Batch(tables, done)

@@ -1,0 +1,343 @@
+"""The corpus tables of a batch of pi files from the projection's columns (`projection.py`), with
+the core's own tree walked over them: each entry made from its row without its body (a lazy
+`Entry` whose facts are the row's), so that `SessionTree`, `leaf_figures`, the leaves, tips and
+problems are the core's, computed on the (id, parent) columns and the few facts each entry
+keeps. Only what reads more than those (a branch's last turn for its outcome, its last user
+message, the name, the first user message, labels) parses those lines, from the bytes held.
+
+The entries and tool calls tables are the projection's rows as DuckDB made them (Arrow, no row
+made in Python), with each entry's tip added; the branches, summaries and sessions rows are made
+here, one per leaf, summary and file."""
+
+from __future__ import annotations
+
+import operator
+from array import array
+from dataclasses import dataclass, field
+from functools import reduce
+from pathlib import Path
+
+import duckdb
+import orjson
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..core.catalog import first_message_preview, source_of
+from ..core.entries import BRANCH_SUMMARY, COMPACTION, LEAF, MESSAGE, NO_INSTANT, Entry, as_key
+from ..core.formats.base import Problem
+from ..core.formats.pi import PiReader, v1_migrated
+from ..core.formats.tools import tool_action
+from ..core.leaf_figures import leaf_figures
+from ..core.reader import SessionLog
+from ..core.tree import SessionTree
+from ..core.storage import url_name
+from .extract import COLUMNS, _audits_hold, _first_instant, _parse_iso, _time, _tips, file_mtime, project_of
+from .lines import FileLines, HeldBodies, lines_table
+from .projection import arg_keys, calls_sql, entries_sql, macros
+from .schema import arrow_schema
+
+# The projection's columns each entry of the light tree is made from, as Python lists.
+_FACTS = ("line", "entry_id", "generated", "parent_id", "chained", "type", "role", "time_us", "model",
+          "usage_tokens", "cost", "call_id", "is_error", "target_id", "missing", "tokens_before", "tokens_after",
+          "input_tokens", "output_tokens")
+
+
+@dataclass
+class FileRows:
+    """One plain file's rows: the branches, summaries and sessions rows (tuples in COLUMNS order),
+    its entries' tips, and where the index reads it again from when it grows."""
+
+    file: str
+    rows: dict[str, list[tuple]] = field(default_factory=dict)
+    tips: list[tuple[str, str]] = field(default_factory=list)  # (entry, tip) of the entries before from_line
+    leaf_of: list[str] = field(default_factory=list)  # the tip of each entry from from_line on, in line order
+    next_line: int = 0
+    kept_summaries: bool = False
+
+
+@dataclass
+class Projected:
+    """A batch's projection: which files it reads as the seam does (`plain`), their rows, and
+    why each other one is left to the seam."""
+
+    plain: dict[int, FileRows]  # fileno -> rows
+    entries: pa.Table  # the entries rows of the plain files from their from_line (COLUMNS order)
+    tool_calls: pa.Table
+    left: dict[int, str]  # fileno -> why the seam reads it
+
+
+def connection() -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB of one thread (a worker process is one core's worth of work), with the
+    projection's macros."""
+    con = duckdb.connect(":memory:")
+    con.execute("SET threads = 1")
+    for sql in macros():
+        con.execute(sql)
+    return con
+
+
+def project(con: duckdb.DuckDBPyConnection, files: list[FileLines], from_lines: list[int]) -> Projected:
+    """The rows of `files` (pi files, each read from its `from_lines` entry on) as far as the
+    projection reads them as the seam does."""
+    con.register("lines", lines_table(files))
+    try:
+        con.execute("CREATE OR REPLACE TEMP TABLE entries AS " + entries_sql())
+        con.execute("CREATE OR REPLACE TEMP TABLE calls AS " + calls_sql())
+        cols = con.sql(f"SELECT kind, plain, suspect, fileno, {', '.join(_FACTS)} FROM entries").to_arrow_table()
+        odd = con.execute("SELECT DISTINCT fileno FROM calls WHERE NOT sound OR deep").fetchall()
+        calls = con.execute("SELECT fileno, line, id FROM calls WHERE role = 'assistant' ORDER BY fileno, line, idx"
+                            ).fetchall()
+        python_calls = con.execute("SELECT fileno, line, idx, name, args FROM calls WHERE kind = 'python'").fetchall()
+    finally:
+        con.unregister("lines")
+    left = {f: "a tool call's id, name or arguments the seam mends" for (f,) in odd}
+    by_file = _split(cols, len(files))
+    call_ids: dict[tuple[int, int], tuple[str, ...]] = {}
+    for fileno, line, call in calls:
+        key = (fileno, line)
+        call_ids[key] = call_ids.get(key, ()) + (call,)
+    plain: dict[int, FileRows] = {}
+    for fileno, (held, start) in enumerate(zip(files, from_lines)):
+        if fileno in left:
+            continue
+        why = _not_plain(held, by_file[fileno])
+        if why:
+            left[fileno] = why
+            continue
+        try:
+            plain[fileno] = _file_rows(held, by_file[fileno], call_ids, fileno, start)
+        except _LeftToSeam as exc:
+            left[fileno] = str(exc)
+    entries, tool_calls = _tables(con, files, plain, from_lines, python_calls)
+    return Projected(plain, entries, tool_calls, left)
+
+
+class _LeftToSeam(Exception):
+    """Something the projection does not read as the seam does: the file is read by the seam."""
+
+
+def _split(cols: pa.Table, files: int) -> list[dict[str, list]]:
+    """The projection's columns, per file, as Python lists."""
+    fileno = cols.column("fileno").to_numpy()
+    out = []
+    starts = fileno.searchsorted(range(files + 1))
+    data = {name: cols.column(name).to_pylist() for name in cols.column_names if name != "fileno"}
+    for n in range(files):
+        a, b = int(starts[n]), int(starts[n + 1])
+        out.append({name: values[a:b] for name, values in data.items()})
+    return out
+
+
+def _not_plain(held: FileLines, cols: dict[str, list]) -> str | None:
+    """Why the seam must read this file (None: the projection reads it as the seam does)."""
+    if held.torn:
+        return "its last line is being written"
+    if held.lines == 0:
+        return "no complete line"
+    for line, kind in zip(cols["line"], cols["kind"]):
+        if kind == 2 and held.line(line).strip():  # (a blank line is read as nothing, as the seam does)
+            return f"line {line} is damaged or not an object"
+    if not all(p for p, kind in zip(cols["plain"], cols["kind"]) if kind == 0):
+        return "a field the seam mends"
+    for line, suspect in zip(cols["line"], cols["suspect"]):
+        if suspect:
+            try:
+                orjson.loads(held.line(line))
+            except orjson.JSONDecodeError:
+                return f"line {line} is not JSON orjson reads"
+    return None
+
+
+def _header(held: FileLines) -> dict:
+    try:
+        header = orjson.loads(held.line(1))
+    except orjson.JSONDecodeError:
+        raise _LeftToSeam("line 1 is damaged") from None
+    if type(header) is not dict or header.get("type") != "session":
+        raise _LeftToSeam("no session header")
+    return header
+
+
+def _file_rows(held: FileLines, cols: dict[str, list], call_ids: dict, fileno: int, from_line: int) -> FileRows:
+    header = _header(held)
+    file = url_name(held.path)
+    tree, models = _light_tree(held, header, cols, call_ids, fileno)
+    out = FileRows(file)
+    leaf_of = _tips(tree)
+    for e in tree.entries:
+        if e.line < from_line:
+            out.tips.append((e.id, leaf_of(e.id)))
+        else:
+            out.leaf_of.append(leaf_of(e.id))
+    lines = [line for line, kind in zip(cols["line"], cols["kind"]) if kind == 0 and line >= from_line]
+    out.next_line = max(lines) if lines else from_line
+    rows = out.rows
+    by_id, parent = tree.by_id, tree.parent
+    rows["branches"] = branches = []
+    for f in leaf_figures(tree):
+        node, model = f.leaf, None
+        while node is not None:  # the model that answered last on this branch (`extract`'s walk)
+            model = models[node.line] if node.type == MESSAGE else None
+            if model:
+                break
+            up = parent.get(node.id)
+            node = by_id.get(up) if up else None
+        branches.append((file, f.leaf.id, f.label, f.last_user[:500], f.depth, f.turns, f.tokens, f.cost, f.calls,
+                         f.errors, f.wall_seconds, f.status, f.active, model, _time(f.leaf.instant)))
+    out.kept_summaries = kept = from_line > 0 and _audits_hold(tree, from_line)
+    before_after = {line: (b, a) for line, b, a in zip(cols["line"], cols["tokens_before"], cols["tokens_after"])}
+    rows["summaries"] = summaries = []
+    branch_summaries = compactions = 0
+    for e in tree.entries:
+        if e.type == COMPACTION:
+            compactions += 1
+        elif e.type == BRANCH_SUMMARY:
+            branch_summaries += 1
+        else:
+            continue
+        if kept and e.line < from_line:
+            continue
+        before, after = before_after[e.line]
+        summaries.append((file, e.id, e.type, _time(e.instant), before, after, None, None, None))
+    cwd = as_key(header.get("cwd"))
+    kinds = cols["kind"]
+    model = next((m for m, kind in zip(reversed(cols["model"]), reversed(kinds)) if kind == 0 and m), None)
+    cost = reduce(operator.add, (c for c, kind in zip(cols["cost"], kinds) if kind == 0), 0.0)
+    tokens_in = sum(n for n, kind in zip(cols["input_tokens"], kinds) if kind == 0 and n)
+    tokens_out = sum(n for n, kind in zip(cols["output_tokens"], kinds) if kind == 0 and n)
+    rows["sessions"] = [(
+        file, as_key(header.get("id")), tree.format, source_of(tree.format), project_of(cwd, file), cwd,
+        tree.name, first_message_preview(tree), _time(_parse_iso(header.get("timestamp")) or _first_instant(tree)),
+        _time(file_mtime(Path(held.path), held.stat)), held.stat.st_size, len(tree.entries), len(tree.leaves()),
+        compactions, branch_summaries, 0, *tree.problem_counts(), cost, tokens_in, tokens_out, model)]
+    return out
+
+
+class _V1Bodies(HeldBodies):
+    """`HeldBodies` of a file whose lines without `parentId` are read as pi v1's (`v1_migrated`)."""
+
+    def __init__(self, held: FileLines, chained: dict[int, tuple[str, str | None]]) -> None:
+        super().__init__(held)
+        self.chained = chained
+
+    def body(self, entry) -> dict:
+        line = entry.line
+        obj = self.parsed.get(line)
+        if obj is None:
+            obj = orjson.loads(self.held.line(line))
+            if line in self.chained:
+                obj = v1_migrated(obj, *self.chained[line])
+            self.parsed[line] = obj
+        return obj
+
+
+def _light_tree(held: FileLines, header: dict, cols: dict[str, list], call_ids: dict, fileno: int
+                ) -> tuple[SessionTree, list]:
+    """The file's tree, its entries made from the columns (their bodies parsed from the held bytes
+    when read); and each line's model, as `extract` reads it."""
+    n = held.lines + 1
+    chained: dict[int, tuple[str, str | None]] = {}
+    previous = None
+    for line, entry, is_chained, kind in zip(cols["line"], cols["entry_id"], cols["chained"], cols["kind"]):
+        if kind == 0:
+            if is_chained:
+                chained[line] = (entry, previous)
+            previous = entry
+    bodies = _V1Bodies(held, chained) if chained else HeldBodies(held)
+    bodies.instants = instants = array("d", [NO_INSTANT]) * n
+    bodies.estimates = array("q", [-1]) * n
+    log = SessionLog(held.path, bodies)
+    log.header = header
+    log._reader = PiReader(log)
+    log.lines = held.lines
+    entries: list[Entry] = []
+    ids: dict[str, Entry] = {}
+    models: list = [None] * n
+    new = object.__new__
+    active = previous = None
+    problems: list[Problem] = []
+    for (line, entry_id, _generated, parent, is_chained, t, role, time_us, model, used, cost, call_id, is_error,
+         target, missing, _before, _after, _in, _out), kind in zip(zip(*(cols[c] for c in _FACTS)), cols["kind"]):
+        if kind != 0:
+            continue
+        if entry_id in ids:
+            raise _LeftToSeam(f"id {entry_id!r} is used twice")
+        if is_chained:  # pi v1: the entry before it
+            parent = previous
+        previous = entry_id
+        e = new(Entry)
+        e._raw, e.line, e.id, e.parent_id, e.type, e.role = bodies, line, entry_id, parent, t, role
+        if t == MESSAGE and role == "assistant":
+            e._facts = [call_ids.get((fileno, line), ()), None, False, used, cost, ()]
+        elif t == MESSAGE and role == "toolResult":
+            e._facts = [(), call_id, is_error, None, 0.0, ()]
+        else:
+            e._facts = [(), None, False, None, cost, tuple(missing)]
+        if time_us is not None:
+            instants[line] = time_us / 1e6
+        models[line] = model
+        entries.append(e)
+        ids[entry_id] = e
+        if t == LEAF:  # (`SessionLog._leaf_after`)
+            if target is None or target in ids:
+                active = target
+            else:
+                problems.append(Problem("dangling-leaf", f"leaf entry targets unknown id {target!r}; ignored",
+                                        line, entry_id))
+        else:
+            active = entry_id
+    log.entries, log.ids, log._active, log.problems = entries, ids, active, problems
+    return SessionTree(log), models
+
+
+def _tables(con: duckdb.DuckDBPyConnection, files: list[FileLines], plain: dict[int, FileRows],
+            from_lines: list[int], python_calls: list) -> tuple[pa.Table, pa.Table]:
+    """The entries and tool calls rows of the plain files, as Arrow tables of the index's schema."""
+    keep = pa.table({"fileno": pa.array(sorted(plain), pa.int32()),
+                     "from_line": pa.array([from_lines[f] for f in sorted(plain)], pa.int32())})
+    con.register("plain_files", keep)
+    try:
+        entries = con.sql(
+            "SELECT e.fileno, e.entry_id, e.parent_id, e.line, e.type, e.role, make_timestamp(e.time_us) AS time, "
+            "e.model, e.usage_tokens, e.input_tokens, e.output_tokens, e.cost, e.tool_name, e.is_error "
+            "FROM (SELECT * REPLACE (CASE WHEN chained THEN lag(entry_id) OVER (PARTITION BY fileno ORDER BY line) "
+            "      ELSE parent_id END AS parent_id) FROM entries WHERE kind = 0) e "
+            "JOIN plain_files p ON e.fileno = p.fileno AND e.line >= p.from_line ORDER BY e.fileno, e.line").to_arrow_table()
+        calls = con.sql(
+            "WITH r AS (SELECT fileno, call_id, arg_max(is_error, line) AS failed FROM entries "
+            "  WHERE kind = 0 AND type = 'message' AND role = 'toolResult' AND call_id <> '' GROUP BY fileno, call_id), "
+            "c AS (SELECT c.*, coalesce(nullif(c.id, ''), c.entry_id || '#' || "
+            "  (row_number() OVER (PARTITION BY c.fileno, c.line ORDER BY c.idx) - 1)) AS call_id FROM calls c "
+            "  WHERE c.role = 'assistant') "
+            "SELECT c.fileno, c.call_id, c.entry_id, c.line, coalesce(nullif(c.name, ''), '?') AS name, c.kind, c.target, "
+            "coalesce(r.failed, false) AS is_error, make_timestamp(e.time_us) AS time, c.idx "
+            "FROM c JOIN plain_files p ON c.fileno = p.fileno "
+            "JOIN entries e ON e.fileno = c.fileno AND e.line = c.line "
+            "LEFT JOIN r ON r.fileno = c.fileno AND r.call_id = c.call_id "
+            "ORDER BY c.fileno, c.line, c.idx").to_arrow_table()
+    finally:
+        con.unregister("plain_files")
+    names = [plain[f].file if f in plain else "" for f in range(len(files))]
+    entry_file = pc.take(pa.array(names, pa.string()), entries.column("fileno"))
+    leaf_ids = pa.array([leaf for f in sorted(plain) for leaf in plain[f].leaf_of], pa.string())
+    texts = pa.nulls(entries.num_rows, pa.string())
+    entries = pa.table([entry_file, entries.column("entry_id"), entries.column("parent_id"), leaf_ids,
+                        *(entries.column(c) for c in COLUMNS["entries"][4:-1]), texts],
+                       schema=arrow_schema("entries"))
+    kinds, targets = calls.column("kind").to_pylist(), calls.column("target").to_pylist()
+    if python_calls:  # (a command given as a list of words, a patch: `tool_action` reads them)
+        at = {(fileno, line, idx): i for i, (fileno, line, idx) in enumerate(zip(
+            calls.column("fileno").to_pylist(), calls.column("line").to_pylist(), calls.column("idx").to_pylist()))}
+        keys = arg_keys()
+        for fileno, line, idx, name, args in python_calls:
+            i = at.get((fileno, line, idx))
+            if i is None:
+                continue
+            given = {k: orjson.loads(v) for k, v in zip(keys, args) if v is not None}
+            action = tool_action({"name": name, "arguments": given})
+            kinds[i], targets[i] = action.kind, action.path or action.command
+    call_file = pc.take(pa.array(names, pa.string()), calls.column("fileno"))
+    calls = pa.table([call_file, calls.column("call_id"), calls.column("entry_id"), calls.column("line"),
+                      calls.column("name"), pa.array(kinds, pa.string()), pa.array(targets, pa.string()),
+                      calls.column("is_error"), calls.column("time")], schema=arrow_schema("tool_calls"))
+    return entries, calls
