@@ -1,6 +1,6 @@
 """One file's rows as the index writes them when it reads the file itself (a small update: one
 session grew, a few were added): tuples, inserted by DuckDB from one list per column. Arrow is
-for the rows worker processes hand back on a big build (`packed.py`); a small update never
+for the rows worker processes hand back on a big build (`batch.py`); a small update never
 imports pyarrow, nor the pandas DuckDB imports with the first Arrow table (a second of a fresh
 process: more than the rest of the update), and a list per column inserts 5,000 rows in 0.09 s
 of CPU where `executemany` takes 3 s."""
