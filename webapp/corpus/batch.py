@@ -97,3 +97,33 @@ def tables_of(jobs: list[tuple[str, int]]) -> Batch:
                 parts[t].append(arrow_table(t, got.rows[t]))
     tables = {t: pa.concat_tables(p) if p else arrow_table(t, []) for t, p in parts.items()}
     return Batch(tables, done)
+
+
+def whole_tables(paths: list[str]) -> dict[str, pa.Table]:
+    """Every table's rows of `paths` (read whole) with the entries' text and the summaries' audits
+    made in place: what a Parquet file, written once, holds (a Ray task makes one per batch)."""
+    from ..core.storage import url_name
+    from .later import AuditJob, TextJob, audits_of, texts_of
+
+    got = tables_of([(p, 0) for p in paths])
+    read = [(p, url_name(p), d) for p, d in zip(paths, got.done) if d.error is None]
+    texts = dict(zip((file for _, file, _ in read), texts_of([TextJob(p, 0, d.projected) for p, _, d in read])))
+    summaries = got.tables["summaries"]
+    wanted: dict[str, list[str]] = {}
+    for file, entry in zip(summaries.column("file").to_pylist(), summaries.column("entry_id").to_pylist()):
+        wanted.setdefault(file, []).append(entry)
+    audit_files = [(p, file) for p, file, _ in read if file in wanted]
+    audited = audits_of([AuditJob(p, tuple(wanted[file])) for p, file in audit_files])
+    entries = got.tables["entries"]
+    text = [(texts.get(f) if isinstance(texts.get(f), dict) else {}).get(e) for f, e in
+            zip(entries.column("file").to_pylist(), entries.column("entry_id").to_pylist())]
+    tables = dict(got.tables)
+    tables["entries"] = entries.set_column(entries.schema.get_field_index("text"), "text", pa.array(text, pa.string()))
+    scores = {(file, a[0]): a[1:] for (_, file), made in zip(audit_files, audited) if not isinstance(made, str)
+              for a in made}
+    keys = list(zip(summaries.column("file").to_pylist(), summaries.column("entry_id").to_pylist()))
+    for i, name in enumerate(("score", "facts", "missing")):
+        column = pa.array([scores.get(k, (None, None, None))[i] for k in keys], pa.int32())
+        summaries = summaries.set_column(summaries.schema.get_field_index(name), name, column)
+    tables["summaries"] = summaries
+    return tables

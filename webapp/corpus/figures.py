@@ -34,6 +34,7 @@ class Figures:
     tool_errors: list[tuple]  # (tool name, calls, errors, rate)
     outcomes: list[tuple]  # (model, {status: branches})
     totals: tuple  # (sessions, entries, cost, input, output)
+    audits_to_come: int = 0  # summaries whose audit a build is still making (`later.py`)
 
 
 def _under(prefix: str, alias: str = "") -> str:
@@ -72,7 +73,16 @@ def corpus_figures(cur: duckdb.DuckDBPyConnection, prefix: str = "") -> Figures:
     ordered = sorted(outcomes.items(), key=lambda kv: (-sum(kv[1].values()), kv[0]))[:TOP]
     total = rows(f"SELECT count(*), coalesce(sum(entries), 0), coalesce(sum(cost), 0), coalesce(sum(input_tokens), 0), "
                  f"coalesce(sum(output_tokens), 0) FROM sessions WHERE {w}")[0]
-    return Figures(by_model, by_project, by_agent, by_week, most, summaries, totals, tools, ordered, total)
+    to_come = rows(f"SELECT count(*) FROM summaries WHERE {w} AND facts IS NULL")[0][0]
+    return Figures(by_model, by_project, by_agent, by_week, most, summaries, totals, tools, ordered, total, to_come)
+
+
+def texts_to_come(cur: duckdb.DuckDBPyConnection, prefix: str = "") -> int:
+    """Sessions whose text (what search reads) a build is still making (`later.py`)."""
+    try:
+        return cur.execute(f"SELECT count(*) FROM later WHERE {_under(prefix)}", [prefix] if prefix else []).fetchone()[0]
+    except duckdb.CatalogException:  # (a Parquet dataset: made whole)
+        return 0
 
 
 def sessions_behind(cur: duckdb.DuckDBPyConnection, by: str, value: str, prefix: str = "",

@@ -115,6 +115,7 @@ def filters() -> Filters:
 def hits(store, query: str, offset: int) -> dict | None:
     """The index page's search: ranked hits across every session (rel paths), and what the
     filters offer; None without an index."""
+    from ..corpus.figures import texts_to_come
     from ..corpus.search import HITS, choices, search
 
     service = corpus()
@@ -129,7 +130,7 @@ def hits(store, query: str, offset: int) -> dict | None:
             h.file = _rel(store, h.file)
     more_args = {**request.args.to_dict(), "offset": offset + HITS}
     return {"results": found, "filters": wanted, "choices": service.memo("choices", lambda: choices(cur)), "offset": offset,
-            "more_args": more_args}
+            "more_args": more_args, "texts_to_come": texts_to_come(cur, str(store.root).rstrip("/") + "/")}
 
 
 @bp.get("/corpus")
