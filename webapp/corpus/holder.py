@@ -69,23 +69,24 @@ def holder_of(db: Path, pid: int) -> Holder | None:
 
 def ask(holder: Holder, query: str, how: str, limit: int, seconds: float) -> tuple[str, bool]:
     """(what `sql` prints, whether rows were left out) for `query`, answered by `holder`."""
-    got = _get(holder, "sql", {"sql": query, "how": how, "limit": limit, "seconds": seconds}, seconds + 30)
+    got = get(holder, "sql", {"sql": query, "how": how, "limit": limit, "seconds": seconds}, seconds + 30)
     return got["output"], bool(got["truncated"])
 
 
 def listed(holder: Holder, root: Path) -> list[dict]:
     """`ls --index`'s rows of the sessions under `root` (a path under the server's root), from
     the server's index once it is up to date."""
-    return _get(holder, "ls", {"root": str(root)}, None)["rows"]
+    return get(holder, "ls", {"root": str(root)}, None)["rows"]
 
 
 def indexed(holder: Holder, roots: list[Path]) -> dict:
     """`index`'s figures (`db.built`) of a refresh of `holder`'s index that started with the
     question, which covers `roots` (folders under the server's)."""
-    return _get(holder, "index", {"root": [str(r) for r in roots]}, None)
+    return get(holder, "index", {"root": [str(r) for r in roots]}, None)
 
 
-def _get(holder: Holder, route: str, args: dict, timeout: float | None) -> dict:
+def get(holder: Holder, route: str, args: dict, timeout: float | None) -> dict:
+    """The JSON the holder answers on its `/-/corpus/<route>` for `args` (an error it says, raised)."""
     request = urllib.request.Request(f"{holder.url}-/corpus/{route}?{urllib.parse.urlencode(args, doseq=True)}",
                                      headers={TOKEN_HEADER: holder.token})
     try:

@@ -101,9 +101,10 @@ def lock_down(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("SET lock_configuration = true")
 
 
-def run_query(con: duckdb.DuckDBPyConnection, query: str, limit: int = ROW_CAP,
-              seconds: float = SECONDS) -> QueryResult:
-    """Run `query` if it is one SELECT; stop it after `seconds`; keep its first `limit` rows."""
+def run_query(con: duckdb.DuckDBPyConnection, query: str, limit: int | None = ROW_CAP,
+              seconds: float = SECONDS, params: list | None = None) -> QueryResult:
+    """Run `query` (with `params`) if it is one SELECT; stop it after `seconds`; keep its first
+    `limit` rows (None: all of them)."""
     if not 0 < seconds <= MAX_SECONDS:  # (NaN too)
         raise QueryError(f"the time limit must be above 0 and at most {MAX_SECONDS:,.0f} seconds, not {seconds:g}")
     try:
@@ -120,9 +121,9 @@ def run_query(con: duckdb.DuckDBPyConnection, query: str, limit: int = ROW_CAP,
     timer.start()
     try:
         cur.execute("BEGIN TRANSACTION READ ONLY")
-        cur.execute(query)
+        cur.execute(query, params or None)
         columns = [d[0] for d in cur.description or ()]
-        rows = cur.fetchmany(limit + 1)
+        rows = cur.fetchall() if limit is None else cur.fetchmany(limit + 1)
     except duckdb.InterruptException:
         raise QueryError(f"the query was stopped after {seconds:g} s") from None
     except duckdb.Error as exc:
@@ -134,7 +135,7 @@ def run_query(con: duckdb.DuckDBPyConnection, query: str, limit: int = ROW_CAP,
         except duckdb.Error:  # the transaction had not begun (interrupted first)
             pass
         cur.close()
-    return QueryResult(columns, rows[:limit], len(rows) > limit)
+    return QueryResult(columns, rows[:limit], limit is not None and len(rows) > limit)
 
 
 def format_result(result: QueryResult, how: str) -> str:

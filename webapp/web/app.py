@@ -195,8 +195,10 @@ def serve(root=None, host: str = "127.0.0.1", port: int = 8000, open_browser: bo
 
 def _holding(app, service, url: str):
     """While serving: say beside the index that this server holds it (`session-tree sql` then
-    asks it); nothing without an index."""
-    if service is None:
+    asks it); nothing without an index, or when another server holds it (this one asks that one)."""
+    from ..corpus.remote import RemoteService
+
+    if service is None or isinstance(service, RemoteService):
         return contextlib.nullcontext()
     from ..corpus.holder import announced, new_token
 

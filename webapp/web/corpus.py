@@ -45,7 +45,18 @@ def open_corpus(app) -> CorpusService | None:
         path = app.config.get("CORPUS_DB") or default_db_path()
         try:
             index = Index(Path(path))
-        except Exception as exc:  # held by another process, a PermissionError, ...: the app works without it
+        except IndexUnavailable as exc:  # another server holds it: that server's answers, else the files
+            from ..corpus.holder import holder_of
+            from ..corpus.remote import RemoteService
+
+            holder = holder_of(exc.path, exc.pid) if exc.pid is not None else None
+            if holder is not None:
+                service = app.extensions["corpus"] = RemoteService(holder, exc.path)
+                return service
+            app.extensions["corpus"] = None
+            app.extensions["corpus_error"] = str(exc).splitlines()[0]
+            return None
+        except Exception as exc:  # a PermissionError, ...: the app works without it
             app.extensions["corpus"] = None
             said = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             app.extensions["corpus_error"] = said if isinstance(exc, IndexUnavailable) else f"{path}: {said}"
@@ -174,7 +185,8 @@ def corpus_page():
     result = error = None
     if query:
         try:
-            result = sql.run_query(cur, query, sql.ROW_CAP, sql.SECONDS)
+            result = (sql.run_query(cur, query, sql.ROW_CAP, sql.SECONDS) if tables is not None
+                      else service.query(query, sql.ROW_CAP, sql.SECONDS))
         except sql.QueryError as exc:
             error = str(exc)
     return render_template("corpus.html", fig=fig, charts=charts(fig, link, session_link), progress=progress,
@@ -267,6 +279,34 @@ def index_for_cli():
     if refused:
         return refused
     return built(service.index, service.progress)
+
+
+@bp.get("/-/corpus/rows")
+def rows_for_server():
+    """A server reading this server's index (`corpus.remote`) asking for one query's rows: run
+    as the SQL box runs one (one SELECT, read only, no table function that reads a file), with
+    its parameters (JSON) and a time limit; every row, or the first `limit`."""
+    from ..corpus.remote import decoded, encoded
+    from ..corpus.sql import MAX_SECONDS, QueryError, run_query
+
+    service, refused = _refused_cli()
+    if refused:
+        return refused
+    a = request.args
+    try:
+        params = [decoded(p) for p in orjson.loads(a.get("params", "[]"))]
+        seconds = float(a.get("seconds", ""))
+        limit = int(a["limit"]) if "limit" in a else None
+        if not 0 < seconds <= MAX_SECONDS or limit is not None and limit < 1:
+            raise ValueError
+    except (ValueError, TypeError, orjson.JSONDecodeError):
+        return {"error": "params (a JSON list), seconds and limit (a whole number) are asked for"}, 400
+    try:
+        result = run_query(service.index.cursor(), a.get("sql", ""), limit, seconds, params)
+    except QueryError as exc:
+        return {"error": str(exc)}, 400
+    body = {"columns": result.columns, "rows": [encoded(list(r)) for r in result.rows], "truncated": result.truncated}
+    return current_app.response_class(orjson.dumps(body), mimetype="application/json")
 
 
 @bp.get("/-/corpus/progress")
