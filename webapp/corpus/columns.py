@@ -11,10 +11,10 @@ here, one per leaf, summary and file."""
 
 from __future__ import annotations
 
-import operator
 from array import array
+from collections import deque
 from dataclasses import dataclass, field
-from functools import reduce
+from itertools import accumulate
 from pathlib import Path
 
 import duckdb
@@ -36,10 +36,9 @@ from .lines import FileLines, HeldBodies, lines_table
 from .projection import arg_keys, calls_sql, entries_sql, macros
 from .schema import arrow_schema
 
-# The projection's columns each entry of the light tree is made from, as Python lists.
-_FACTS = ("line", "entry_id", "generated", "parent_id", "chained", "type", "role", "time_us", "model",
-          "usage_tokens", "cost", "call_id", "is_error", "target_id", "missing", "tokens_before", "tokens_after",
-          "input_tokens", "output_tokens")
+# The projection's columns each entry of the light tree is made from, as Python lists (the rare
+# facts, of a few lines each, come apart: `_Rare`).
+_FACTS = ("line", "entry_id", "parent_id", "chained", "type", "role", "usage_tokens", "cost", "call_id", "is_error")
 
 
 @dataclass
@@ -83,14 +82,30 @@ def project(con: duckdb.DuckDBPyConnection, files: list[FileLines], from_lines: 
     try:
         con.execute("CREATE OR REPLACE TEMP TABLE entries AS " + entries_sql())
         con.execute("CREATE OR REPLACE TEMP TABLE calls AS " + calls_sql())
-        cols = con.sql(f"SELECT kind, plain, suspect, fileno, {', '.join(_FACTS)} FROM entries").to_arrow_table()
-        odd = con.execute("SELECT DISTINCT fileno FROM calls WHERE NOT sound OR deep").fetchall()
-        calls = con.execute("SELECT fileno, line, id FROM calls WHERE role = 'assistant' ORDER BY fileno, line, idx"
-                            ).fetchall()
+        status = con.execute(
+            "SELECT fileno, bool_and(plain) FILTER (WHERE kind = 0), list(line ORDER BY line) FILTER (WHERE kind = 2), "
+            "list(line ORDER BY line) FILTER (WHERE suspect) FROM entries GROUP BY fileno").fetchall()
+        odd = {f for (f,) in con.execute("SELECT DISTINCT fileno FROM calls WHERE NOT sound OR deep").fetchall()}
+        left: dict[int, str] = {f: "a tool call's id, name or arguments the seam mends" for f in odd}
+        for fileno, plain_lines, other, suspect in status:
+            if fileno not in left:
+                why = _not_plain(files[fileno], plain_lines, other or [], suspect or [])
+                if why:
+                    left[fileno] = why
+        for n, held in enumerate(files):
+            if n not in left and (held.torn or held.lines == 0):
+                left[n] = "its last line is being written" if held.torn else "no complete line"
+        rare = _Rare(con)
+        con.register("read_files", pa.table({"fileno": pa.array([n for n in range(len(files)) if n not in left],
+                                                                pa.int32())}))
+        cols = con.sql(f"SELECT fileno, {', '.join(_FACTS)} FROM entries JOIN read_files USING (fileno) "
+                       "WHERE kind = 0 ORDER BY fileno, line").to_arrow_table()
+        calls = con.execute("SELECT fileno, line, id FROM calls JOIN read_files USING (fileno) "
+                            "WHERE role = 'assistant' ORDER BY fileno, line, idx").fetchall()
         python_calls = con.execute("SELECT fileno, line, idx, name, args FROM calls WHERE kind = 'python'").fetchall()
+        con.unregister("read_files")
     finally:
         con.unregister("lines")
-    left = {f: "a tool call's id, name or arguments the seam mends" for (f,) in odd}
     by_file = _split(cols, len(files))
     call_ids: dict[tuple[int, int], tuple[str, ...]] = {}
     for fileno, line, call in calls:
@@ -100,12 +115,8 @@ def project(con: duckdb.DuckDBPyConnection, files: list[FileLines], from_lines: 
     for fileno, (held, start) in enumerate(zip(files, from_lines)):
         if fileno in left:
             continue
-        why = _not_plain(held, by_file[fileno])
-        if why:
-            left[fileno] = why
-            continue
         try:
-            plain[fileno] = _file_rows(held, by_file[fileno], call_ids, fileno, start)
+            plain[fileno] = _file_rows(held, by_file[fileno], rare, call_ids, fileno, start)
         except _LeftToSeam as exc:
             left[fileno] = str(exc)
     entries, tool_calls = _tables(con, files, plain, from_lines, python_calls)
@@ -114,6 +125,31 @@ def project(con: duckdb.DuckDBPyConnection, files: list[FileLines], from_lines: 
 
 class _LeftToSeam(Exception):
     """Something the projection does not read as the seam does: the file is read by the seam."""
+
+
+class _Rare:
+    """The facts few lines hold, per file (fileno -> line -> value), and each file's sums, asked of
+    the batch once."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection):
+        def per_file(sql: str) -> dict[int, dict[int, object]]:
+            out: dict[int, dict[int, object]] = {}
+            for fileno, line, *value in con.execute(sql).fetchall():
+                out.setdefault(fileno, {})[line] = value[0] if len(value) == 1 else tuple(value)
+            return out
+
+        self.model = per_file("SELECT fileno, line, model FROM entries WHERE model IS NOT NULL")
+        self.target = per_file("SELECT fileno, line, target_id FROM entries WHERE type = 'leaf'")
+        self.missing = per_file("SELECT fileno, line, missing FROM entries WHERE len(missing) > 0")
+        self.tokens = per_file("SELECT fileno, line, tokens_before, tokens_after FROM entries "
+                               "WHERE kind = 0 AND type IN ('compaction', 'branch_summary')")
+        # each file's lines and times (`SessionLog`'s instants: seconds, as a float)
+        self.times = {f: (lines, times) for f, lines, times in con.execute(
+            "SELECT fileno, list(line), list(time_us) FROM entries WHERE time_us IS NOT NULL GROUP BY fileno").fetchall()}
+        # (the ints added up exactly; the last model with a name; the costs as `extract` adds them: in Python)
+        self.sums = {r[0]: r[1:] for r in con.execute(
+            "SELECT fileno, coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0), "
+            "arg_max(model, line) FILTER (WHERE model <> '') FROM entries WHERE kind = 0 GROUP BY fileno").fetchall()}
 
 
 def _split(cols: pa.Table, files: int) -> list[dict[str, list]]:
@@ -128,23 +164,20 @@ def _split(cols: pa.Table, files: int) -> list[dict[str, list]]:
     return out
 
 
-def _not_plain(held: FileLines, cols: dict[str, list]) -> str | None:
+def _not_plain(held: FileLines, plain: bool | None, other: list[int], suspect: list[int]) -> str | None:
     """Why the seam must read this file (None: the projection reads it as the seam does)."""
     if held.torn:
         return "its last line is being written"
-    if held.lines == 0:
-        return "no complete line"
-    for line, kind in zip(cols["line"], cols["kind"]):
-        if kind == 2 and held.line(line).strip():  # (a blank line is read as nothing, as the seam does)
+    for line in other:
+        if held.line(line).strip():  # (a blank line is read as nothing, as the seam does)
             return f"line {line} is damaged or not an object"
-    if not all(p for p, kind in zip(cols["plain"], cols["kind"]) if kind == 0):
+    if plain is False:
         return "a field the seam mends"
-    for line, suspect in zip(cols["line"], cols["suspect"]):
-        if suspect:
-            try:
-                orjson.loads(held.line(line))
-            except orjson.JSONDecodeError:
-                return f"line {line} is not JSON orjson reads"
+    for line in suspect:
+        try:
+            orjson.loads(held.line(line))
+        except orjson.JSONDecodeError:
+            return f"line {line} is not JSON orjson reads"
     return None
 
 
@@ -158,10 +191,11 @@ def _header(held: FileLines) -> dict:
     return header
 
 
-def _file_rows(held: FileLines, cols: dict[str, list], call_ids: dict, fileno: int, from_line: int) -> FileRows:
+def _file_rows(held: FileLines, cols: dict[str, list], rare: _Rare, call_ids: dict, fileno: int,
+               from_line: int) -> FileRows:
     header = _header(held)
     file = url_name(held.path)
-    tree, models = _light_tree(held, header, cols, call_ids, fileno)
+    tree = _light_tree(held, header, cols, rare, call_ids, fileno)
     out = FileRows(file)
     leaf_of = _tips(tree)
     for e in tree.entries:
@@ -169,15 +203,15 @@ def _file_rows(held: FileLines, cols: dict[str, list], call_ids: dict, fileno: i
             out.tips.append((e.id, leaf_of(e.id)))
         else:
             out.leaf_of.append(leaf_of(e.id))
-    lines = [line for line, kind in zip(cols["line"], cols["kind"]) if kind == 0 and line >= from_line]
-    out.next_line = max(lines) if lines else from_line
+    lines = cols["line"]
+    out.next_line = lines[-1] if lines and lines[-1] >= from_line else from_line
     rows = out.rows
-    by_id, parent = tree.by_id, tree.parent
+    by_id, parent, models = tree.by_id, tree.parent, rare.model.get(fileno, {})
     rows["branches"] = branches = []
     for f in leaf_figures(tree):
         node, model = f.leaf, None
         while node is not None:  # the model that answered last on this branch (`extract`'s walk)
-            model = models[node.line] if node.type == MESSAGE else None
+            model = models.get(node.line) if node.type == MESSAGE else None
             if model:
                 break
             up = parent.get(node.id)
@@ -185,7 +219,6 @@ def _file_rows(held: FileLines, cols: dict[str, list], call_ids: dict, fileno: i
         branches.append((file, f.leaf.id, f.label, f.last_user[:500], f.depth, f.turns, f.tokens, f.cost, f.calls,
                          f.errors, f.wall_seconds, f.status, f.active, model, _time(f.leaf.instant)))
     out.kept_summaries = kept = from_line > 0 and _audits_hold(tree, from_line)
-    before_after = {line: (b, a) for line, b, a in zip(cols["line"], cols["tokens_before"], cols["tokens_after"])}
     rows["summaries"] = summaries = []
     branch_summaries = compactions = 0
     for e in tree.entries:
@@ -197,19 +230,15 @@ def _file_rows(held: FileLines, cols: dict[str, list], call_ids: dict, fileno: i
             continue
         if kept and e.line < from_line:
             continue
-        before, after = before_after[e.line]
-        summaries.append((file, e.id, e.type, _time(e.instant), before, after, None, None, None))
+        summaries.append((file, e.id, e.type, _time(e.instant), *rare.tokens[fileno][e.line], None, None, None))
     cwd = as_key(header.get("cwd"))
-    kinds = cols["kind"]
-    model = next((m for m, kind in zip(reversed(cols["model"]), reversed(kinds)) if kind == 0 and m), None)
-    cost = reduce(operator.add, (c for c, kind in zip(cols["cost"], kinds) if kind == 0), 0.0)
-    tokens_in = sum(n for n, kind in zip(cols["input_tokens"], kinds) if kind == 0 and n)
-    tokens_out = sum(n for n, kind in zip(cols["output_tokens"], kinds) if kind == 0 and n)
+    tokens_in, tokens_out, model = rare.sums.get(fileno, (0, 0, None))
+    cost = deque(accumulate(cols["cost"], initial=0.0), maxlen=1)[0]  # (added in order, as `extract` does)
     rows["sessions"] = [(
         file, as_key(header.get("id")), tree.format, source_of(tree.format), project_of(cwd, file), cwd,
         tree.name, first_message_preview(tree), _time(_parse_iso(header.get("timestamp")) or _first_instant(tree)),
         _time(file_mtime(Path(held.path), held.stat)), held.stat.st_size, len(tree.entries), len(tree.leaves()),
-        compactions, branch_summaries, 0, *tree.problem_counts(), cost, tokens_in, tokens_out, model)]
+        compactions, branch_summaries, 0, *tree.problem_counts(), cost, int(tokens_in), int(tokens_out), model)]
     return out
 
 
@@ -231,54 +260,56 @@ class _V1Bodies(HeldBodies):
         return obj
 
 
-def _light_tree(held: FileLines, header: dict, cols: dict[str, list], call_ids: dict, fileno: int
-                ) -> tuple[SessionTree, list]:
+_NOTHING = [(), None, False, None, 0.0, ()]  # the facts of an entry that reports nothing (shared: never changed)
+
+
+def _light_tree(held: FileLines, header: dict, cols: dict[str, list], rare: _Rare, call_ids: dict,
+                fileno: int) -> SessionTree:
     """The file's tree, its entries made from the columns (their bodies parsed from the held bytes
-    when read); and each line's model, as `extract` reads it."""
+    when read)."""
     n = held.lines + 1
     chained: dict[int, tuple[str, str | None]] = {}
     previous = None
-    for line, entry, is_chained, kind in zip(cols["line"], cols["entry_id"], cols["chained"], cols["kind"]):
-        if kind == 0:
+    if any(cols["chained"]):  # pi v1: an entry without `parentId` hangs on the entry before it
+        for line, entry, is_chained in zip(cols["line"], cols["entry_id"], cols["chained"]):
             if is_chained:
                 chained[line] = (entry, previous)
             previous = entry
     bodies = _V1Bodies(held, chained) if chained else HeldBodies(held)
     bodies.instants = instants = array("d", [NO_INSTANT]) * n
     bodies.estimates = array("q", [-1]) * n
+    lines, times = rare.times.get(fileno, ((), ()))
+    for line, time_us in zip(lines, times):
+        instants[line] = time_us / 1e6
     log = SessionLog(held.path, bodies)
     log.header = header
     log._reader = PiReader(log)
     log.lines = held.lines
     entries: list[Entry] = []
     ids: dict[str, Entry] = {}
-    models: list = [None] * n
-    new = object.__new__
-    active = previous = None
+    add, new, missing, targets = entries.append, object.__new__, rare.missing.get(fileno, {}), rare.target.get(fileno)
+    active = None
     problems: list[Problem] = []
-    for (line, entry_id, _generated, parent, is_chained, t, role, time_us, model, used, cost, call_id, is_error,
-         target, missing, _before, _after, _in, _out), kind in zip(zip(*(cols[c] for c in _FACTS)), cols["kind"]):
-        if kind != 0:
-            continue
+    for line, entry_id, parent, is_chained, t, role, used, cost, call_id, is_error in zip(*(cols[c] for c in _FACTS)):
         if entry_id in ids:
             raise _LeftToSeam(f"id {entry_id!r} is used twice")
-        if is_chained:  # pi v1: the entry before it
-            parent = previous
-        previous = entry_id
+        if is_chained:
+            parent = chained[line][1]
         e = new(Entry)
         e._raw, e.line, e.id, e.parent_id, e.type, e.role = bodies, line, entry_id, parent, t, role
-        if t == MESSAGE and role == "assistant":
+        if role is None or t != MESSAGE:
+            e._facts = _NOTHING if not cost and line not in missing else \
+                [(), None, False, None, cost, tuple(missing.get(line, ()))]
+        elif role == "assistant":
             e._facts = [call_ids.get((fileno, line), ()), None, False, used, cost, ()]
-        elif t == MESSAGE and role == "toolResult":
+        elif role == "toolResult":
             e._facts = [(), call_id, is_error, None, 0.0, ()]
         else:
-            e._facts = [(), None, False, None, cost, tuple(missing)]
-        if time_us is not None:
-            instants[line] = time_us / 1e6
-        models[line] = model
-        entries.append(e)
+            e._facts = _NOTHING
+        add(e)
         ids[entry_id] = e
         if t == LEAF:  # (`SessionLog._leaf_after`)
+            target = targets[line]
             if target is None or target in ids:
                 active = target
             else:
@@ -287,7 +318,7 @@ def _light_tree(held: FileLines, header: dict, cols: dict[str, list], call_ids: 
         else:
             active = entry_id
     log.entries, log.ids, log._active, log.problems = entries, ids, active, problems
-    return SessionTree(log), models
+    return SessionTree(log)
 
 
 def _tables(con: duckdb.DuckDBPyConnection, files: list[FileLines], plain: dict[int, FileRows],

@@ -50,6 +50,11 @@ POOL_BYTES = 16 << 20
 RACY_SECONDS = 2.0
 
 
+def _quoted(text: str) -> str:
+    """`text` inside an SQL string literal (a pushed-down range needs constants, not parameters)."""
+    return text.replace("'", "''")
+
+
 def _digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=12).hexdigest()
 
@@ -271,7 +276,9 @@ class Index:
         if unreadable:
             self._write_each([(job, None, job.tail) for job in unreadable], progress)
             progress.done += len(unreadable)
-        readable = [job for job in jobs if job.size >= 0]
+        # (in the order of their names: the text is written in that order later, and a batch's
+        # rows found by a range of names are then in a few of the database's row groups)
+        readable = sorted((job for job in jobs if job.size >= 0), key=lambda job: job.file)
         size = lambda job: job.size  # noqa: E731
         for group, got in in_workers(pool, batches(readable, size), tables_of, args, size):
             if isinstance(got, BaseException):  # the workers could not start, or one died: read here
@@ -427,38 +434,34 @@ class Index:
         be read keeps its row."""
         import pyarrow as pa
 
-        from .text import doc_rows
-
         ok = [(file, line, texts) for (file, line), texts in zip(files, made) if not isinstance(texts, str)]
         if not ok:
             return
         cur = self.cursor()
         names = [f for f, _, _ in ok]
         low, high = min(names), max(names)  # (a range the database skips row groups by)
-        cur.register("wanted", pa.table({"file": names, "from_line": [line for _, line, _ in ok]}))
+        cur.register("wanted", pa.table({"file": names, "from_line": pa.array([line for _, line, _ in ok], pa.int32())}))
         try:
-            rows = cur.execute(
-                "SELECT e.file, e.entry_id, e.parent_id, e.leaf_id, e.line, e.type, e.role, e.time, e.model, s.agent, "
-                "s.project FROM entries e JOIN wanted w ON e.file = w.file AND e.line >= w.from_line "
-                "JOIN sessions s ON s.file = e.file WHERE e.file BETWEEN ? AND ? ORDER BY e.file, e.line",
-                [low, high]).fetchall()
+            # the text index's columns of each entry (`text.doc_rows`), as columns
+            meta = cur.sql(
+                "SELECT e.file, e.entry_id, e.leaf_id, e.line, e.type, e.role, e.model, "
+                "CASE WHEN epoch_us(e.time) % 1000000 = 0 THEN strftime(e.time, '%Y-%m-%dT%H:%M:%S') "
+                "     ELSE strftime(e.time, '%Y-%m-%dT%H:%M:%S.%f') END AS time, s.agent, s.project, "
+                "coalesce(e.role IN ('toolResult', 'bashExecution'), false)::INTEGER AS tool_output "
+                "FROM entries e JOIN wanted w ON e.file = w.file AND e.line >= w.from_line "
+                f"JOIN sessions s ON s.file = e.file WHERE e.file BETWEEN '{_quoted(low)}' AND '{_quoted(high)}' "
+                "ORDER BY e.file, e.line").to_arrow_table()
+            columns = [meta.column(i).to_pylist() for i in range(meta.num_columns)]
             by_file = {file: texts for file, _, texts in ok}
-            entry_text = [by_file[r[0]].get(r[1]) for r in rows]
-            docs = []
-            entries: dict[str, list[tuple]] = {}
-            session: dict[str, tuple[str, str]] = {}
-            for r, text in zip(rows, entry_text):  # (as `doc_rows` reads an entries row)
-                entries.setdefault(r[0], []).append((*r[:9], None, None, None, None, None, None, text or ""))
-                session[r[0]] = r[9:11]
-            for file, listed in entries.items():
-                docs.extend(doc_rows(listed, *session[file]))
+            entry_text = [by_file[f].get(e) for f, e in zip(columns[0], columns[1])]
+            docs = [(*r, text) for *r, text in zip(*columns, entry_text) if text]
             self.text.execute("BEGIN")
             cur.execute("BEGIN")
             try:
                 for file, line, _ in ok:
                     drop_file(self.text, file, line)
                 add_docs(self.text, docs)
-                cur.register("texts", pa.table({"file": [r[0] for r in rows], "entry_id": [r[1] for r in rows],
+                cur.register("texts", pa.table({"file": meta.column(0), "entry_id": meta.column(1),
                                                 "text": pa.array(entry_text, pa.string())}))
                 cur.execute("UPDATE entries SET text = t.text FROM texts t WHERE entries.file = t.file "
                             "AND entries.entry_id = t.entry_id AND entries.file BETWEEN ? AND ?", [low, high])
