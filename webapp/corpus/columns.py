@@ -75,9 +75,11 @@ def connection() -> duckdb.DuckDBPyConnection:
     return con
 
 
-def project(con: duckdb.DuckDBPyConnection, files: list[FileLines], from_lines: list[int]) -> Projected:
+def project(con: duckdb.DuckDBPyConnection, files: list[FileLines], from_lines: list[int],
+            trees: dict[int, SessionTree] | None = None) -> Projected:
     """The rows of `files` (pi files, each read from its `from_lines` entry on) as far as the
-    projection reads them as the seam does."""
+    projection reads them as the seam does; `trees`: given, each file's tree is kept in it
+    (fileno -> tree), to be compared with the seam's."""
     con.register("lines", lines_table(files))
     try:
         con.execute("CREATE OR REPLACE TEMP TABLE entries AS " + entries_sql())
@@ -116,7 +118,7 @@ def project(con: duckdb.DuckDBPyConnection, files: list[FileLines], from_lines: 
         if fileno in left:
             continue
         try:
-            plain[fileno] = _file_rows(held, by_file[fileno], rare, call_ids, fileno, start)
+            plain[fileno] = _file_rows(held, by_file[fileno], rare, call_ids, fileno, start, trees)
         except _LeftToSeam as exc:
             left[fileno] = str(exc)
     entries, tool_calls = _tables(con, files, plain, from_lines, python_calls)
@@ -192,10 +194,12 @@ def _header(held: FileLines) -> dict:
 
 
 def _file_rows(held: FileLines, cols: dict[str, list], rare: _Rare, call_ids: dict, fileno: int,
-               from_line: int) -> FileRows:
+               from_line: int, trees: dict | None) -> FileRows:
     header = _header(held)
     file = url_name(held.path)
     tree = _light_tree(held, header, cols, rare, call_ids, fileno)
+    if trees is not None:
+        trees[fileno] = tree
     out = FileRows(file)
     leaf_of = _tips(tree)
     for e in tree.entries:
