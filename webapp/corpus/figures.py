@@ -60,8 +60,9 @@ def corpus_figures(cur: duckdb.DuckDBPyConnection, prefix: str = "") -> Figures:
                    f"WHERE {w} AND time IS NOT NULL AND role = 'assistant' GROUP BY week ORDER BY week DESC LIMIT {TOP}")
     most = rows(f"SELECT file, coalesce(name, first_message, ''), leaves FROM sessions WHERE {w} AND leaves > 1 "
                 f"ORDER BY leaves DESC, file LIMIT {TOP}")
+    # (a summary whose audit is still coming has no facts yet: not among the lowest scores)
     summaries = rows(f"SELECT file, entry_id, kind, score, missing, facts, tokens_before, tokens_after FROM summaries "
-                     f"WHERE {w} ORDER BY score NULLS LAST, missing DESC, file, entry_id LIMIT {TOP}")
+                     f"WHERE {w} AND facts IS NOT NULL ORDER BY score NULLS LAST, missing DESC, file, entry_id LIMIT {TOP}")
     totals = {k: (n, avg) for k, n, avg in rows(f"SELECT kind, count(*), avg(score) FROM summaries WHERE {w} GROUP BY kind")}
     tools = rows(f"SELECT name, count(*), count(*) FILTER (WHERE is_error), "
                  f"count(*) FILTER (WHERE is_error) / count(*) FROM tool_calls WHERE {w} "
