@@ -85,13 +85,14 @@ def request_times(path: Path, url_suffix: str, runs: int, headers=None, warm_pag
     session loaded (and, with `warm_page`, another tab of its page shown first: the Branches tab is
     clicked on a page already open), and the median wall time of the same request again."""
     from webapp.web.app import create_app
+    from webapp.web.auth import owner_client
 
     url = "/s/" + path.name + url_suffix
     walls, cpus = [], []
     for _ in range(runs):
         gc.collect()
         app = create_app(path.parent)
-        client = app.test_client()
+        client = owner_client(app)
         if warm_page:  # another tab first: the graph layout is built and cached, as on a page shown
             client.get("/s/" + path.name + "/-/panel/summaries", headers={"HX-Request": "true"})
         else:

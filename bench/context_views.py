@@ -26,6 +26,7 @@ from webapp.core.context_diff import before_after, diff_contexts  # noqa: E402
 from webapp.core.session import Session  # noqa: E402
 from webapp.core.timeline import timeline  # noqa: E402
 from webapp.web.app import create_app  # noqa: E402
+from webapp.web.auth import owner_client  # noqa: E402
 
 FILES = [
     BENCH_DIR.parent / "sample_sessions" / "--home-ana-projects-data-pipeline--" / "2026-02-16T08-02-41-507Z_019c6579-1ae3-78f7-9da1-494c73cf256d.jsonl",
@@ -56,7 +57,7 @@ def main() -> int:
             rel = f"--bench--/{f.name}"
             tree = Session.open(root / "--bench--" / f.name).tree
             leaf = tree.conversation_leaf(tree.active_leaf)
-            client = create_app(root).test_client()
+            client = owner_client(create_app(root))
             points = len(timeline(tree, leaf))
             comps = [e.id for e in tree.entries if e.type == "compaction" and tree.parent.get(e.id)]
             leaves = sorted(tree.leaves(), key=lambda x: -len(tree.path(x)))[:2]

@@ -162,9 +162,10 @@ def ripgrep(word: str, root: Path) -> float:
 def server(root: Path, db: Path, runs: int) -> dict:
     """(in a fresh process) the index page, search and the corpus page on a built index, and RSS."""
     from webapp.web.app import create_app
+    from webapp.web.auth import owner_client
 
     app = create_app(root, CORPUS_DB=db)
-    client = app.test_client()
+    client = owner_client(app)
     out = {"index first": timed(lambda: client.get("/"))}
     out["index again"] = timed(lambda: client.get("/"), runs)
     app.extensions["corpus"].join()
@@ -177,9 +178,10 @@ def server(root: Path, db: Path, runs: int) -> dict:
 
 def first_page_while_building(root: Path, db: Path) -> dict:
     from webapp.web.app import create_app
+    from webapp.web.auth import owner_client
 
     app = create_app(root, CORPUS_DB=db)
-    client = app.test_client()
+    client = owner_client(app)
     t = timed(lambda: client.get("/"))
     progress = app.extensions["corpus"].progress
     said = f"{progress.done}/{progress.total}"

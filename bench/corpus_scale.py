@@ -114,9 +114,10 @@ def _median(pairs: list[tuple[float, float]]) -> str:
 def server(root: Path, db: Path, runs: int) -> dict:
     """(in a fresh process) the index page, its filter and search, wall and CPU of each request."""
     from webapp.web.app import create_app
+    from webapp.web.auth import owner_client
 
     app = create_app(root, CORPUS_DB=db)
-    client = app.test_client()
+    client = owner_client(app)
 
     def get(url: str, htmx: bool = False) -> tuple[float, float]:
         t, c = time.perf_counter(), time.process_time()

@@ -31,6 +31,7 @@ from run import DATA_DIR, dataset_path, ensure_data  # noqa: E402
 import samplegen  # noqa: E402
 from webapp.web import graph  # noqa: E402
 from webapp.web.app import create_app  # noqa: E402
+from webapp.web.auth import owner_client  # noqa: E402
 
 SVG_RE = re.compile(r"<svg.*?</svg>", re.S)
 SEGMENT_RE = re.compile(r'<g id="(seg-e-[^"]+)" class="node segment turn-work')
@@ -60,7 +61,7 @@ def bench_server(path: Path, runs: int) -> dict:
     colds, body = [], ""
     for _ in range(runs):
         gc.collect()
-        client = create_app(root).test_client()
+        client = owner_client(create_app(root))
         t = time.perf_counter()
         r = client.get(url)
         colds.append(time.perf_counter() - t)

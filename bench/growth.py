@@ -121,8 +121,9 @@ def main() -> None:
 
     # the session page reloaded after one append, through the app, on a warm server
     from webapp.web.app import create_app
+    from webapp.web.auth import owner_client
 
-    client = create_app(work_dir).test_client()
+    client = owner_client(create_app(work_dir))
     t = time.perf_counter()
     assert client.get("/s/s.jsonl").status_code == 200
     cold = time.perf_counter() - t

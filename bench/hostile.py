@@ -28,7 +28,8 @@ CHILD = """
 import json, resource, sys, time
 sys.path.insert(0, sys.argv[1])
 from webapp.web.app import create_app
-client = create_app(sys.argv[2]).test_client()
+from webapp.web.auth import owner_client
+client = owner_client(create_app(sys.argv[2]))
 t = time.perf_counter()
 r = client.get(sys.argv[3])
 took = time.perf_counter() - t

@@ -55,10 +55,11 @@ PAGE = """
 import json, re, resource, sys, time
 sys.path.insert(0, sys.argv[1])
 from webapp.web.app import create_app
+from webapp.web.auth import owner_client
 def rss():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * 4096 / 1e6
-client = create_app(sys.argv[2]).test_client()
+client = owner_client(create_app(sys.argv[2]))
 app_mb = rss()
 t = time.perf_counter()
 r = client.get(sys.argv[3])

@@ -269,11 +269,12 @@ class GcClock:
 
 def bench_web(name: str, runs: int, cached_runs: int = 11) -> list[Row]:
     from webapp.web.app import create_app
+    from webapp.web.auth import owner_client
 
     url = f"/s/{dataset_path(name).name}"
     def cold_request():
         gc.collect()  # the previous app (Flask objects hold cycles) and all it loaded are gone
-        client = create_app(DATA_DIR).test_client()  # a fresh app: its caches are empty
+        client = owner_client(create_app(DATA_DIR))  # a fresh app: its caches are empty
         with GcClock() as clock:
             t = time.perf_counter()
             response = client.get(url)

@@ -99,8 +99,10 @@ def measure(name: str, path: Path, runs: int) -> dict[str, float | None]:
 
     from webapp.web.app import create_app
 
+    from webapp.web.auth import owner_client
+
     url = "/s/" + path.name
-    client = create_app(ROOT).test_client()
+    client = owner_client(create_app(ROOT))
     svg = SVG_RE.search(client.get(url).get_data(as_text=True)).group(0)
     clicks, folded = graph.click_times(client, url, svg, nodes=runs, folds=runs)
     cells["click a node not clicked before"] = statistics.median(clicks) if clicks else None
@@ -117,7 +119,7 @@ def measure(name: str, path: Path, runs: int) -> dict[str, float | None]:
     try:
         copy = WORK / "s.jsonl"  # growth.reload_times asks for /s/s.jsonl
         shutil.copyfile(path, copy)
-        client = create_app(WORK).test_client()
+        client = owner_client(create_app(WORK))
         client.get("/s/s.jsonl")
         reload = growth.reload_times(client, copy, growth.one_entry, 100, runs, "one more message")
         cells["reload after one appended entry"] = statistics.median(reload)

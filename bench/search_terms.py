@@ -31,9 +31,10 @@ def main() -> None:
     p.add_argument("--runs", type=int, default=3)
     args = p.parse_args()
     from webapp.web.app import create_app
+    from webapp.web.auth import owner_client
 
     app = create_app(args.root, CORPUS_DB=args.db)
-    client = app.test_client()
+    client = owner_client(app)
     client.get("/")  # the index opened, its refresh done: what every query below finds
     app.extensions["corpus"].join()
     queries = {f"'a' x{n}": " ".join(["a"] * n) for n in (1, 50, 500, 5000)}

@@ -31,6 +31,7 @@ from tests.cli_process import CLI_PROCESS  # noqa: E402
 from tests.conftest import Builder  # noqa: E402
 from webapp import cli  # noqa: E402
 from webapp.web import app as app_module  # noqa: E402
+from webapp.web.auth import owner_client  # noqa: E402
 
 
 def cpu(fn) -> float:
@@ -58,7 +59,7 @@ def main() -> None:
     path = b.write(root / "s.jsonl")
 
     def page():
-        assert app_module.create_app(root).test_client().get("/s/s.jsonl").status_code == 200
+        assert owner_client(app_module.create_app(root)).get("/s/s.jsonl").status_code == 200
 
     def show():
         with contextlib.redirect_stdout(io.StringIO()):

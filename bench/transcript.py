@@ -28,6 +28,7 @@ from bench.run import dataset_path, ensure_data  # noqa: E402
 from webapp.core.session import Session  # noqa: E402
 from webapp.web import search  # noqa: E402
 from webapp.web.app import create_app  # noqa: E402
+from webapp.web.auth import owner_client  # noqa: E402
 
 GOALS = {"first_screen_s": 0.3, "search_s": 0.5, "export_s": 3.0}
 HX = {"HX-Request": "true"}
@@ -38,7 +39,7 @@ def serve_copy(name: str, root: Path):
     (root / "--bench--").mkdir(parents=True)
     shutil.copy(dataset_path(name), root / "--bench--" / f"{name}.jsonl")
     app = create_app(root)
-    client = app.test_client()
+    client = owner_client(app)
     rel = f"--bench--/{name}.jsonl"
     tree = app.extensions["session_store"].session(rel).tree
     return client, rel, tree

@@ -30,6 +30,7 @@ sys.path.insert(0, sys.argv[1])
 from webapp.core.session import Session
 from webapp.core.tree import SessionTree
 from webapp.web.app import create_app
+from webapp.web.auth import owner_client
 
 def rss():
     with open("/proc/self/statm") as f:
@@ -54,7 +55,7 @@ out["tree_mb"] = rss() - before
 store._sessions.put(path, session)  # the page is served from this open session
 before = rss()
 t = time.perf_counter()
-status = app.test_client().get("/s/" + sys.argv[3]).status_code
+status = owner_client(app).get("/s/" + sys.argv[3]).status_code
 out["page_s"], out["page_mb"], out["status"] = time.perf_counter() - t, rss() - before, status
 out["rss_mb"] = rss()
 again = []

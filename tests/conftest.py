@@ -12,10 +12,16 @@ from pathlib import Path
 
 import orjson
 import pytest
+from flask import Flask
 
 from tests.fake_llm import start_fake_llm
 from webapp.core.session import Session
 from webapp.core.storage import JsonlStorage, MemoryStorage
+from webapp.web.auth import OwnerClient
+
+# Every app a test builds answers its test client as its owner (the token, webapp/web/auth.py), so
+# the tests of pages need not log in; the tests of logging in use a client of their own.
+Flask.test_client_class = OwnerClient
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 PI_FIXTURES = sorted((FIXTURES / "pi").glob("*.jsonl"))

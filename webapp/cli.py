@@ -421,7 +421,7 @@ def cmd_serve(args) -> int:
         root, within = _agent_folders(args)  # the agents' folders, else the bundled samples
     return serve(root, host=args.host, port=args.port, open_browser=args.open,
                  model=args.model, api_base=args.api_base, allow_hosts=tuple(args.allow_host),
-                 within=tuple(within), read_only=args.read_only, corpus_db=args.db)
+                 within=tuple(within), read_only=args.read_only, corpus_db=args.db, no_auth=args.no_auth)
 
 
 
@@ -509,6 +509,7 @@ def build_parser(running: str | None = None) -> argparse.ArgumentParser:
         add_corpus_commands(sub, _whole_number)
         return p
     from .commands_ask import add_ask_commands
+    from .commands_auth import add_auth_commands
     from .commands_audit import add_audit_command
     from .commands_compare import add_compare_commands
     from .commands_context import add_diff_option
@@ -587,6 +588,7 @@ def build_parser(running: str | None = None) -> argparse.ArgumentParser:
     add_judge_commands(command)
     add_replay_commands(command)
     add_audit_command(command)
+    add_auth_commands(command)
     export_command(command)
 
     sp = command("serve", cmd_serve, "start the web app", file=False)
@@ -603,6 +605,9 @@ def build_parser(running: str | None = None) -> argparse.ArgumentParser:
     sp.add_argument("--db", metavar="PATH", type=Path,
                     help="the corpus index it builds and reads (default: $XDG_CACHE_HOME/session-tree/corpus.duckdb; "
                          "one process at a time may write an index)")
+    sp.add_argument("--no-auth", action="store_true",
+                    help="ask nobody who they are: every account on this machine may then read and change what it "
+                         "serves (by default the address printed carries a token; see session-tree password)")
     add_corpus_commands(sub, _whole_number)
     return p
 

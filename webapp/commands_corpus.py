@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from contextlib import contextmanager
@@ -11,6 +12,7 @@ from pathlib import Path
 from .cli_input import seconds
 from .cli_output import path_text, print_listing
 from .core.errors import SessionError
+from .core.private import private_umask
 
 
 @contextmanager
@@ -26,6 +28,18 @@ def _written(index):
         index.close()
 
 
+def _private(command):
+    """A command that may write an index: what it creates (DuckDB's log too, made as it writes) is
+    the user's alone (`core.private`)."""
+    @functools.wraps(command)
+    def run(args) -> int:
+        with private_umask():
+            return command(args)
+
+    return run
+
+
+@_private
 def cmd_index(args) -> int:
     from .corpus.db import Index, IndexUnavailable, Progress, built
 
@@ -78,10 +92,10 @@ def _from_holder(held, asked):
     from .corpus.holder import holder_of
     from .corpus.sql import QueryError
 
-    holder = holder_of(held.path, held.pid) if held.pid is not None else None
-    if holder is None:
-        raise held
     try:
+        holder = holder_of(held.path, held.pid) if held.pid is not None else None
+        if holder is None:
+            raise held
         return asked(holder)
     except QueryError as exc:
         raise SessionError(str(exc)) from None
@@ -104,6 +118,7 @@ def _index_parquet(args, roots) -> int:
     return 0
 
 
+@_private
 def cmd_ls_indexed(args) -> int:
     """`ls --index`: the rows of `ls` read from the index (brought up to date first), or from the
     server that holds it."""
@@ -146,7 +161,7 @@ def _parquet_folder(folder: Path) -> Path:
 
 def cmd_sql(args) -> int:
     from .corpus.parquet import parquet_connection
-    from .corpus.sql import IndexUnavailable, QueryError, format_result, read_only_connection, run_query
+    from .corpus.sql import IndexUnavailable, QueryError, format_result, json_safe, read_only_connection, run_query
 
     how = "json" if args.json else "csv" if args.csv else "text"
     try:
@@ -165,7 +180,7 @@ def cmd_sql(args) -> int:
             output, truncated = format_result(result, how), result.truncated
     except QueryError as exc:
         raise SessionError(str(exc)) from None
-    sys.stdout.write(output)
+    sys.stdout.write(json_safe(output) if args.json else output)  # (text and CSV: main()'s escaping)
     if truncated:
         print(f"session-tree: only the first {args.limit:,} rows (--limit)", file=sys.stderr)
     return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import sys
 import threading
 from pathlib import Path
 
@@ -12,6 +13,11 @@ from werkzeug.serving import make_server
 
 from webapp.model.llm import ModelConfig, model_identity
 from webapp.web.app import create_app
+from webapp.web.auth import owner
+
+# The tests import this module as `tests.browser.conftest`, pytest as `conftest`: one module under
+# both names, so that LiveServer.page, set by the `page` fixture, is the one the tests' servers read.
+sys.modules.setdefault("tests.browser.conftest", sys.modules[__name__])
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
 # What a test waits for must appear, however long a loaded 2-core machine takes to draw the
@@ -29,14 +35,28 @@ CHROMIUM_ARGS = [
 
 
 class LiveServer:
+    """The app served on a free port. The test's page (the `page` fixture's, kept in `page`) is
+    logged in at once, as a person is: by the address with the token, which sets the cookie."""
+
+    page = None
+
     def __init__(self, root: Path, app_config: dict | None = None):
         self.root = root
         self.app = create_app(root, host="127.0.0.1", **(app_config or {}))
+        self.token = owner(self.app).token
         self.server = make_server("127.0.0.1", 0, self.app, threaded=True)
         self.port = self.server.server_port
         self.url = f"http://127.0.0.1:{self.port}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
+        if LiveServer.page is not None:
+            self.login(LiveServer.page)
+
+    def login(self, page) -> None:
+        """Log `page`'s browser context in: the token in the address of a small asset (the index
+        page would start the corpus index's build), answered with the cookie and a redirect."""
+        page.goto(f"{self.url}/static/favicon.svg?token={self.token}")
+        assert page.url == f"{self.url}/static/favicon.svg"
 
     def rel(self, name_part: str) -> str:
         """The URL path of the session whose file name contains `name_part`."""
@@ -102,7 +122,9 @@ def page(browser):
     pg.errors = []
     pg.on("pageerror", lambda exc: pg.errors.append(str(exc)))
     pg.on("dialog", lambda d: (pg.errors.append(f"dialog: {d.message}"), d.dismiss()))
+    LiveServer.page = pg
     yield pg
+    LiveServer.page = None
     context.close()
 
 

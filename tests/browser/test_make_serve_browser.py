@@ -9,12 +9,13 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
-import urllib.request
 from pathlib import Path
 
 from playwright.sync_api import expect
 
+from tests.serve_process import SERVING, free_port
 from webapp.core.session import Session
 
 PROJECT = Path(__file__).resolve().parents[2]
@@ -28,22 +29,23 @@ def digests(root: Path) -> dict[str, str]:
             if p.is_file()}
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_until_up(url: str, proc: subprocess.Popen) -> None:
-    for _ in range(150):
-        if proc.poll() is not None:
-            raise AssertionError(f"make serve-demo exited: {proc.stdout.read()}")
+def printed_address(proc: subprocess.Popen) -> str:
+    """The address the server prints (with its token), once it accepts connections."""
+    for line in proc.stdout:
+        found = SERVING.match(line)
+        if found:
+            break
+    else:
+        raise AssertionError(f"make serve-demo exited: {proc.wait(30)}")
+    threading.Thread(target=proc.stdout.read, daemon=True).start()  # (its request log: a full pipe would stop it)
+    port = int(found[1].rstrip("/").rpartition(":")[2])
+    while True:
+        assert proc.poll() is None, "make serve-demo exited"
         try:
-            urllib.request.urlopen(url, timeout=1)
-            return
+            socket.create_connection(("127.0.0.1", port), timeout=5).close()
+            return f"{found[1]}?token={found[2]}"
         except OSError:
             time.sleep(0.1)
-    raise AssertionError("the server did not start")
 
 
 def test_a_fork_on_the_demo_copy_leaves_the_samples_untouched(page, tmp_path):
@@ -56,7 +58,9 @@ def test_a_fork_on_the_demo_copy_leaves_the_samples_untouched(page, tmp_path):
                             start_new_session=True)  # its own group: make and the server stop together
     try:
         url = f"http://127.0.0.1:{port}"
-        wait_until_up(url + "/", proc)
+        page.goto(printed_address(proc))  # as a person opens what it printed: logged in
+        expect(page.locator("body")).to_contain_text("sessions")
+        assert "token" not in page.url
         page.goto(f"{url}/s/{RICH}?node={GOOD_APPROACH}")
         page.click("#node-panel button:has-text('Fork here')")
         form = page.locator("#fork-form")

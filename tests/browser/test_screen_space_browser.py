@@ -96,6 +96,7 @@ def test_the_toggle_shows_text_graph_or_both_and_the_address_keeps_it(live_serve
 def test_the_text_tree_works_with_scripts_off(live_server, browser):
     context = browser.new_context(java_script_enabled=False, viewport={"width": 1280, "height": 720})
     page = context.new_page()
+    live_server.login(page)
     page.goto(live_server.url + live_server.rel(RICH) + "?view=text")
     line = page.locator("#text-tree .tt-line[data-select]").nth(4)
     entry = line.get_attribute("data-select")

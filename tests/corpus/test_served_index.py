@@ -19,9 +19,9 @@ from pathlib import Path
 import orjson
 import pytest
 
+from tests.serve_process import start_serve
 from webapp.cli import main
-from webapp.corpus.holder import TOKEN_HEADER, holder_path
-from tests.browser.test_make_serve_browser import free_port
+from webapp.corpus.holder import holder_path
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
 QUERIES = [
@@ -29,34 +29,27 @@ QUERIES = [
     ["SELECT file, created, cost FROM sessions ORDER BY file", "--csv"],
     ["SELECT leaf_id, status, time FROM branches ORDER BY file, leaf_id", "--json"],
     ["SELECT entry_id, role FROM entries ORDER BY file, line", "--limit", "3"],
+    ["SELECT chr(27) || '[2J' || chr(127) || chr(155) || chr(7) || 'x' AS c", "--json"],  # controls in an answer
 ]
+RAW_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 @pytest.fixture
 def server(tmp_path):
     """(the index, the server's address, its process) of a real `session-tree serve` on a copy
     of the samples, with its first index built."""
-    root, db, port = tmp_path / "sessions", tmp_path / "c.duckdb", free_port()
+    root, db = tmp_path / "sessions", tmp_path / "c.duckdb"
     shutil.copytree(SAMPLES, root)
-    proc = subprocess.Popen([sys.executable, "-m", "webapp.cli", "serve", str(root), "--port", str(port), "--db", str(db)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    url = f"http://127.0.0.1:{port}/"
+    served = start_serve([root, "--db", db])
     try:
-        for _ in range(300):
-            assert proc.poll() is None, proc.stdout.read()
-            try:
-                if "indexed so far" not in urllib.request.urlopen(url, timeout=5).read().decode():
-                    break  # (the page says so while the first index builds)
-            except OSError:
-                pass
-            time.sleep(0.1)
-        else:
-            raise AssertionError("the server did not start")
-        yield root, db, url, proc
+        # (a page answers however long a loaded machine takes: what is waited on is the state the
+        # page says, for as long as the suite's own limit on a test)
+        asked = urllib.request.Request(served.url, headers=served.headers())
+        while "indexed so far" in urllib.request.urlopen(asked, timeout=120).read().decode():
+            time.sleep(0.1)  # (the page says so while the first index builds)
+        yield root, db, served.url, served.proc
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(10)
+        served.stop()
 
 
 def test_sql_on_a_served_index_is_answered_by_that_server_as_it_is_when_nobody_holds_it(server, capsys):
@@ -77,17 +70,23 @@ def test_sql_on_a_served_index_is_answered_by_that_server_as_it_is_when_nobody_h
         assert main(["sql", *query, "--db", str(db)]) == 0
         assert capsys.readouterr() == got, query  # what the server answered is what is read alone
     assert "pi\t4\t" in served[0].out and served[3].err == "session-tree: only the first 3 rows (--limit)\n"
+    # JSON escapes, not the bytes a terminal would obey; the same value read back
+    assert not RAW_CONTROLS.search(served[4].out) and json.loads(served[4].out) == [{"c": "\x1b[2J\x7f\x9b\x07x"}]
 
 
 def test_the_servers_sql_answers_only_with_the_token_it_wrote(server):
     _, db, url, _ = server
     ask = f"{url}-/corpus/sql?sql=SELECT+1&how=text&limit=5&seconds=5"
     token = json.loads(holder_path(db).read_text())["token"]
-    for headers in ({}, {TOKEN_HEADER: "not-" + token}):
+    cookie = f"session-tree-{url.rstrip('/').rpartition(':')[2]}="
+    for headers in ({}, {"Authorization": f"token not-{token}"}, {"X-Session-Tree-Token": token},
+                    {"Cookie": cookie + token}):  # (a browser's cookie is not the CLI's token either)
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(urllib.request.Request(ask, headers=headers), timeout=10)
-        assert refused.value.code == 403
-    with urllib.request.urlopen(urllib.request.Request(ask, headers={TOKEN_HEADER: token}), timeout=10) as got:
+        assert refused.value.code == 401
+        assert "only with the token it wrote beside its index" in json.load(refused.value)["error"]
+    with urllib.request.urlopen(urllib.request.Request(ask, headers={"Authorization": f"token {token}"}),
+                                timeout=10) as got:
         assert json.load(got) == {"output": "1\n1\n", "truncated": False}
 
 

@@ -12,7 +12,8 @@ def test_the_app_and_a_session_page_import_no_database_nor_arrow(tmp_path):
     code = (
         "import sys\n"
         "from webapp.web.app import create_app\n"
-        f"client = create_app({str(tmp_path)!r}, CORPUS_DB={str(tmp_path / 'c.duckdb')!r}).test_client()\n"
+        "from webapp.web.auth import owner_client\n"
+        f"client = owner_client(create_app({str(tmp_path)!r}, CORPUS_DB={str(tmp_path / 'c.duckdb')!r}))\n"
         f"started = sorted(m for m in {HEAVY!r} if m in sys.modules)\n"
         "status = client.get('/s/p/s.jsonl').status_code\n"
         f"paged = sorted(m for m in {HEAVY!r} if m in sys.modules)\n"

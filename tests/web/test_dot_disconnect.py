@@ -19,6 +19,8 @@ from webapp.web.graph import dot as graph
 from webapp.web.app import create_app
 
 PROJECT = "--home-ana-proj--"
+TOKEN = "the-tests-own-token-for-this-server"  # (the server asks every request for it: auth.py)
+OWNER = {"Authorization": f"token {TOKEN}"}
 PATIENCE = 60.0  # seconds a poll below waits at most for what must happen (no speed is measured)
 
 
@@ -52,7 +54,8 @@ def server(tmp_path):
     b.user("first question")
     b.assistant("first answer")
     (folder / "2026-01-01T00-00-00-000Z_small.jsonl").write_bytes(b"\n".join(b.lines) + b"\n")
-    srv = make_server("127.0.0.1", 0, create_app(root), threaded=True)
+    app = create_app(root, AUTH_TOKEN=TOKEN)
+    srv = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=srv.serve_forever, daemon=True)
     thread.start()
     yield srv.server_port, f"/s/{PROJECT}/2026-01-01T00-00-00-000Z_small.jsonl"
@@ -63,7 +66,7 @@ def server(tmp_path):
 def ask(port: int, path: str) -> socket.socket:
     """A client that sends a GET and then waits (reads nothing yet)."""
     sock = socket.create_connection(("127.0.0.1", port))
-    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: token {TOKEN}\r\n\r\n".encode())
     return sock
 
 
@@ -99,7 +102,7 @@ def test_a_client_that_hangs_up_takes_its_dot_with_it(server, held_dot):
     assert until(lambda: not alive(pid)), "dot still runs after its client left"
     # Nothing was remembered of the abandoned run: the next visitor gets the drawing.
     (held_dot / "go").touch()
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}") as r:
+    with urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{port}{path}", headers=OWNER)) as r:
         html = r.read().decode()
     assert "<svg" in html and "took too long" not in html
     assert len(pids(held_dot)) == 2

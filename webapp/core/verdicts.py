@@ -20,6 +20,7 @@ import orjson
 
 from .entries import CUSTOM, now_iso
 from .errors import InvalidWrite
+from .private import open_private, private_folder
 from .session import Session
 from .tree import SessionTree
 
@@ -100,8 +101,9 @@ def give_verdict(session: Session, target: str, verdict: str, note: str | None =
     path = _store_file(key)
     line = orjson.dumps({"sessionId": key, **data, "timestamp": now_iso()}) + b"\n"
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "ab") as f:
+        private_folder(data_dir(), tighten=True)  # (what a person thought of a session is theirs alone)
+        private_folder(path.parent, tighten=True)
+        with os.fdopen(open_private(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND), "ab") as f:
             f.write(line)
     except OSError as exc:
         raise InvalidWrite(f"cannot keep the verdict in {path}: {exc.strerror or exc}") from None

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
+from ..core.private import make_private, open_private, private_folder
 from ..core.storage import fs_name, url_name
 from .discovery import corpus_names
 from .extract import Extracted
@@ -120,6 +121,13 @@ class _Job:
     known: bool = True  # in the index already (a new file has no rows to remove first)
 
 
+def index_files(db: Path) -> list[Path]:
+    """The files an index at `db` is made of: the database, the text index, and their logs."""
+    text = text_path(db)
+    return [db, db.with_name(db.name + ".wal"), text, text.with_name(text.name + "-wal"),
+            text.with_name(text.name + "-shm")]
+
+
 def built(index: Index, progress: Progress) -> dict:
     """What `index` says of a build: the figures of `progress`, and every file that failed."""
     cur = index.cursor()
@@ -130,11 +138,19 @@ def built(index: Index, progress: Progress) -> dict:
 
 
 class Index:
-    """The index database (`path`) and its text index beside it, opened read-write by one process."""
+    """The index database (`path`) and its text index beside it, opened read-write by one process.
+
+    They hold the text of every session: the user's alone, as the sessions are. The folder made
+    for them is 0700 (the app's own cache folder is made so if an earlier version left it open),
+    the files 0600: those that exist are made so here, the text index is made 0600 before SQLite
+    opens it (SQLite gives its log the database's mode), and what DuckDB creates later (its log)
+    the commands that write an index create under a private umask (`core.private`)."""
 
     def __init__(self, path: Path | None = None):
         self.path = Path(path) if path else default_db_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_folder(self.path.parent, tighten=self.path.parent == default_db_path().parent)
+        for part in index_files(self.path):
+            make_private(part)
         try:
             self.con = duckdb.connect(str(self.path))
         except duckdb.Error as exc:
@@ -155,6 +171,8 @@ class Index:
         for sql in duckdb_ddl():
             self.con.execute(sql)
         self.con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
+        make_private(self.path)
+        os.close(open_private(text_path(self.path), os.O_RDWR | os.O_CREAT))
         self.text = text_connect(text_path(self.path))
 
     def _schema_version(self) -> int | None:

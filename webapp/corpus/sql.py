@@ -138,6 +138,17 @@ def run_query(con: duckdb.DuckDBPyConnection, query: str, limit: int | None = RO
     return QueryResult(columns, rows[:limit], limit is not None and len(rows) > limit)
 
 
+# JSON escapes the C0 controls, not DEL and the C1 controls (U+0080-U+009F), which a terminal may
+# obey as it does ESC. Written as JSON escapes, the document still reads back the same values
+# (the C0 controls too, for a JSON text that came from elsewhere: a server's answer).
+_JSON_CONTROLS = {c: f"\\u{c:04x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0)) if chr(c) not in "\t\n\r"}
+
+
+def json_safe(text: str) -> str:
+    """A JSON text with no control character left raw (whitespace aside)."""
+    return text.translate(_JSON_CONTROLS)
+
+
 def format_result(result: QueryResult, how: str) -> str:
     """The rows as `session-tree sql` prints them: `json` (one object a row), `csv`, or `text`
     (tab-separated, a header line first)."""
@@ -145,7 +156,8 @@ def format_result(result: QueryResult, how: str) -> str:
         import orjson
 
         rows = [dict(zip(result.columns, r)) for r in result.rows]
-        return orjson.dumps(rows, default=str, option=orjson.OPT_INDENT_2).decode() + "\n"
+        text = orjson.dumps(rows, default=str, option=orjson.OPT_INDENT_2).decode() + "\n"
+        return json_safe(text)
     out = io.StringIO()
     if how == "csv":
         w = csv.writer(out, lineterminator="\n")

@@ -2,8 +2,9 @@
 to render one session as a file, without serving).
 
 Safety is decided here, once for every route: the app answers only to the host it serves (a
-DNS-rebinding page on another name gets 400), and a Content-Security-Policy forbids inline
-scripts, so even content that slipped through escaping could not run.
+DNS-rebinding page on another name gets 400), only to the person who started it (auth.py: the
+token it prints, or the password set), and a Content-Security-Policy forbids inline scripts, so
+even content that slipped through escaping could not run.
 """
 
 from __future__ import annotations
@@ -86,7 +87,8 @@ def create_app(
     `model` / `api_base` (else $SESSION_TREE_MODEL / _API_BASE) choose the model for replies.
 
     Settings (`config`): `READ_ONLY=True` serves without writing anything (no write control is
-    shown, every write route answers 403; see guard.py)."""
+    shown, every write route answers 403; see guard.py); `NO_AUTH=True` asks nobody who they are,
+    `AUTH_TOKEN` is the token to ask for (else a random one; see auth.py)."""
     app = Flask(
         __name__,
         template_folder=str(PROJECT_DIR / "templates"),
@@ -148,9 +150,10 @@ def create_app(
     def http_error(exc):
         return error_page(exc.code, exc.description)
 
-    from . import (actions, ask, audit, compare, context_pages, corpus, csrf, export, filters, follow, guard,
+    from . import (actions, ask, audit, auth, compare, context_pages, corpus, csrf, export, filters, follow, guard,
                    present, printing, replay, sessions, share, short_ids, transcript, verdicts)
 
+    auth.protect(app)  # (before the CSRF check: a stranger learns nothing, not even that a token is stale)
     csrf.protect(app)
     guard.protect(app)
     filters.register(app)
@@ -175,34 +178,54 @@ def create_app(
 
 def serve(root=None, host: str = "127.0.0.1", port: int = 8000, open_browser: bool = False,
           model: str | None = None, api_base: str | None = None, allow_hosts: tuple[str, ...] = (),
-          within: tuple[str, ...] = (), read_only: bool = False, corpus_db=None) -> int:
+          within: tuple[str, ...] = (), read_only: bool = False, corpus_db=None, no_auth: bool = False) -> int:
+    """Serve until stopped. Everything the server creates (its index, a new session, a verdict
+    kept aside) is its user's alone: the agents' own sessions are 0600 too."""
+    from ..core.private import private_umask
+    from .auth import OPEN_WARNING, given_token, owner
+
     app = create_app(root, host=host, allow_hosts=allow_hosts, model=model, api_base=api_base, within=within,
-                     READ_ONLY=read_only, CORPUS_DB=corpus_db)
+                     READ_ONLY=read_only, CORPUS_DB=corpus_db, NO_AUTH=no_auth, AUTH_TOKEN=given_token())
     url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}/"
     from .corpus import open_corpus
 
-    service = open_corpus(app)  # the index is built in the background from the start
-    mode = " read-only" if read_only else ""
-    print(f"session-tree: serving {app.config['SESSION_TREE_ROOT']}{mode} on {url}", flush=True)
-    if open_browser:
-        webbrowser.open(url)
-    # (a SIGTERM ends the server as Ctrl-C does: what it wrote beside the index goes with it)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    with _holding(app, service, url):
-        app.run(host=host, port=port, threaded=True, use_reloader=False)
+    with private_umask():
+        service = open_corpus(app)  # the index is built in the background from the start
+        mode = " read-only" if read_only else ""
+        token = owner(app).token
+        visit = url if no_auth else f"{url}?token={token}"
+        print(f"session-tree: serving {app.config['SESSION_TREE_ROOT']}{mode} on {visit}", flush=True)
+        if no_auth:
+            print(f"session-tree: warning: {OPEN_WARNING}", file=sys.stderr, flush=True)
+        _say_password()
+        if open_browser:
+            webbrowser.open(visit)
+        # (a SIGTERM ends the server as Ctrl-C does: what it wrote beside the index goes with it)
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+        with _holding(service, url, token):
+            app.run(host=host, port=port, threaded=True, use_reloader=False)
     return 0
 
 
-def _holding(app, service, url: str):
-    """While serving: say beside the index that this server holds it (`session-tree sql` then
-    asks it); nothing without an index, or when another server holds it (this one asks that one)."""
+def _say_password() -> None:
+    """A password file that is there and will not be used, said at start (its login would fail)."""
+    from ..core.password import password_problem
+
+    problem = password_problem()
+    if problem:
+        print(f"session-tree: warning: {problem}", file=sys.stderr, flush=True)
+
+
+def _holding(service, url: str, token: str):
+    """While serving: say beside the index that this server holds it, with its token (`session-tree
+    sql` then asks it); nothing without an index, or when another server holds it (this one asks
+    that one)."""
     from ..corpus.remote import RemoteService
 
     if service is None or isinstance(service, RemoteService):
         return contextlib.nullcontext()
-    from ..corpus.holder import announced, new_token
+    from ..corpus.holder import announced
 
-    app.config["CLI_TOKEN"] = token = new_token()
     return announced(service.index.path, url, token)
 
 

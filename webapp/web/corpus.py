@@ -19,6 +19,7 @@ from flask import Blueprint, abort, current_app, render_template, request, url_f
 from ..core.outcome import STATUSES
 from ..core.storage import fs_name, url_name
 from ..corpus.text import text_path
+from .auth import token_only
 
 if TYPE_CHECKING:
     from ..corpus.listing import Listing
@@ -46,15 +47,19 @@ def open_corpus(app) -> CorpusService | None:
         try:
             index = Index(Path(path))
         except IndexUnavailable as exc:  # another server holds it: that server's answers, else the files
-            from ..corpus.holder import holder_of
+            from ..corpus.holder import UntrustedHolder, holder_of
             from ..corpus.remote import RemoteService
 
-            holder = holder_of(exc.path, exc.pid) if exc.pid is not None else None
+            said = str(exc).splitlines()[0]
+            try:
+                holder = holder_of(exc.path, exc.pid) if exc.pid is not None else None
+            except UntrustedHolder as untrusted:
+                holder, said = None, str(untrusted)
             if holder is not None:
                 service = app.extensions["corpus"] = RemoteService(holder, exc.path)
                 return service
             app.extensions["corpus"] = None
-            app.extensions["corpus_error"] = str(exc).splitlines()[0]
+            app.extensions["corpus_error"] = said
             return None
         except Exception as exc:  # a PermissionError, ...: the app works without it
             app.extensions["corpus"] = None
@@ -195,14 +200,8 @@ def corpus_page():
 
 
 def _refused_cli():
-    """(the server's index, None) for a command holding the token `serve` wrote beside the index
-    (`corpus.holder`); else (None, the answer that refuses it)."""
-    from ..corpus.holder import TOKEN_HEADER
-
-    token = current_app.config.get("CLI_TOKEN")
-    if not token or request.headers.get(TOKEN_HEADER) != token:
-        return None, ({"error": "this server answers `session-tree` commands only with the token it wrote beside "
-                                "its index"}, 403)
+    """(the server's index, None) for a command (which showed the token `serve` wrote beside the
+    index: `auth.token_only`); else (None, the answer that refuses it)."""
     service = corpus()
     if service is None:
         return None, ({"error": f"No corpus index: {current_app.extensions.get('corpus_error')}"}, 409)
@@ -210,6 +209,7 @@ def _refused_cli():
 
 
 @bp.get("/-/corpus/sql")
+@token_only
 def sql_for_cli():
     """`session-tree sql` asking the server that holds the index: its output as the command
     prints it, with the command's row cap and time limit."""
@@ -252,6 +252,7 @@ def _refreshed(service):
 
 
 @bp.get("/-/corpus/ls")
+@token_only
 def ls_for_cli():
     """`session-tree ls --index` asking the server that holds the index: the rows of every
     session under `root` (a folder under this server's), read once a refresh that started
@@ -269,6 +270,7 @@ def ls_for_cli():
 
 
 @bp.get("/-/corpus/index")
+@token_only
 def index_for_cli():
     """`session-tree index` asking the server that holds the index: the figures of a refresh
     that started after the question, which covers every `root` (folders under this server's)."""
@@ -282,6 +284,7 @@ def index_for_cli():
 
 
 @bp.get("/-/corpus/rows")
+@token_only
 def rows_for_server():
     """A server reading this server's index (`corpus.remote`) asking for one query's rows: run
     as the SQL box runs one (one SELECT, read only, no table function that reads a file), with

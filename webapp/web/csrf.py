@@ -42,6 +42,8 @@ def protect(app: Flask) -> None:
         sent = request.headers.get(HEADER) or request.form.get(FIELD, "")
         if not _same_origin():
             abort(403, description="Cross-site request refused: writes are accepted from this app's own pages only")
+        if getattr(app.view_functions.get(request.endpoint), "public", False):
+            return None  # the login form: served to anyone, it has no token to send back (auth.py)
         if not hmac.compare_digest(sent.encode(), token().encode()):
             abort(403, description="Missing or stale form token: reload the page and try again")
         return None
