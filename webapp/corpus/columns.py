@@ -197,16 +197,16 @@ def _file_rows(held: FileLines, cols: dict[str, list], rare: _Rare, call_ids: di
                from_line: int, trees: dict | None) -> FileRows:
     header = _header(held)
     file = url_name(held.path)
-    tree = _light_tree(held, header, cols, rare, call_ids, fileno)
+    tree, ordered = _light_tree(held, header, cols, rare, call_ids, fileno)
     if trees is not None:
         trees[fileno] = tree
     out = FileRows(file)
-    leaf_of = _tips(tree)
-    for e in tree.entries:
-        if e.line < from_line:
-            out.tips.append((e.id, leaf_of(e.id)))
-        else:
-            out.leaf_of.append(leaf_of(e.id))
+    tips = _all_tips(tree, ordered)
+    if from_line > 1:
+        out.tips = [(e.id, tips[e.id]) for e in tree.entries if e.line < from_line]
+        out.leaf_of = [tips[e.id] for e in tree.entries if e.line >= from_line]
+    else:
+        out.leaf_of = [tips[e.id] for e in tree.entries]
     lines = cols["line"]
     out.next_line = lines[-1] if lines and lines[-1] >= from_line else from_line
     rows = out.rows
@@ -267,10 +267,33 @@ class _V1Bodies(HeldBodies):
 _NOTHING = [(), None, False, None, 0.0, ()]  # the facts of an entry that reports nothing (shared: never changed)
 
 
+def _all_tips(tree: SessionTree, ordered: bool) -> dict[str, str]:
+    """entry id -> its tip (`extract._tips`, which follows each entry down), for every entry. When
+    every entry comes after its parent in the file (`ordered`: as pi writes them), each one's
+    children come after it, so one pass from the last entry up finds every tip from its chosen
+    child's, already found."""
+    if not ordered:
+        tip = _tips(tree)
+        return {e.id: tip(e.id) for e in tree.entries}
+    active = tree.path_ids(tree.active_leaf) if tree.active_leaf else set()
+    kids, marker_parents, conversation = tree.children.kids, tree._marker_parents, tree.conversation_children
+    tips: dict[str, str] = {}
+    for e in reversed(tree.entries):
+        x = e.id
+        v = conversation(x) if x in marker_parents else kids.get(x)
+        if not v:
+            tips[x] = x
+        elif type(v) is str:
+            tips[x] = tips[v]
+        else:
+            tips[x] = tips[next((k for k in v if k in active), v[-1])]
+    return tips
+
+
 def _light_tree(held: FileLines, header: dict, cols: dict[str, list], rare: _Rare, call_ids: dict,
-                fileno: int) -> SessionTree:
+                fileno: int) -> tuple[SessionTree, bool]:
     """The file's tree, its entries made from the columns (their bodies parsed from the held bytes
-    when read)."""
+    when read); and whether every entry comes after its parent (`_all_tips`)."""
     n = held.lines + 1
     chained: dict[int, tuple[str, str | None]] = {}
     previous = None
@@ -293,12 +316,15 @@ def _light_tree(held: FileLines, header: dict, cols: dict[str, list], rare: _Rar
     ids: dict[str, Entry] = {}
     add, new, missing, targets = entries.append, object.__new__, rare.missing.get(fileno, {}), rare.target.get(fileno)
     active = None
+    ordered = True
     problems: list[Problem] = []
     for line, entry_id, parent, is_chained, t, role, used, cost, call_id, is_error in zip(*(cols[c] for c in _FACTS)):
         if entry_id in ids:
             raise _LeftToSeam(f"id {entry_id!r} is used twice")
         if is_chained:
             parent = chained[line][1]
+        elif parent is not None and parent not in ids:  # (written after it, or not at all)
+            ordered = False
         e = new(Entry)
         e._raw, e.line, e.id, e.parent_id, e.type, e.role = bodies, line, entry_id, parent, t, role
         if role is None or t != MESSAGE:
@@ -322,7 +348,8 @@ def _light_tree(held: FileLines, header: dict, cols: dict[str, list], rare: _Rar
         else:
             active = entry_id
     log.entries, log.ids, log._active, log.problems = entries, ids, active, problems
-    return SessionTree(log)
+    tree = SessionTree(log)
+    return tree, ordered and not tree.cycle_cuts
 
 
 def _tables(con: duckdb.DuckDBPyConnection, files: list[FileLines], plain: dict[int, FileRows],
