@@ -86,6 +86,7 @@ class Progress:
     # A big build writes the tables first (the list and the figures), then each file's text and
     # its summaries' audits (`later.py`): when the tables were ready, and how far that is.
     tables_ready: float | None = None
+    text_ready: float | None = None  # (and when the text was: search reads every session from then)
     later_total: int = 0  # files whose text is to be made
     later_done: int = 0
     audits_total: int = 0  # files whose summaries' audits are to be made
@@ -445,6 +446,8 @@ class Index:
                 progress.current = group[-1][0]
                 if on_progress:
                     on_progress(progress)
+            if make is texts_of:
+                progress.text_ready = time.monotonic()
 
     def _write_texts(self, files: list[tuple[str, int]], made: list[dict[str, str] | str]) -> None:
         """The text of a batch of files (entry id -> text, of their entries from the line given):

@@ -215,7 +215,8 @@ WITH b AS (
 SELECT fileno, line, entry_id, role, idx,
   (f[2] IS NULL OR is_str(f[2])) AND (f[3] IS NULL OR is_str(f[3])) AS sound,
   coalesce((starts_with(f[4], '{{') OR starts_with(f[4], '['))
-    AND length(json_structure(f[4])) - length(replace(replace(json_structure(f[4]), '{{', ''), '[', '')) > 90,
+    AND strlen(f[4]) - strlen(replace(replace(f[4], '{{', ''), '[', '')) > 90  -- (an upper bound, counted first)
+    AND strlen(json_structure(f[4])) - strlen(replace(replace(json_structure(f[4]), '{{', ''), '[', '')) > 90,
     false) AS deep,
   coalesce(jstr(f[2]), '') AS id, jstr(f[3]) AS name, action.kind AS kind, action.target AS target,
   CASE WHEN action.kind = 'python' THEN a END AS args
