@@ -379,10 +379,10 @@ def test_a_batch_whose_text_or_tables_are_refused_lists_that_file_and_writes_the
     else:
         real = db.insert_rows
 
-        def insert_rows(cur, table, rows):
+        def insert_rows(cur, table, rows, *args):
             if table == "sessions" and any(r[0] == bad for r in rows):
                 raise duckdb.ConstraintException("refused")
-            real(cur, table, rows)
+            real(cur, table, rows, *args)
 
         monkeypatch.setattr(db, "insert_rows", insert_rows)
     index = Index(tmp_path / "c.duckdb")
@@ -396,6 +396,34 @@ def test_a_batch_whose_text_or_tables_are_refused_lists_that_file_and_writes_the
     assert bad not in texts
     want = fresh(tmp_path, [root], "plain.duckdb")
     assert texts == {f: n for f, n in want.text.execute("SELECT file, count(*) FROM docs GROUP BY file") if f != bad}
+
+
+def test_a_big_builds_batch_the_database_refuses_lists_that_file_and_writes_the_rest(home, tmp_path, monkeypatch):
+    import contextlib
+
+    root, files = home
+    bad = str(files["pi-mono_large-session.jsonl"])
+    real = Index._write_arrow
+
+    def write_arrow(self, group, got):
+        if any(job.file == bad for job in group):
+            raise duckdb.ConstraintException("refused")
+        real(self, group, got)
+
+    monkeypatch.setattr("webapp.corpus.db.POOL_BYTES", 0)
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    monkeypatch.setattr(db, "_pool", lambda workers: contextlib.nullcontext(object()))
+    monkeypatch.setattr(db, "in_workers", lambda pool, groups, fn, args, size: ((g, fn(args(g))) for g in groups))
+    monkeypatch.setattr(Index, "_write_arrow", write_arrow)
+    index = Index(tmp_path / "c.duckdb")
+    progress = index.build([root])
+    assert progress.failed == 1
+    failed = index.cursor().execute("SELECT file, error FROM files WHERE error IS NOT NULL").fetchall()
+    assert failed == [(bad, "ConstraintException: refused")]
+    want = fresh(tmp_path, [root], "plain.duckdb")
+    for t in TABLES:
+        assert rows(index, t) == [r for r in rows(want, t) if r[0] != bad], t
+    assert docs(index) == [d for d in docs(want) if d[0] != bad]
 
 
 def test_the_index_checkpoints_its_log_every_256_mb_not_every_16(tmp_path):

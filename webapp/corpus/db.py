@@ -17,6 +17,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
@@ -34,7 +35,7 @@ from .sql import IndexUnavailable, default_db_path, held_by, lock_down, open_fai
 from .stamps import stamps
 from .text import add_docs, connect as text_connect, drop_file, fill_sessions_text, text_path
 from . import tuples
-from .tuples import Rows, as_rows, insert_rows, update_tips
+from .tuples import FILES_TYPES, Rows, as_rows, insert_rows, update_tips
 from .workers import batches, in_workers, pool as _pool
 
 if TYPE_CHECKING:
@@ -363,9 +364,7 @@ class Index:
             [job.file for job, done in zip(group, got.done) if done.error is not None and job.known]
         grown = [(job.file, job.from_line) for job, _ in read if job.from_line]
         kept = {job.file: job.from_line for job, done in read if done.kept_summaries}
-        self.text.execute("BEGIN")
-        cur.execute("BEGIN")
-        try:
+        with self._both(cur):
             self._clear(cur, [job.file for job in group if job.known], whole, grown, kept)
             for t, table in got.tables.items():
                 if table.num_rows:
@@ -375,14 +374,12 @@ class Index:
             for job, done in read:
                 if done.tips:  # a grown file: the entries kept may lead to a new tip
                     update_tips(cur, job.file, done.tips)
-            cur.executemany("INSERT INTO files VALUES (?,?,?,?,?,?,?,?,?)",
-                            [(job.file, job.root, job.size, job.mtime, job.head, job.tail, done.next_line or 0,
-                              done.error, now) for job, done in zip(group, got.done)])
-            if read:
-                cur.executemany("INSERT INTO later VALUES (?, ?, ?) ON CONFLICT (file) DO UPDATE SET "
-                                "from_line = least(later.from_line, excluded.from_line), "
-                                "projected = later.projected AND excluded.projected",
-                                [(job.file, job.from_line, done.projected) for job, done in read])
+            insert_rows(cur, "files", [(job.file, job.root, job.size, job.mtime, job.head, job.tail, done.next_line or 0,
+                                        done.error, now) for job, done in zip(group, got.done)], FILES_TYPES)
+            insert_rows(cur, "later", [(job.file, job.from_line, done.projected) for job, done in read],
+                        ("VARCHAR", "INTEGER", "BOOLEAN"), "ON CONFLICT (file) DO UPDATE SET "
+                        "from_line = least(later.from_line, excluded.from_line), "
+                        "projected = later.projected AND excluded.projected")
             for job in group:
                 if job.known:  # the entries read again lose their text (it comes again later)
                     drop_file(self.text, job.file, job.from_line)
@@ -390,6 +387,16 @@ class Index:
                 if done.tips:
                     self.text.executemany("UPDATE docs SET leaf_id = ? WHERE file = ? AND entry_id = ?",
                                           [(leaf, job.file, entry) for entry, leaf in done.tips])
+
+    @contextmanager
+    def _both(self, cur):
+        """A transaction of the tables (`cur`) and of the text index together: the tables are
+        committed once what the block wrote to both was written, then the text; a failure of
+        either leaves both as they were."""
+        self.text.execute("BEGIN")
+        cur.execute("BEGIN")
+        try:
+            yield
             cur.execute("COMMIT")
         except BaseException:
             cur.execute("ROLLBACK")
@@ -476,9 +483,7 @@ class Index:
             by_file = {file: texts for file, _, texts in ok}
             entry_text = [by_file[f].get(e) for f, e in zip(columns[0], columns[1])]
             docs = [(*r, text) for *r, text in zip(*columns, entry_text) if text]
-            self.text.execute("BEGIN")
-            cur.execute("BEGIN")
-            try:
+            with self._both(cur):
                 for file, line, _ in ok:
                     drop_file(self.text, file, line)
                 add_docs(self.text, docs)
@@ -488,12 +493,6 @@ class Index:
                             "AND entries.entry_id = t.entry_id AND entries.file BETWEEN ? AND ?", [low, high])
                 cur.unregister("texts")
                 cur.execute("DELETE FROM later WHERE file IN (SELECT file FROM wanted)")
-                cur.execute("COMMIT")
-            except BaseException:
-                cur.execute("ROLLBACK")
-                self.text.execute("ROLLBACK")
-                raise
-            self.text.execute("COMMIT")
         finally:
             cur.unregister("wanted")
 
@@ -578,18 +577,8 @@ class Index:
             files_rows.append((job.file, job.root, job.size, job.mtime, job.head, job.tail, got.next_line, None, now))
         cur.execute("BEGIN")
         try:
-            all_files = [job.file for job, _, _ in batch if job.known]
             kept = {job.file: job.from_line for job, got, _ in batch if got is not None and got.kept_summaries}
-            for file, line in kept.items():  # (a grown file's summaries indexed before hold: those read again go)
-                cur.execute("DELETE FROM summaries WHERE file = ? AND entry_id IN "
-                            "(SELECT entry_id FROM entries WHERE file = ? AND line >= ?)", [file, file, line])
-            for t in ("sessions", "branches", "tool_calls", "files"):
-                cur.execute(f"DELETE FROM {t} WHERE file IN (SELECT unnest(?::VARCHAR[]))", [all_files])
-            cur.execute("DELETE FROM summaries WHERE file IN (SELECT unnest(?::VARCHAR[]))",
-                        [[f for f in all_files if f not in kept]])
-            cur.execute("DELETE FROM entries WHERE file IN (SELECT unnest(?::VARCHAR[]))", [whole])
-            for file, line in grown:
-                cur.execute("DELETE FROM entries WHERE file = ? AND line >= ?", [file, line])
+            self._clear(cur, [job.file for job, _, _ in batch if job.known], whole, grown, kept)
             # (read whole here, text included: nothing of it is left for later)
             cur.execute("DELETE FROM later WHERE file IN (SELECT unnest(?::VARCHAR[]))",
                         [[job.file for job, got, _ in batch if not job.from_line or got is None]])
@@ -604,7 +593,7 @@ class Index:
             for job, got, _ in batch:
                 if got is not None and got.tips:  # a grown file: the entries kept may lead to a new tip
                     update_tips(cur, job.file, got.tips)
-            cur.executemany("INSERT INTO files VALUES (?,?,?,?,?,?,?,?,?)", files_rows)
+            insert_rows(cur, "files", files_rows, FILES_TYPES)
             before_commit()
             cur.execute("COMMIT")
         except Exception:

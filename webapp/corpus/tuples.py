@@ -46,13 +46,17 @@ def extract_rows(path: str, from_line: int = 0) -> tuple[Rows | None, str | None
         return None, f"{type(exc).__name__}: {exc}"[:500]
 
 
-def insert_rows(cur: duckdb.DuckDBPyConnection, table: str, rows: list[tuple]) -> None:
-    """Insert `rows` (tuples in COLUMNS order) into `table`, one list parameter per column."""
+FILES_TYPES = ("VARCHAR", "VARCHAR", "BIGINT", "DOUBLE", "VARCHAR", "VARCHAR", "INTEGER", "VARCHAR", "TIMESTAMP")
+
+
+def insert_rows(cur: duckdb.DuckDBPyConnection, table: str, rows: list[tuple], types: tuple[str, ...] | None = None,
+                then: str = "") -> None:
+    """Insert `rows` (tuples in COLUMNS order, or of `types`) into `table`, one list parameter per
+    column (`executemany` takes a millisecond a row); `then`: what follows (an ON CONFLICT)."""
     if not rows:
         return
-    types = TYPES[table]
-    columns = ", ".join(f"unnest(?::{ty}[])" for ty in types.values())
-    cur.execute(f"INSERT INTO {table} SELECT {columns}", [list(c) for c in zip(*rows)])
+    columns = ", ".join(f"unnest(?::{ty}[])" for ty in (types or TYPES[table].values()))
+    cur.execute(f"INSERT INTO {table} SELECT {columns} {then}", [list(c) for c in zip(*rows)])
 
 
 def update_tips(cur: duckdb.DuckDBPyConnection, file: str, tips: list[tuple[str, str]]) -> None:
