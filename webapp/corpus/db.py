@@ -46,6 +46,7 @@ BATCH_FILES = 64  # files written to the database in one transaction (a build re
 # A build reading more than this is read by worker processes, one per core, while this process
 # writes what they hand back (`workers.py`); a smaller one is read here (starting workers costs more).
 POOL_BYTES = 16 << 20
+MEMORY_MB = 512  # the most memory the index's DuckDB keeps (`Index.__init__`)
 # A file whose size and mtime are those of the last build is unchanged without reading it,
 # unless its mtime was this close to that build (a rewrite within the file system's clock tick
 # would keep both): its first and last bytes are hashed then.
@@ -163,6 +164,9 @@ class Index:
         # less CPU writing (BENCHMARKS.md), and its peak memory did not grow.
         self.con.execute("SET checkpoint_threshold = '256MB'")
         self.con.execute("SET enable_progress_bar = false")  # (DuckDB draws one on a terminal for a long query)
+        # DuckDB keeps the blocks it read or wrote while it may, up to 80% of the machine's memory by
+        # default: a build of 10,000 sessions held 2.1 GB so. Beyond this it writes them out first.
+        self.con.execute(f"SET memory_limit = '{MEMORY_MB}MB'")
         lock_down(self.con)  # the SQL box runs on this database too
         self._write = threading.Lock()
         version = self._schema_version()
