@@ -59,11 +59,11 @@ def _ray_cpu() -> tuple[float, float]:
 
 
 def main() -> None:
+    global SOURCE
     p = argparse.ArgumentParser()
     p.add_argument("--files", type=int, default=200)
     p.add_argument("--source", type=Path, default=SOURCE, help="a corpus bench/corpus.py generated")
     args = p.parse_args()
-    global SOURCE
     SOURCE = args.source.resolve()
     from webapp.corpus.parquet import table_rows, write_embedded, write_ray
 

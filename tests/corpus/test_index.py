@@ -426,6 +426,38 @@ def test_a_big_builds_batch_the_database_refuses_lists_that_file_and_writes_the_
     assert docs(index) == [d for d in docs(want) if d[0] != bad]
 
 
+def test_a_big_builds_text_the_text_index_refuses_lists_that_file_and_writes_the_rest(home, tmp_path, monkeypatch):
+    import contextlib
+
+    root, files = home
+    want = fresh(tmp_path, [root], "plain.duckdb")
+    bad = str(files["agent-sessions_pi_small.jsonl"])
+    real = db.add_docs
+
+    def add_docs(con, docs):
+        if any(d[0] == bad for d in docs):
+            raise sqlite3.OperationalError("disk I/O error")
+        real(con, docs)
+
+    monkeypatch.setattr("webapp.corpus.db.POOL_BYTES", 0)
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    monkeypatch.setattr(db, "_pool", lambda workers: contextlib.nullcontext(object()))
+    monkeypatch.setattr(db, "in_workers", lambda pool, groups, fn, args, size: ((g, fn(args(g))) for g in groups))
+    monkeypatch.setattr(db, "add_docs", add_docs)
+    index = Index(tmp_path / "c.duckdb")
+    progress = index.build([root])
+    assert progress.failed == 1
+    failed = index.cursor().execute("SELECT file, error FROM files WHERE error IS NOT NULL").fetchall()
+    assert failed == [(bad, "its text could not be written: OperationalError: disk I/O error")]
+    assert index.cursor().execute("SELECT file FROM later").fetchall() == [(bad,)]  # (still to come)
+    assert docs(index) == [d for d in docs(want) if d[0] != bad]
+    monkeypatch.setattr(db, "add_docs", real)  # the next build reads it again, whole
+    assert index.build([root]).read == 1
+    for t in TABLES:
+        assert rows(index, t) == rows(want, t), t
+    assert docs(index) == docs(want)
+
+
 def test_the_index_checkpoints_its_log_every_256_mb_not_every_16(tmp_path):
     index = Index(tmp_path / "c.duckdb")  # (a build spends a sixth less CPU writing so)
     assert index.con.execute("SELECT current_setting('checkpoint_threshold')").fetchone()[0] == "244.1 MiB"  # (256 MB)

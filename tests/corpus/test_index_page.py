@@ -136,7 +136,7 @@ def test_the_pages_say_what_is_still_coming_while_a_big_build_makes_the_text_and
 
     def here(pool, groups, fn, args, size):  # (the workers' batches, made in this process)
         for group in groups:
-            if fn.__name__ == "texts_of":
+            if fn.__name__ in ("texts_of", "audits_of"):
                 waiting.set()
                 release.wait(30)
             yield group, fn(args(group))
@@ -153,7 +153,7 @@ def test_the_pages_say_what_is_still_coming_while_a_big_build_makes_the_text_and
         assert waiting.wait(30)
         listed = client.get("/").text
         assert "30 sessions" in listed and "Still coming: the text search reads (0 files of 30)" in listed
-        assert "then the audit scores of the summaries (0 files of 1)" in listed
+        assert "and the audit scores of the summaries (0 files of 1)" in listed
         hits = client.get("/?q=wombat", headers={"HX-Request": "true"}).text
         assert "Still indexing the text of 30 sessions: their entries are not searched yet." in hits
         figures = client.get("/corpus").text

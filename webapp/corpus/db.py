@@ -426,8 +426,10 @@ class Index:
     # -- the text and the audits, once the tables are written ------------------------------------
 
     def _build_later(self, pool: ProcessPoolExecutor | None, progress: Progress, on_progress) -> None:
-        """Make the text of every file listed in `later`, then the audit of every summary without
-        one (by worker processes on a big build), each written a batch at a time."""
+        """Make the text of every file listed in `later` and the audit of every summary without one,
+        each written a batch at a time. On a big build the worker processes make both at once: the
+        audits (the workers' work) go on in a thread while this one writes the text (the writer's
+        work: the text index tokenizes every word), which search waits for."""
         from .later import AuditJob, TextJob, audits_of, texts_of
 
         cur = self.cursor()
@@ -437,13 +439,11 @@ class Index:
                              "JOIN files f ON f.file = s.file WHERE s.facts IS NULL GROUP BY s.file ORDER BY s.file"
                              ).fetchall()
         progress.later_total, progress.audits_total = len(texts), len(audits)
-        stages = (
-            ([(file, size, (from_line,), TextJob(fs_name(file), from_line, projected))
-              for file, from_line, projected, size in texts], texts_of, self._write_texts, "later_done"),
-            ([(file, size, (), AuditJob(fs_name(file), tuple(ids))) for file, ids, size in audits], audits_of,
-             self._write_audits, "audits_done"),
-        )
-        for jobs, make, write, counter in stages:
+        text_jobs = [(file, size, (from_line,), TextJob(fs_name(file), from_line, projected))
+                     for file, from_line, projected, size in texts]
+        audit_jobs = [(file, size, (), AuditJob(fs_name(file), tuple(ids))) for file, ids, size in audits]
+
+        def stage(jobs, make, write, counter: str) -> None:
             size = lambda job: job[1]  # noqa: E731
             args = lambda group: [job[3] for job in group]  # noqa: E731
             groups = batches(jobs, size)
@@ -457,8 +457,43 @@ class Index:
                 progress.current = group[-1][0]
                 if on_progress:
                     on_progress(progress)
-            if make is texts_of:
-                progress.text_ready = time.monotonic()
+
+        failed: list[BaseException] = []
+
+        def audit() -> None:
+            try:
+                stage(audit_jobs, audits_of, self._write_audits, "audits_done")
+            except BaseException as exc:  # (raised in this thread once the text is written)
+                failed.append(exc)
+
+        meanwhile = threading.Thread(target=audit, name="index-audits") if pool is not None else None
+        if meanwhile:
+            meanwhile.start()
+        try:
+            stage(text_jobs, texts_of, lambda files, made: self._write_texts_each(files, made, progress), "later_done")
+            progress.text_ready = time.monotonic()
+        finally:
+            if meanwhile:
+                meanwhile.join()
+        if meanwhile is None:
+            audit()
+        if failed:
+            raise failed[0]
+
+    def _write_texts_each(self, files: list[tuple[str, int]], made: list[dict[str, str] | str],
+                          progress: Progress) -> None:
+        """Write a batch's text; when that fails, each file's alone, and a file whose text cannot be
+        written is listed as failed (its rows stay; the next build reads it again whole)."""
+        try:
+            self._write_texts(files, made)
+        except Exception:
+            for one, got in zip(files, made):
+                try:
+                    self._write_texts([one], [got])
+                except Exception as exc:
+                    self.cursor().execute("UPDATE files SET error = ? WHERE file = ?",
+                                          [f"its text could not be written: {type(exc).__name__}: {exc}"[:500], one[0]])
+                    progress.failed += 1
 
     def _write_texts(self, files: list[tuple[str, int]], made: list[dict[str, str] | str]) -> None:
         """The text of a batch of files (entry id -> text, of their entries from the line given):
@@ -487,16 +522,30 @@ class Index:
             by_file = {file: texts for file, _, texts in ok}
             entry_text = [by_file[f].get(e) for f, e in zip(columns[0], columns[1])]
             docs = [(*r, text) for *r, text in zip(*columns, entry_text) if text]
+            failed: list[BaseException] = []
+
+            def text_index() -> None:  # (SQLite and DuckDB both let go of the GIL: written side by side)
+                try:
+                    for file, line, _ in ok:
+                        drop_file(self.text, file, line)
+                    add_docs(self.text, docs)
+                except BaseException as exc:
+                    failed.append(exc)
+
             with self._both(cur):
-                for file, line, _ in ok:
-                    drop_file(self.text, file, line)
-                add_docs(self.text, docs)
-                cur.register("texts", pa.table({"file": meta.column(0), "entry_id": meta.column(1),
-                                                "text": pa.array(entry_text, pa.string())}))
-                cur.execute("UPDATE entries SET text = t.text FROM texts t WHERE entries.file = t.file "
-                            "AND entries.entry_id = t.entry_id AND entries.file BETWEEN ? AND ?", [low, high])
-                cur.unregister("texts")
-                cur.execute("DELETE FROM later WHERE file IN (SELECT file FROM wanted)")
+                beside = threading.Thread(target=text_index, name="index-text")
+                beside.start()
+                try:
+                    cur.register("texts", pa.table({"file": meta.column(0), "entry_id": meta.column(1),
+                                                    "text": pa.array(entry_text, pa.string())}))
+                    cur.execute("UPDATE entries SET text = t.text FROM texts t WHERE entries.file = t.file "
+                                "AND entries.entry_id = t.entry_id AND entries.file BETWEEN ? AND ?", [low, high])
+                    cur.unregister("texts")
+                    cur.execute("DELETE FROM later WHERE file IN (SELECT file FROM wanted)")
+                finally:
+                    beside.join()
+                if failed:
+                    raise failed[0]
         finally:
             cur.unregister("wanted")
 
