@@ -412,7 +412,7 @@ def test_a_big_builds_batch_the_database_refuses_lists_that_file_and_writes_the_
 
     monkeypatch.setattr("webapp.corpus.db.POOL_BYTES", 0)
     monkeypatch.setattr("os.cpu_count", lambda: 2)
-    monkeypatch.setattr(db, "_pool", lambda workers: contextlib.nullcontext(object()))
+    monkeypatch.setattr(db, "_pool", lambda workers, least=2: contextlib.nullcontext(object()))
     monkeypatch.setattr(db, "in_workers", lambda pool, groups, fn, args, size: ((g, fn(args(g))) for g in groups))
     monkeypatch.setattr(Index, "_write_arrow", write_arrow)
     index = Index(tmp_path / "c.duckdb")
@@ -441,7 +441,7 @@ def test_a_big_builds_text_the_text_index_refuses_lists_that_file_and_writes_the
 
     monkeypatch.setattr("webapp.corpus.db.POOL_BYTES", 0)
     monkeypatch.setattr("os.cpu_count", lambda: 2)
-    monkeypatch.setattr(db, "_pool", lambda workers: contextlib.nullcontext(object()))
+    monkeypatch.setattr(db, "_pool", lambda workers, least=2: contextlib.nullcontext(object()))
     monkeypatch.setattr(db, "in_workers", lambda pool, groups, fn, args, size: ((g, fn(args(g))) for g in groups))
     monkeypatch.setattr(db, "add_docs", add_docs)
     index = Index(tmp_path / "c.duckdb")

@@ -427,9 +427,9 @@ class Index:
 
     def _build_later(self, pool: ProcessPoolExecutor | None, progress: Progress, on_progress) -> None:
         """Make the text of every file listed in `later` and the audit of every summary without one,
-        each written a batch at a time. On a big build the worker processes make both at once: the
-        audits (the workers' work) go on in a thread while this one writes the text (the writer's
-        work: the text index tokenizes every word), which search waits for."""
+        each written a batch at a time. On a big build both are made at once: the audits (a
+        worker's work) by a worker of their own, in a thread, while this one writes the text (the
+        writer's work: the text index tokenizes every word), which search waits for."""
         from .later import AuditJob, TextJob, audits_of, texts_of
 
         cur = self.cursor()
@@ -443,11 +443,11 @@ class Index:
                      for file, from_line, projected, size in texts]
         audit_jobs = [(file, size, (), AuditJob(fs_name(file), tuple(ids))) for file, ids, size in audits]
 
-        def stage(jobs, make, write, counter: str) -> None:
+        def stage(jobs, make, write, counter: str, workers=pool) -> None:
             size = lambda job: job[1]  # noqa: E731
             args = lambda group: [job[3] for job in group]  # noqa: E731
             groups = batches(jobs, size)
-            done = in_workers(pool, groups, make, args, size) if pool is not None \
+            done = in_workers(workers, groups, make, args, size) if workers is not None \
                 else ((group, make(args(group))) for group in groups)
             for group, made in done:
                 if isinstance(made, BaseException):  # the workers could not go on: made here
@@ -462,7 +462,13 @@ class Index:
 
         def audit() -> None:
             try:
-                stage(audit_jobs, audits_of, self._write_audits, "audits_done")
+                if pool is None or not audit_jobs:
+                    stage(audit_jobs, audits_of, self._write_audits, "audits_done")
+                    return
+                # one worker of its own: the text's batches (which the writer waits for) are never
+                # queued behind an audit, and the audits use what the text leaves of the cores
+                with _pool(1, least=1) as own:
+                    stage(audit_jobs, audits_of, self._write_audits, "audits_done", own)
             except BaseException as exc:  # (raised in this thread once the text is written)
                 failed.append(exc)
 

@@ -21,11 +21,11 @@ J = TypeVar("J")
 
 
 @contextmanager
-def pool(workers: int) -> Iterator[ProcessPoolExecutor | None]:
-    """`workers` processes (None for fewer than two: the work is done here). forkserver: they are
-    forked from a clean process, never from this one's threads (nothing preloaded there: it would
-    be imported from its working folder's sys.path)."""
-    if workers < 2:
+def pool(workers: int, least: int = 2) -> Iterator[ProcessPoolExecutor | None]:
+    """`workers` processes (None for fewer than `least`: the work is done here). forkserver: they
+    are forked from a clean process, never from this one's threads (nothing preloaded there: it
+    would be imported from its working folder's sys.path)."""
+    if workers < least:
         yield None
         return
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver")) as got:
