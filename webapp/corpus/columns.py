@@ -31,7 +31,7 @@ from ..core.leaf_figures import leaf_figures
 from ..core.reader import SessionLog
 from ..core.tree import SessionTree
 from ..core.storage import url_name
-from .extract import COLUMNS, _audits_hold, _first_instant, _parse_iso, _time, _tips, file_mtime, project_of
+from .extract import COLUMNS, audits_hold, first_instant, parse_iso, as_time, tips_finder, file_mtime, project_of
 from .lines import FileLines, HeldBodies, lines_table
 from .projection import arg_keys, calls_sql, entries_sql, macros
 from .schema import arrow_schema
@@ -221,8 +221,8 @@ def _file_rows(held: FileLines, cols: dict[str, list], rare: _Rare, call_ids: di
             up = parent.get(node.id)
             node = by_id.get(up) if up else None
         branches.append((file, f.leaf.id, f.label, f.last_user[:500], f.depth, f.turns, f.tokens, f.cost, f.calls,
-                         f.errors, f.wall_seconds, f.status, f.active, model, _time(f.leaf.instant)))
-    out.kept_summaries = kept = from_line > 0 and _audits_hold(tree, from_line)
+                         f.errors, f.wall_seconds, f.status, f.active, model, as_time(f.leaf.instant)))
+    out.kept_summaries = kept = from_line > 0 and audits_hold(tree, from_line)
     rows["summaries"] = summaries = []
     branch_summaries = compactions = 0
     for e in tree.entries:
@@ -234,14 +234,14 @@ def _file_rows(held: FileLines, cols: dict[str, list], rare: _Rare, call_ids: di
             continue
         if kept and e.line < from_line:
             continue
-        summaries.append((file, e.id, e.type, _time(e.instant), *rare.tokens[fileno][e.line], None, None, None))
+        summaries.append((file, e.id, e.type, as_time(e.instant), *rare.tokens[fileno][e.line], None, None, None))
     cwd = as_key(header.get("cwd"))
     tokens_in, tokens_out, model = rare.sums.get(fileno, (0, 0, None))
     cost = deque(accumulate(cols["cost"], initial=0.0), maxlen=1)[0]  # (added in order, as `extract` does)
     rows["sessions"] = [(
         file, as_key(header.get("id")), tree.format, source_of(tree.format), project_of(cwd, file), cwd,
-        tree.name, first_message_preview(tree), _time(_parse_iso(header.get("timestamp")) or _first_instant(tree)),
-        _time(file_mtime(Path(held.path), held.stat)), held.stat.st_size, len(tree.entries), len(tree.leaves()),
+        tree.name, first_message_preview(tree), as_time(parse_iso(header.get("timestamp")) or first_instant(tree)),
+        as_time(file_mtime(Path(held.path), held.stat)), held.stat.st_size, len(tree.entries), len(tree.leaves()),
         compactions, branch_summaries, 0, *tree.problem_counts(), cost, int(tokens_in), int(tokens_out), model)]
     return out
 
@@ -268,12 +268,12 @@ _NOTHING = [(), None, False, None, 0.0, ()]  # the facts of an entry that report
 
 
 def _all_tips(tree: SessionTree, ordered: bool) -> dict[str, str]:
-    """entry id -> its tip (`extract._tips`, which follows each entry down), for every entry. When
+    """entry id -> its tip (`extract.tips_finder`, which follows each entry down), for every entry. When
     every entry comes after its parent in the file (`ordered`: as pi writes them), each one's
     children come after it, so one pass from the last entry up finds every tip from its chosen
     child's, already found."""
     if not ordered:
-        tip = _tips(tree)
+        tip = tips_finder(tree)
         return {e.id: tip(e.id) for e in tree.entries}
     active = tree.path_ids(tree.active_leaf) if tree.active_leaf else set()
     kids, marker_parents, conversation = tree.children.kids, tree._marker_parents, tree.conversation_children
