@@ -9,18 +9,16 @@ STAMPS := .stamps
 HOST ?= 127.0.0.1
 PORT ?= 8000
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-DEMO ?= .demo
 
-.PHONY: serve serve-demo test install install-test bench clean
+.PHONY: serve serve-demo test install install-test bench real-model clean
 
 serve: install
 	@$(MAKE) --no-print-directory serve-demo
 
 # The demo writes (forks, labels, replies) into a fresh copy of sample_sessions/, made at every
-# start in the git-ignored $(DEMO): the tracked samples are never changed.
+# start in a temporary folder and removed when it stops: the tracked samples are never changed.
 serve-demo:
-	rm -rf $(DEMO) && cp -R sample_sessions $(DEMO)
-	$(BIN)/session-tree serve $(DEMO) --host $(HOST) --port $(PORT)
+	$(BIN)/session-tree demo --host $(HOST) --port $(PORT)
 
 test: install-test
 	$(BIN)/pytest -q -n 2
@@ -30,13 +28,30 @@ bench: install
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/scale.py
 
-install: $(STAMPS)/apt-graphviz $(STAMPS)/apt-fonts $(STAMPS)/venv
+# A real small model (SmolLM2-135M from PyPI) behind llama.cpp's server, built here once (minutes):
+# every model feature run against it, timed (bench/real_model.sh). Not part of `make test`.
+real-model: install $(STAMPS)/apt-build
+	PYTHON=$(abspath $(BIN)/python) bench/real_model.sh
+
+$(STAMPS)/apt-build:
+	@mkdir -p $(STAMPS)
+	command -v cmake >/dev/null && command -v g++ >/dev/null && command -v curl >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq cmake g++ make curl; }
+	@touch $@
+
+install: $(STAMPS)/apt-graphviz $(STAMPS)/apt-fonts $(STAMPS)/apt-bubblewrap $(STAMPS)/venv
 
 install-test: install $(STAMPS)/apt-chromium $(STAMPS)/venv-test
 
 $(STAMPS)/apt-graphviz:
 	@mkdir -p $(STAMPS)
 	command -v dot >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq graphviz; }
+	@touch $@
+
+# A sandbox replay's tool calls run in bubblewrap (no network, only the copy in view); without it
+# bash is refused in a sandbox (webapp/model/isolation.py).
+$(STAMPS)/apt-bubblewrap:
+	@mkdir -p $(STAMPS)
+	command -v bwrap >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq bubblewrap; }
 	@touch $@
 
 # Emoji in session text (👍, ✅) have no glyph in DejaVu: Noto Color Emoji draws them (the graph's
@@ -63,4 +78,4 @@ $(STAMPS)/venv-test: $(STAMPS)/venv pyproject.toml
 	@touch $@
 
 clean:
-	rm -rf $(VENV) $(STAMPS) $(DEMO) *.egg-info
+	rm -rf $(VENV) $(STAMPS) .demo *.egg-info

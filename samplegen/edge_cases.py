@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import orjson
 
-from webapp.core.formats.pi import as_v1
+from webapp.core.agents.pi.reader import as_v1
 
 from .builder import DEFAULT_MODEL, SessionBuilder, iso_to_ms, uuid7_at
 from .synthetic import synthetic_session

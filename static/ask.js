@@ -37,8 +37,7 @@
 
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
-    const named = [...form.querySelectorAll("input[name=model]:checked")].length
-      || form.querySelector("input[name=more_models]").value.trim();
+    const named = [...form.querySelectorAll("input[name=model]:checked")].length;
     status.classList.toggle("error", !named);
     if (!named) {  // said once the form is sent, not while it is being filled in
       status.textContent = form.dataset.noModel;
@@ -66,7 +65,8 @@
         col.classList.add("ask-" + e.event);
         col.querySelector(".ask-cancel").remove();
         const line = col.querySelector(".ask-status");
-        line.textContent = e.event === "done" ? "written in " + d.seconds + " s " : d.error;
+        line.textContent = e.event === "done" ? "written in " + d.seconds + " s · context sent: "
+          + d.sent_tokens.toLocaleString("en") + " tokens (" + (d.sent_estimated ? "estimated" : "the server's count") + ") " : d.error;
         if (e.event === "done") {
           const a = el("a", "", "open the branch");
           a.href = location.pathname.replace(/\/ask$/, "") + "?node=" + encodeURIComponent(d.entry);

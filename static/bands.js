@@ -102,7 +102,7 @@
     const ax = axes(lr);
     const map = nodeBoxes(svg);
     const obstacles = [];
-    map.forEach((b) => obstacles.push(ax.of(b)));
+    map.forEach((b, id) => obstacles.push({ ...ax.of(b), id }));
     svg.querySelectorAll("g.cluster > text").forEach((t) => obstacles.push(ax.of(textBox(t)))); // sub-agent titles
     const first = obstacles.length; // what is pushed from here on is the bands' own
     const layer = el("g", { class: "bands" });
@@ -124,7 +124,14 @@
       const near = obstacles.filter((o) => o.a0 < a1 + GAP && a0 - GAP < o.a1);
       const before = lane(c0, c1, -1, near), after = lane(c0, c1, 1, near);
       if (before === null && after === null) continue;
-      const dir = after === null || (before !== null && c0 - (before + LANE) <= after - c1) ? -1 : 1;
+      // A bracket with another branch's node between it and the path reads as spanning that
+      // node: the side with none between is taken, else the nearer side.
+      const members = new Set(band.summarized.concat(band.kept));
+      const between = (l0, dir) => l0 !== null && near.some((o) => o.id && !members.has(o.id)
+        && (dir < 0 ? o.c0 >= l0 + LANE && o.c1 <= c0 + GAP : o.c0 >= c1 - GAP && o.c1 <= l0));
+      const clear = { [-1]: before !== null && !between(before, -1), [1]: after !== null && !between(after, 1) };
+      let dir = after === null || (before !== null && c0 - (before + LANE) <= after - c1) ? -1 : 1;
+      if (!clear[dir] && clear[-dir]) dir = -dir;
       const l0 = dir < 0 ? before : after, l1 = l0 + LANE;
       const bar = dir < 0 ? l1 - 1.5 : l0 + 1.5, tick = dir < 0 ? 4 : -4;
       const baseline = dir < 0 ? l0 + 8 : l0 + 12; // the label's glyphs stay inside the lane

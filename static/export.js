@@ -156,10 +156,10 @@
     details = details && typeof details === "object" ? details : {};
     return list("Files read", details.readFiles) + list("Files modified", details.modifiedFiles);
   }
-  function fields(pairs) {
+  function fields(pairs, internal) { // (`internal`: the file's machinery, left out of print, as render.py's)
     const rows = pairs.filter(([, v]) => v !== undefined && v !== null)
       .map(([k, v]) => "<dt>" + esc(k) + "</dt><dd>" + (typeof v === "object" ? pre(json(v)) : esc(v)) + "</dd>").join("");
-    return rows ? '<dl class="fields">' + rows + "</dl>" : "";
+    return rows ? '<dl class="fields' + (internal ? " internal" : "") + '">' + rows + "</dl>" : "";
   }
   function body(e, kind, results) {
     const msg = e.message && typeof e.message === "object" ? e.message : null;
@@ -175,9 +175,9 @@
       if (msg.role === "bashExecution") return bash(msg);
       return unknown("message role " + msg.role, e);
     }
-    if (e.type === "custom_message") return content(e.content) + fields([["custom type", e.customType], ["display", e.display], ["details", e.details]]);
-    if (kind === "compaction") return md(e.summary || "") + fields([["first kept entry", e.firstKeptEntryId]]) + files(e.details);
-    if (kind === "branch-summary") return md(e.summary || "") + fields([["from", e.fromId]]) + files(e.details);
+    if (e.type === "custom_message") return content(e.content) + fields([["custom type", e.customType], ["display", e.display], ["details", e.details]], true);
+    if (kind === "compaction") return md(e.summary || "") + fields([["first kept entry", e.firstKeptEntryId]], true) + files(e.details);
+    if (kind === "branch-summary") return md(e.summary || "") + fields([["from", e.fromId]], true) + files(e.details);
     return unknown("entry type " + e.type, e);
   }
   function when(iso) {
@@ -294,8 +294,15 @@
   });
   const partial = document.getElementById("export-partial");
   if (partial) partial.hidden = true; // (with scripts on, nothing is left out)
-  function renderAll() { views.forEach((v) => renderTo(v, v.rows.length)); }
+  // Before printing: every entry rendered and every fold open (paper has no click); closed again after.
+  let opened = [];
+  function renderAll() {
+    views.forEach((v) => renderTo(v, v.rows.length));
+    opened = [...document.querySelectorAll("main details:not([open])")];
+    opened.forEach((d) => { d.open = true; });
+  }
   window.addEventListener("beforeprint", renderAll);
+  window.addEventListener("afterprint", () => { opened.forEach((d) => { d.open = false; }); opened = []; });
   if (window.matchMedia) window.matchMedia("print").addEventListener("change", (m) => { if (m.matches) renderAll(); });
 
   // Where an entry (or a tool result, shown under its call) is: [view, item position].

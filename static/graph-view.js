@@ -61,7 +61,7 @@
   const paneWatch = new ResizeObserver(resized);
   window.addEventListener("resize", resized);
   G.paneBox = function paneBox() {
-    const el = $("#graph");
+    const el = $("#graph .graph-svg") || $("#graph"); // (a banner above the drawing is not the pane's)
     if (el !== watched) { paneWatch.disconnect(); paneWatch.observe(el); watched = el; pane = null; }
     if (!pane) { const r = el.getBoundingClientRect(); pane = { left: r.left, top: r.top, width: r.width, height: r.height }; }
     return pane;
@@ -80,17 +80,37 @@
     const full = G.full;
     if (!full) return;
     const box = G.paneBox();
-    if (Math.min(box.width / full[2], box.height / full[3]) >= G.legibleScale()) {
-      G.view = full.slice();
+    const edge = 4; // (room for a selected node's thick outline at the drawing's edge)
+    if (Math.min(box.width / (full[2] + 2 * edge), box.height / (full[3] + 2 * edge)) >= G.legibleScale()) {
+      G.view = [full[0] - edge, full[1] - edge, full[2] + 2 * edge, full[3] + 2 * edge];
       G.apply();
       return;
     }
     const g = $("#graph g.selected") || document.getElementById(G.drawnId(G.layoutEl().dataset.activeLeaf || "") || "");
+    if (g && frameWithWinners(g.id, box)) return;
     if (g) { G.zoomTo(g.id, false); return; }
     const w = box.width / G.legibleScale(), h = box.height / G.legibleScale();
     G.view = [full[0] + (full[2] - w) / 2, full[1], w, h];
     G.apply();
   };
+
+  // Fit on a drawing too big to show whole: the selected node and the branches marked winner
+  // (the chosen branch every overview shows) framed together when they fit at a legible size.
+  function frameWithWinners(selectedId, box) {
+    const svg = G.svgEl(), geo = window.SessionTreeBands;
+    const ids = (G.layoutEl().dataset.winners || "").split(",").filter(Boolean).map((x) => G.drawnId(x)).filter(Boolean);
+    if (!ids.length) return false;
+    const boxes = [selectedId, ...ids].map((id) => geo.nodeBox(svg, id)).filter(Boolean);
+    if (boxes.length < 2) return false;
+    const x0 = Math.min(...boxes.map((b) => b[0])), y0 = Math.min(...boxes.map((b) => b[1]));
+    const x1 = Math.max(...boxes.map((b) => b[0] + b[2])), y1 = Math.max(...boxes.map((b) => b[1] + b[3]));
+    const w = box.width / G.legibleScale(), h = box.height / G.legibleScale(), pad = 12 / G.legibleScale();
+    if (x1 - x0 + 2 * pad > w || y1 - y0 + 2 * pad > h) return false;
+    const full = G.full;
+    G.view = [clamp((x0 + x1) / 2 - w / 2, full[0] - pad, full[2] + 2 * pad, w), clamp((y0 + y1) / 2 - h / 2, full[1] - pad, full[3] + 2 * pad, h), w, h];
+    G.apply();
+    return true;
+  }
 
   // "Fit" (the button and the key): on a session that opens at its skeleton (no level named in
   // the URL), what was unfolded folds again and the skeleton is drawn and fitted; else the

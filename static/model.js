@@ -103,14 +103,12 @@
     slot.append(live.box);
     commitReady();
     let html = null, failed = null;
-    fetch(button.dataset.url, { method: "POST", body: new FormData(form), headers: { Accept: "text/event-stream" }, signal: running.signal })
-      .then(async (res) => {
-        if (!res.ok) throw new Error((await res.text()).trim().slice(0, 600) || `The server answered ${res.status}`);
-        await readEvents(res, (ev) => {  // sse.js
-          if (ev.event === "delta") live.text.value += ev.data.text;
-          else if (ev.event === "done") html = ev.data.html;
-          else if (ev.event === "error") failed = ev.data;
-        });
+    streamPost(button.dataset.url, new FormData(form), (ev) => {  // sse.js
+      if (ev.event === "delta") live.text.value += ev.data.text;
+      else if (ev.event === "done") html = ev.data.html;
+      else if (ev.event === "error") failed = ev.data;
+    }, running.signal)
+      .then(() => {
         if (failed) throw Object.assign(new Error(failed.message), { details: failed.details });
         if (html === null) throw new Error("The server stopped before the summary was complete: nothing was written.");
         slot.innerHTML = html;

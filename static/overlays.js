@@ -35,8 +35,8 @@
       mark = (g) => {
         const s = o.context.nodes[g.id];
         if (!s) return "ctx-off";
-        if (s.state === "replaced") badges.push([g, s.byLabel]);
-        if (s.count) badges.push([g, s.count, "ctx-count"]); // a fold partly in the context
+        if (s.state === "replaced") badges.push([g, "⤷ " + s.byLabel]);
+        if (s.count) badges.push([g, "⤷ " + s.count, "ctx-count"]); // a fold partly in the context
         return s.state === "in-context" ? "ctx-in" : s.state === "replaced" ? "ctx-replaced" : "ctx-path";
       };
     }
@@ -47,9 +47,27 @@
       for (const c of OVERLAY_CLASSES) if (c !== want && g.classList.contains(c)) g.classList.remove(c);
       if (want && !g.classList.contains(want)) g.classList.add(want);
     });
-    if (!o.context) { drawBands(svg, o.compact ? o.compact.bands : []); return o.focus || o.selected; }  // focus: a compaction's cut
+    // The branches a person marked winner: marked on the drawing in every mode (the chosen branch).
+    const winners = (G.layoutEl().dataset.winners || "").split(",").filter(Boolean).map((x) => G.drawnId(x)).filter(Boolean);
+    svg.querySelectorAll("g.node.winner").forEach((g) => { if (!winners.includes(g.id)) g.classList.remove("winner"); });
+    for (const id of winners) {
+      const g = document.getElementById(id);
+      if (!g) continue;
+      g.classList.add("winner");
+      badges.unshift([g, "★ winner", "winner-badge"]);
+    }
+    if (!o.context) {
+      drawBands(svg, o.compact ? o.compact.bands : []);
+      placeBadges(svg, badges);
+      return o.focus || o.selected; // focus: a compaction's cut
+    }
     drawBands(svg, o.context.bands); // first: the brackets hug the path, the badges take what is left
     placeBadges(svg, badges);
+    if (G.drawing) { // the view reaches out to the badges too (they may stand beyond the drawing's edge)
+      G.full = G.withBands(G.drawing);
+      const small = $("#minimap svg");
+      if (small) small.setAttribute("viewBox", G.full.join(" "));
+    }
     return o.selected;
   };
 
@@ -65,39 +83,65 @@
     if (small && G.full.join(" ") !== before) small.setAttribute("viewBox", G.full.join(" "));
   }
 
+  // The drawing with what the overlay adds beside it (bands, badges): "Fit" and the minimap
+  // show all of it, so that no bracket or badge is cut at the pane's edge.
   G.withBands = function withBands(box) {
-    const svg = G.svgEl(), b = svg && window.SessionTreeBands.extent(svg);
-    if (!b) return box.slice();
-    const x0 = Math.min(box[0], b[0] - 4), y0 = Math.min(box[1], b[1] - 4);
-    const x1 = Math.max(box[0] + box[2], b[0] + b[2] + 4), y1 = Math.max(box[1] + box[3], b[1] + b[3] + 4);
+    const svg = G.svgEl(), geo = window.SessionTreeBands;
+    const added = svg ? [geo.extent(svg), badgeExtent(svg)].filter(Boolean) : [];
+    if (!added.length) return box.slice();
+    let x0 = box[0], y0 = box[1], x1 = box[0] + box[2], y1 = box[1] + box[3];
+    for (const b of added) {
+      x0 = Math.min(x0, b[0] - 4); y0 = Math.min(y0, b[1] - 4);
+      x1 = Math.max(x1, b[0] + b[2] + 4); y1 = Math.max(y1, b[1] + b[3] + 4);
+    }
     return [x0, y0, x1 - x0, y1 - y0];
   };
+
+  const badgeBoxes = new WeakMap(); // svg -> the badges placed, in the svg's own units
+  function badgeExtent(svg) {
+    const placed = badgeBoxes.get(svg);
+    if (!placed || !placed.length) return null;
+    const x0 = Math.min(...placed.map((b) => b[0])), y0 = Math.min(...placed.map((b) => b[1]));
+    const x1 = Math.max(...placed.map((b) => b[0] + b[2])), y1 = Math.max(...placed.map((b) => b[1] + b[3]));
+    return [x0, y0, x1 - x0, y1 - y0];
+  }
 
   // The "summarized by compaction X" badges go beside their node, right or left, wherever they
   // cover no other node, no band and no other badge; where neither side is free the node's own
   // tooltip (its <title>) says it instead. Placed from the nodes' coordinates and the text's
   // measured width (bands.js), never by asking the page for a layout: a hundred badges on a big
   // drawing cost a few milliseconds, not a layout each.
+  // A badge keeps inside the drawing's width where it can (right, else left of its node): one
+  // beyond the drawing's edge is where the pane cuts it first.
   function placeBadges(svg, badges) {
+    badgeBoxes.set(svg, []);
     if (!badges.length) return;
     const geo = window.SessionTreeBands;
     const boxes = geo.boxes(svg);
     const taken = Array.from(boxes.values()).concat(geo.placed(svg));
     const hits = (r) => taken.some((b) => r.x0 < b.x1 && b.x0 < r.x1 && r.y0 < b.y1 && b.y0 < r.y1);
+    let left = Infinity, right = -Infinity;
+    boxes.forEach((b) => { left = Math.min(left, b.x0); right = Math.max(right, b.x1); });
+    const group = svg.querySelector("g.graph");
     for (const [g, label, kind] of badges) {
       const b = boxes.get(g.id);
       if (!b) continue;
-      const text = "⤷ " + label;
+      const text = label;
       const w = geo.textWidth(text) + 2, mid = (b.y0 + b.y1) / 2; // 2: an italic glyph overhangs its advance
       const room = (x) => ({ x0: x - 1, y0: mid - 8, x1: x + w + 1, y1: mid + 4 });
-      const x = [b.x1 + 4, b.x0 - 4 - w].find((at) => !hits(room(at)));
+      const sides = [b.x1 + 4, b.x0 - 4 - w];
+      const inside = (at) => at >= left && at + w <= right;
+      const x = sides.filter(inside).concat(sides.filter((at) => !inside(at))).find((at) => !hits(room(at)));
       const mark = document.createElementNS("http://www.w3.org/2000/svg", x === undefined ? "title" : "text");
       mark.setAttribute("class", "replaced-by" + (kind ? " " + kind : ""));
-      mark.textContent = x === undefined ? label : text;
+      mark.textContent = x === undefined ? label.replace(/^⤷ /, "") : text;
       if (x !== undefined) {
         mark.setAttribute("x", x);
         mark.setAttribute("y", mid + 3);
         taken.push(room(x));
+        const r = room(x), m = group && group.transform.baseVal.consolidate();
+        const [dx, dy] = m ? [m.matrix.e, m.matrix.f] : [0, 0]; // (dot's group is only translated)
+        badgeBoxes.get(svg).push([r.x0 + dx, r.y0 + dy, r.x1 - r.x0, r.y1 - r.y0]);
       }
       g.appendChild(mark);
     }

@@ -25,23 +25,47 @@
     const here = JSON.parse(pane.dataset.here);
     mark(JSON.parse(pane.dataset.path), "path");
     mark(here, "here");
-    const first = here.map((id) => document.getElementById(id)).find(Boolean);
-    if (!first) return;
-    const m = svg.getScreenCTM().inverse().multiply(first.getScreenCTM());
-    const b = first.getBBox();
-    const pt = svg.createSVGPoint();
-    pt.x = b.x + b.width / 2; pt.y = b.y + b.height / 2;
-    const c = pt.matrixTransform(m);
-    // As much of the drawing as fits where its smallest text (9 pt) reads at 11 px on screen (a
-    // little more: the svg sits inside the pane's padding), centred on the turn but kept on the
-    // drawing: no empty margin above the root or beside the widest rank while there is drawing to
-    // show instead. A drawing narrower than the window is centred.
+    if (!here.some((id) => document.getElementById(id))) return;
+    const toSvg = svg.getScreenCTM().inverse();
+    const boxOf = (g) => { // a node's box in the drawing's coordinates
+      const m = toSvg.multiply(g.getScreenCTM()), b = g.getBBox(), p = svg.createSVGPoint();
+      p.x = b.x; p.y = b.y; const a = p.matrixTransform(m);
+      p.x = b.x + b.width; p.y = b.y + b.height; const z = p.matrixTransform(m);
+      return { x0: a.x, y0: a.y, x1: z.x, y1: z.y };
+    };
+    const nodes = [...svg.querySelectorAll("g.node")].map(boxOf);
+    const turn = here.map((id) => document.getElementById(id)).filter(Boolean).map(boxOf);
+    const c = { x: (turn[0].x0 + turn[0].x1) / 2, y: (turn[0].y0 + turn[0].y1) / 2 };
+    // Read from afar: the drawing's smallest text (9 pt) at 14 px on a 1280x720 screen, larger in
+    // proportion on a larger one (a projector's 1920x1080 gets 21 px).
+    const px = 14 * Math.max(1, Math.min(window.innerWidth / 1280, window.innerHeight / 720));
     const box = svg.getBoundingClientRect();
-    const w = box.width * 0.8, h = w * box.height / box.width;
+    const scale = px / 9;
+    const w = box.width / scale, h = box.height / scale;
     const all = svg.viewBox.baseVal;
-    const x = w >= all.width ? all.x - (w - all.width) / 2
-      : Math.min(Math.max(c.x - w / 2, all.x), all.x + all.width - w);
-    const y = h >= all.height ? all.y : Math.min(Math.max(c.y - h / 3, all.y), all.y + all.height - h);
+    // Where the window starts along one axis: centred on the turn (a third from the top), kept
+    // on the drawing, and moved to the nearest start that cuts no node in two (the turn's nodes
+    // whole first), so that no node is shown clipped at the pane's edge. A drawing narrower than
+    // the pane is centred in it; one shorter than the pane starts at its top.
+    const place = (want, lo, size, span, key0, key1) => {
+      if (size >= span) return key0 === "x0" ? lo - (size - span) / 2 : lo;
+      const clamp = (v) => Math.min(Math.max(v, lo), lo + span - size);
+      const cuts = (v, boxes) => boxes.filter((b) => (b[key0] < v && b[key1] > v) || (b[key0] < v + size && b[key1] > v + size)).length;
+      const outside = (v) => turn.filter((b) => b[key0] < v || b[key1] > v + size).length; // the turn's nodes not whole in view
+      const starts = [clamp(want)];
+      for (const b of nodes) starts.push(clamp(b[key0] - 4), clamp(b[key1] + 4 - size), clamp(b[key1] + 4), clamp(b[key0] - 4 - size));
+      const score = (v) => [outside(v), cuts(v, nodes), Math.abs(v - want)];
+      return starts.reduce((best, v) => {
+        const a = score(v), b = score(best);
+        return a[0] < b[0] || (a[0] === b[0] && (a[1] < b[1] || (a[1] === b[1] && a[2] < b[2]))) ? v : best;
+      });
+    };
+    const x = place(c.x - w / 2, all.x, w, all.width, "x0", "x1");
+    const y = place(c.y - h / 3, all.y, h, all.height, "y0", "y1");
     svg.setAttribute("viewBox", [x, y, w, h].join(" "));
+    // A node the window still cuts in two (a long column has one at its foot) is left out of the
+    // view rather than shown clipped: the column's line goes on past the edge.
+    const cut = (b) => (b.x0 < x && b.x1 > x) || (b.x0 < x + w && b.x1 > x + w) || (b.y0 < y && b.y1 > y) || (b.y0 < y + h && b.y1 > y + h);
+    [...svg.querySelectorAll("g.node")].forEach((g, i) => { if (cut(nodes[i])) g.classList.add("cut"); });
   });
 })();

@@ -29,6 +29,12 @@
     }));
     const q = tray.map((t) => "id=" + encodeURIComponent(t.id)).join("&");
     $("#compare-go").href = $("#compare-tray").dataset.compareUrl + "?" + q;
+    // Two nodes picked: their contexts side by side too (what the model sees at each).
+    const diff = $("#diff-contexts-go");
+    if (diff) {
+      diff.hidden = tray.length !== 2;
+      if (tray.length === 2) diff.href = $("#compare-tray").dataset.diffUrl + "?a=" + encodeURIComponent(tray[0].id) + "&b=" + encodeURIComponent(tray[1].id);
+    }
     keepPicksInUrl();
     G.markPicked();
     document.dispatchEvent(new CustomEvent("compare:picks", { detail: { ids: tray.map((t) => t.id) } }));  // compare.js

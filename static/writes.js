@@ -1,7 +1,8 @@
 // session-tree: writes from the session page: a form marked `data-stream` is posted with fetch
-// and its answer read as server-sent events (sse.js), the model's reply shown as it comes; then
-// the graph and the panel are drawn again at the new entry. A failed reply keeps the user's
-// message, shows it on the graph and offers to ask again.
+// and its answer read as server-sent events (sse.js), the model's reply shown as it comes, with
+// a Cancel that closes the stream (the server then stops the model and writes no reply); then
+// the graph and the panel are drawn again at the new entry. A failed or cancelled reply keeps
+// the user's message, shows it on the graph and offers to ask again.
 (function () {
   "use strict";
 
@@ -14,32 +15,47 @@
     const say = (text, cls) => { if (status) { status.textContent = text; status.className = "form-status " + (cls || ""); } };
     form.querySelectorAll("button").forEach((b) => { b.disabled = true; });
     say("Working…", "busy");
+    const running = new AbortController();
+    const cancel = cancelButton(form, running);
     let node = null, user = null, failed = null;
     try {
-      const res = await fetch(url, { method: "POST", body, headers: { Accept: "text/event-stream" } });
-      if (!res.ok) throw new Error((await res.text()).trim().slice(0, 500) || `The server answered ${res.status}`);
-      await readEvents(res, (ev) => {  // sse.js
+      await streamPost(url, body, (ev) => {  // sse.js
         if (ev.event === "user") {
           user = node = ev.data.node;
           say("Message added; the model is answering…", "busy");
           if (stream) { stream.hidden = false; out.textContent = ""; }
+          cancel.hidden = false;
         } else if (ev.event === "delta" && out && ev.data.kind === "text") {
           out.textContent += ev.data.text;
         } else if (ev.event === "done") {
-          node = ev.data.node; say(ev.data.message, "ok");
+          node = ev.data.node; say(ev.data.message, ev.data.cut ? "error" : "ok");
         } else if (ev.event === "error") {
           failed = ev.data; user = ev.data.user || user;
         }
-      });
+      }, running.signal);
     } catch (e) {
-      failed = { message: e.message === "Failed to fetch" ? "The server did not answer: is session-tree still running?" : e.message };
+      failed = { message: e.name === "AbortError" ? "Cancelled: no reply was written; your message was kept." : e.message };
     }
+    cancel.remove();
     form.querySelectorAll("button").forEach((b) => { b.disabled = false; });
     if (!failed) { refreshAll(node); return; }
     say(failed.message, "error");
     form.dispatchEvent(new CustomEvent("reply-failed", { detail: failed, bubbles: true }));  // model.js
     if (stream) stream.hidden = true;
     if (user) offerRetry(form, user);
+  }
+
+  // While the model answers: a Cancel beside the status, which closes the stream.
+  function cancelButton(form, running) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "cancel-reply";
+    button.textContent = "Cancel";
+    button.hidden = true;
+    button.addEventListener("click", () => running.abort());
+    const status = form.querySelector(".form-status");
+    if (status) status.after(button); else form.append(button);
+    return button;
   }
 
   // After a failed reply the user message stays: show it on the graph and offer to ask again.

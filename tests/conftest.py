@@ -178,3 +178,11 @@ def patient_dot(monkeypatch):
 def own_cache_folder(tmp_path_factory, monkeypatch):
     """Each test's servers keep their corpus index in a cache folder of their own, never the user's."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+
+
+@pytest.fixture(autouse=True)
+def pi_in_its_usual_folder(monkeypatch):
+    """pi's sessions are where a test's home folder keeps them, whatever the machine running the
+    tests says pi's are (its PI_CODING_AGENT_SESSION_DIR or agent folder)."""
+    monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
+    monkeypatch.delenv("PI_CODING_AGENT_DIR", raising=False)

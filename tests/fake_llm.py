@@ -12,7 +12,19 @@ makes the whole reply, tool calls included: what a model working through a repla
 
 The server is strict the way OpenAI is: a request whose messages OpenAI would refuse (a tool call
 without its result, a tool result without its call, an empty assistant message) gets OpenAI's
-400 with OpenAI's wording, so every model test proves the request would be accepted.
+400 with OpenAI's wording, so every model test proves the request would be accepted. It is also
+strict the way local servers are (llama.cpp's, llama-cpp-python's), which the real ones showed:
+- an assistant message without `content` is refused (their chat templates read it);
+- `fake.window` (tokens, counted as characters / 4) makes it a server of that window: a request
+  larger than it gets llama.cpp's 400 `exceed_context_size_error`, and `/props` reports it;
+- the "generate" kind generates as a small model does: a word a token (`words`, in turn) until
+  the request's `max_tokens`, else until the window is full (`finish_reason: length`), else
+  `limit` words;
+- `usage=None` sends no usage in the stream (llama-cpp-python sends none);
+- the "crash" kind answers 200 and drops the connection before any byte of the body, and
+  "empty" answers 200 with an empty body: a server that died after accepting the request;
+- a client that closes the connection mid-stream stops the generation: `fake.client_closed` is
+  set and `fake.generated` says how many pieces were sent before it.
 """
 
 from __future__ import annotations
@@ -45,6 +57,9 @@ class FakeLLM:
         self.port = 0
         self.stopped = threading.Event()  # ends a hang when the test is over
         self.models: dict[str, tuple[str, dict]] = {}  # model name -> (kind, options) of its own
+        self.window: int | None = None  # a local server's context window (tokens = characters / 4)
+        self.client_closed = threading.Event()  # a client went away mid-stream
+        self.generated = 0  # pieces streamed by the last "generate" answer
 
     @property
     def api_base(self) -> str:
@@ -59,9 +74,18 @@ class FakeLLM:
     def behaviour(self, body: dict) -> tuple[str, dict]:
         return self.models.get(str(body.get("model")), (self.kind, self.options))
 
-    def usage(self, options: dict | None = None) -> dict:
+    def usage(self, options: dict | None = None) -> dict | None:
         options = self.options if options is None else options
         return options.get("usage", {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17})
+
+    def generation(self, body: dict, options: dict) -> tuple[list[str], str]:
+        """(pieces, finish_reason) of a small model that does not stop by itself."""
+        room = (self.window - request_tokens(body)) if self.window else None
+        asked = body.get("max_tokens") or body.get("max_completion_tokens")
+        bounds = [b for b in (asked, room) if b]
+        n = min(bounds) if bounds else options.get("limit", 200)
+        words = options.get("words", [" word"])  # (litellm refuses a stream of 100 identical chunks)
+        return [words[i % len(words)] for i in range(max(n, 0))], "length"
 
     def reply_body(self, kind: str | None = None, options: dict | None = None) -> dict:
         kind, options = (self.kind, self.options) if options is None else (kind, options)
@@ -80,7 +104,8 @@ class FakeLLM:
 
     def stream_chunks(self, kind: str | None = None, options: dict | None = None) -> list[dict]:
         kind, options = (self.kind, self.options) if options is None else (kind, options)
-        pieces = options.get("pieces", ["Hello", " from", " the", " stream."])
+        default = [options["text"]] if options.get("text") else ["Hello", " from", " the", " stream."]
+        pieces = options.get("pieces", default)
         chunks = [_chunk({"role": "assistant", "content": ""})]
         chunks += [_chunk({"reasoning_content": t}) for t in options.get("thinking", ())]
         chunks += [_chunk({"content": p}) for p in pieces]
@@ -93,8 +118,10 @@ class FakeLLM:
                 for part in (text[: len(text) // 2], text[len(text) // 2:]):
                     chunks.append(_chunk({"tool_calls": [{"index": i, "function": {"arguments": part}}]}))
             finish = "tool_calls"
-        chunks.append(_chunk({}, finish=finish))
-        chunks.append(_chunk({}, usage=self.usage(options)))
+        chunks.append(_chunk({}, finish=options.get("finish", finish)))
+        usage = self.usage(options)
+        if usage is not None:
+            chunks.append(_chunk({}, usage=usage))
         return chunks
 
 
@@ -110,6 +137,11 @@ ERRORS = {
     "400": (400, "invalid_request_error", "messages: must not be empty"),
     "404": (404, "model_not_found", "The model `test-model` does not exist"),
 }
+
+
+def request_tokens(body: dict) -> int:
+    """A request's size as the fake counts it: the characters of its messages / 4."""
+    return len(json.dumps(body.get("messages") or [])) // 4
 
 
 def strict_problem(messages) -> str | None:
@@ -135,6 +167,9 @@ def strict_problem(messages) -> str | None:
         answerable = set()
         if role == "assistant":
             calls = m.get("tool_calls") or []
+            if "content" not in m:
+                return (f"messages[{i}]: an assistant message without 'content' (local servers' chat "
+                        "templates read it: llama-cpp-python's fails on one)")
             content = m.get("content")
             if not calls and (content is None or content == "" or content == []):
                 return (f"Invalid value for 'messages[{i}]': an assistant message must have 'content' "
@@ -154,6 +189,15 @@ def _handler(fake: FakeLLM):
 
         def log_message(self, *args):  # keep test output clean
             pass
+
+        def do_GET(self):
+            """What a local server says of itself: llama.cpp's /props and the /models list."""
+            if self.path == "/props" and fake.window:
+                return self._json(200, {"default_generation_settings": {"n_ctx": fake.window}})
+            if self.path in ("/v1/models", "/models"):
+                meta = {"n_ctx_train": fake.window} if fake.window else {}
+                return self._json(200, {"object": "list", "data": [{"id": "test-model", "meta": meta}]})
+            return self._json(404, {"error": {"message": f"no route {self.path}"}})
 
         def do_POST(self):
             if self.path not in ("/v1/chat/completions", "/chat/completions"):
@@ -179,6 +223,21 @@ def _handler(fake: FakeLLM):
                 fake.refused.append(refused)
                 return self._json(400, {"error": {"message": refused, "type": "invalid_request_error",
                                                   "param": "messages", "code": None}})
+            if fake.window and request_tokens(body) > fake.window:
+                return self._json(400, {"error": {
+                    "code": 400, "type": "exceed_context_size_error", "n_prompt_tokens": request_tokens(body),
+                    "n_ctx": fake.window,
+                    "message": "the request exceeds the available context size, try increasing it"}})
+            if kind == "crash":  # accepted, then the process died: headers and nothing after
+                return self._crash()
+            if kind == "empty":
+                return self._raw(200, "application/json", b"")
+            if kind == "generate" and body.get("stream"):
+                pieces, finish = fake.generation(body, options)
+                counted = {"prompt_tokens": request_tokens(body), "completion_tokens": len(pieces),
+                           "total_tokens": request_tokens(body) + len(pieces)}
+                chunks = fake.stream_chunks("reply", {"usage": counted, **options, "pieces": pieces, "finish": finish})
+                return self._stream(chunks, broken=False, delay=options.get("delay"), counting=True)
             if kind in ERRORS:
                 status, code, message = ERRORS[kind]
                 return self._json(status, {"error": {"message": message, "type": code, "code": code}})
@@ -217,17 +276,36 @@ def _handler(fake: FakeLLM):
             self.end_headers()
             self.wfile.write(data)
 
-        def _stream(self, chunks: list[dict], broken: bool, delay: float | None = None) -> None:
+        def _crash(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self.wfile.flush()
+            self.close_connection = True
+            self.connection.shutdown(2)
+
+        def _stream(self, chunks: list[dict], broken: bool, delay: float | None = None,
+                    counting: bool = False) -> None:
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
             if broken:
                 chunks = chunks[:3]
+            if counting:
+                fake.generated = 0
             for c in chunks:
                 if delay and c["choices"] and c["choices"][0]["delta"].get("content"):
                     fake.stopped.wait(delay)  # a slow model: each piece after a pause
-                self._send_chunk(f"data: {json.dumps(c)}\n\n".encode())
+                try:
+                    self._send_chunk(f"data: {json.dumps(c)}\n\n".encode())
+                except OSError:  # the client closed the connection: a real server stops generating
+                    fake.client_closed.set()
+                    self.close_connection = True
+                    return
+                if counting:
+                    fake.generated += 1
             if broken:  # cut the connection without the terminating chunk: a truncated body
                 self.wfile.flush()
                 self.close_connection = True

@@ -305,7 +305,7 @@ def test_compact_with_a_summary_file_writes_a_valid_compaction(capsys, tmp_path)
     assert code == 0
     ctx = run_json(capsys, "context", path, "--json")
     assert [m["entryId"] for m in ctx["messages"]] == [entry["id"], "e5", "e6"]
-    assert ctx["messages"][0]["role"] == "system" and "Read src/a.py." in ctx["messages"][0]["content"]
+    assert ctx["messages"][0]["role"] == "user" and "Read src/a.py." in ctx["messages"][0]["content"]
 
 
 def test_compact_refuses_when_there_is_nothing_to_compact(capsys, tmp_path):

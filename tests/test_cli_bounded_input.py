@@ -10,12 +10,11 @@ import pytest
 from tests.conftest import Builder
 from tests.core.test_write_failures import path  # noqa: F401 (a fixture: a user message and its reply)
 from tests.test_cli import run, shell
-from webapp import cli_input
+from webapp.cli import inputs
 
 
 def test_append_refuses_stdin_over_the_cap_in_one_line(path, capsys, monkeypatch):
-    monkeypatch.setattr(cli_input, "MAX_STDIN_BYTES", 100)
-    monkeypatch.setattr("webapp.cli.MAX_STDIN_BYTES", 100)
+    monkeypatch.setattr("webapp.cli.writing.MAX_STDIN_BYTES", 100)
     before = path.read_bytes()
     entry = orjson.dumps({"type": "custom", "customType": "x", "data": "y" * 100})
     code, out, err = run(capsys, "append", path, stdin=entry, monkeypatch=monkeypatch)
@@ -40,9 +39,9 @@ def test_compact_with_an_endless_summary_file_ends(path):
 
 def test_a_summary_file_under_the_cap_is_read_whole(tmp_path):
     (tmp_path / "s.md").write_text("Goal: parse\n", encoding="utf-8")
-    assert cli_input.read_summary_file(str(tmp_path / "s.md"), limit=12) == "Goal: parse\n"
+    assert inputs.read_summary_file(str(tmp_path / "s.md"), limit=12) == "Goal: parse\n"
     with pytest.raises(Exception, match="more than 11 bytes"):
-        cli_input.read_summary_file(str(tmp_path / "s.md"), limit=11)
+        inputs.read_summary_file(str(tmp_path / "s.md"), limit=11)
 
 
 def test_ls_prints_a_newline_in_a_name_escaped(tmp_path, capsys):

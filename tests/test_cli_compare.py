@@ -57,7 +57,7 @@ def test_html_writes_the_self_contained_export(capsys, rich, tmp_path):
     file, tips = rich
     out_file = tmp_path / "cmp.html"
     code, out, _ = run(capsys, "compare", file, *tips, "--html", out_file, "--baseline", tips[2])
-    assert code == 0 and out.startswith(f"wrote {out_file}")
+    assert code == 0 and out.startswith(f"session-tree: wrote {out_file}")
     html = out_file.read_text()
     assert "<script" not in html.lower() and "<style>" in html and "<link" not in html
     assert html.count('class="cmp-branch-head') == 3 and 'class="cmp-outcome"' in html

@@ -130,10 +130,12 @@ def variants(sp: argparse.ArgumentParser, file: Path, root: Path, value: str, al
                 argv += [action.option_strings[0], value if value != EVIL else next(iter(action.choices))]
             else:
                 argv += [action.option_strings[0], value]
+    if long_running and "--port" not in argv:  # (none of the values is a port: it must refuse, not start)
+        argv += ["--port", value]
     return argv
 
 
-LONG_RUNNING = {"serve"}  # would serve forever when its arguments are good: only bad ones here
+LONG_RUNNING = {"serve", "demo"}  # would serve forever when its arguments are good: only bad ones here
 
 
 @pytest.mark.parametrize("name", sorted(commands()))

@@ -17,7 +17,7 @@ from tests.core.test_formats_claude import _session_with_a_subagent
 from tests.redaction_fixture import SECRETS, write_secret_session
 from tests.test_cli import run
 from webapp.core.catalog import summarize_session
-from webapp.core.storage import discover
+from webapp.core.agents.places import discover
 from webapp.web import project_export
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_sessions"

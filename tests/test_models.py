@@ -1,5 +1,5 @@
-"""Model metadata from litellm's table (webapp/model/table.py): only each model's context window
-and input price are kept of it, and it answers as the table does (a table written here stands for litellm's)."""
+"""Model metadata from litellm's table (webapp/model/table.py): only each model's context window,
+input price and output limit are kept of it, and it answers as the table does (a table written here stands for litellm's)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from webapp.model import table as models
 
 TABLE = {
     "sample_spec": {"max_input_tokens": 1, "max_tokens": 1},
-    "anthropic/claude-x": {"max_input_tokens": 200_000, "max_tokens": 8_192, "input_cost_per_token": 3e-06},
+    "anthropic/claude-x": {"max_input_tokens": 200_000, "max_tokens": 8_192, "max_output_tokens": 8_192,
+                           "input_cost_per_token": 3e-06},
     "claude-x": {"max_tokens": 100_000},
     "gpt-y": {"max_input_tokens": None, "max_tokens": 64_000},
     "no-window": {"mode": "embedding", "max_input_tokens": "lots"},
@@ -47,9 +48,10 @@ def test_rows_that_are_not_models_and_unknown_models_answer_none(table):
     assert info("x", "unknown") is None and info("x", "") is None
 
 
-def test_only_the_windows_and_input_prices_are_kept_of_the_table(table):
-    assert models._windows() == {"anthropic/claude-x": (200_000, 3e-06), "claude-x": (100_000, None),
-                                 "gpt-y": (64_000, None), "no-window": (None, None)}
+def test_only_the_windows_input_prices_and_output_limits_are_kept_of_the_table(table):
+    assert models._windows() == {"anthropic/claude-x": (200_000, 3e-06, 8_192), "claude-x": (100_000, None, None),
+                                 "gpt-y": (64_000, None, None), "no-window": (None, None, None)}
+    assert models.model_info("anthropic", "claude-x").max_output == 8_192
 
 
 def test_an_estimated_cost_is_tokens_times_the_input_price_or_unknown(table):

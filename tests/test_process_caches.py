@@ -4,6 +4,7 @@ must not carry anything from one use to the next."""
 from __future__ import annotations
 
 import jinja2
+import pytest
 
 from tests.conftest import Builder
 from webapp import cli
@@ -41,22 +42,40 @@ def test_a_second_app_renders_without_compiling_a_template_again(tmp_path, monke
     assert "hello" in pages[1] and pages[0].count("hello") == pages[1].count("hello")
 
 
-def _options(parser, command):
+def _subparsers(parser):
     import argparse
 
     (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-    return sorted(s for a in sub.choices[command]._actions for s in a.option_strings or [a.dest])
+    return sub.choices
 
 
-def test_the_corpus_commands_parse_alone_as_in_the_whole_parser_without_the_other_commands_modules():
+def _options(parser, command):
+    return sorted(s for a in _subparsers(parser)[command]._actions for s in a.option_strings or [a.dest])
+
+
+def test_each_group_of_commands_parses_alone_as_in_the_whole_parser():
+    whole = cli.build_parser()
+    assert list(_subparsers(whole)) == list(cli.COMMANDS)  # the table names every command, in --help's order
+    for group in cli.GROUPS:
+        alone = cli.build_parser(group)
+        built = [c for c, sp in _subparsers(alone).items() if sp.get_default("func")]
+        assert built == [c for c, (g, _) in cli.COMMANDS.items() if g == group]
+        for command in built:
+            assert _options(alone, command) == _options(whole, command)
+    assert list(_subparsers(cli.build_parser(None))) == list(cli.COMMANDS)  # (--help's: the names alone)
+
+
+@pytest.mark.parametrize("argv, heavy", [(["show"], ("flask", "duckdb", "litellm")),
+                                         (["index"], ("flask", "litellm", "pyarrow")),
+                                         (["--help"], ("flask", "duckdb", "litellm", "webapp.core.session"))])
+def test_a_command_imports_the_module_of_its_group_and_no_other(argv, heavy):
     import subprocess
     import sys
 
-    whole, alone = cli.build_parser(), cli.build_parser("corpus")
-    for command in ("index", "sql", "ls"):
-        assert _options(alone, command) == _options(whole, command)
-    assert "--corpus" in _options(whole, "serve")  # (the corpus commands add it to the whole parser only)
-    probe = ("import sys; from webapp import cli; cli._parser(cli._ALONE['index']); "
-             "print(sorted(m for m in sys.modules if m.startswith('webapp.commands_')))")
-    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
-    assert loaded.strip() == "['webapp.commands_corpus']"
+    groups = [f"webapp.cli.{g}" for g in cli.GROUPS]
+    probe = ("import sys; from webapp import cli; cli.parser_for(sys.argv[1:]); "
+             f"print(sorted(m for m in sys.modules if m in {groups!r}), "
+             f"[m for m in {list(heavy)!r} if m in sys.modules])")
+    loaded = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True, text=True, check=True).stdout
+    group = cli.COMMANDS[argv[0]][0] if argv[0] in cli.COMMANDS else None
+    assert loaded.strip() == f"{[f'webapp.cli.{group}'] if group else []} []"

@@ -86,14 +86,18 @@ def live_server(sessions_root):
 
 @pytest.fixture
 def model_server(llm_server):
-    """`serve(root, model, timeout)`: the app on `root` with `model` behind the test's local
-    OpenAI-compatible server (`llm_server`); every server it started stops after the test."""
+    """`serve(root, model, timeout, models, **settings)`: the app on `root` with `model` (and
+    `models` besides, as `serve --model` offers them; its window and max_tokens when `settings`
+    name `context_window` or `max_tokens`) behind the test's local OpenAI-compatible
+    server (`llm_server`); every server it started stops after the test."""
     started: list[LiveServer] = []
 
-    def serve(root: Path, model: str = "openai/test-model", timeout: float = 20) -> LiveServer:
-        config = ModelConfig(model, api_base=llm_server.api_base, api_key="dummy", timeout=timeout)
+    def serve(root: Path, model: str = "openai/test-model", timeout: float = 20, models: tuple[str, ...] = (),
+              **settings) -> LiveServer:
+        limits = {k: settings.pop(k) for k in ("context_window", "max_tokens") if k in settings}
+        config = ModelConfig(model, api_base=llm_server.api_base, api_key="dummy", timeout=timeout, **limits)
         model_identity(config)  # imports litellm now: a cold import takes seconds on a busy machine
-        started.append(LiveServer(root, {"MODEL_CONFIG": config}))
+        started.append(LiveServer(root, {"MODEL_CONFIG": config, "MODELS": tuple(models), **settings}))
         return started[-1]
 
     yield serve

@@ -100,8 +100,11 @@ def test_summarize_a_branch_in_place_without_writing(live_server, page, console)
 def test_export_opens_from_disk_with_the_same_columns(live_server, page, tmp_path, console):
     compare_from_branch_list(live_server, page, 3)
     heads = page.locator(".cmp-branch-head .cmp-head-line, .cmp-branch-head .cmp-title").all_inner_texts()
+    page.click("#export-comparison")  # the review comes first: what redaction replaces, each with a "keep" box
+    expect(page.locator("h1")).to_have_text("Export the comparison as one HTML file")
+    expect(page.locator("#share-redact")).to_be_checked()
     with page.expect_download() as info:
-        page.click("#export-comparison")
+        page.click("#share-download")
     download = info.value
     assert re.fullmatch(r"comparison-[\w-]+-3-branches\.html", download.suggested_filename)
     saved = tmp_path / download.suggested_filename

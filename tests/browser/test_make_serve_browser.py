@@ -1,5 +1,5 @@
 """`make serve` serves a fresh copy of sample_sessions/: a fork made in the browser lands in the
-copy and leaves the tracked sample files byte-identical."""
+copy, which goes when the server stops, and leaves the tracked sample files byte-identical."""
 
 from __future__ import annotations
 
@@ -29,8 +29,9 @@ def digests(root: Path) -> dict[str, str]:
             if p.is_file()}
 
 
-def printed_address(proc: subprocess.Popen) -> str:
-    """The address the server prints (with its token), once it accepts connections."""
+def printed_address(proc: subprocess.Popen) -> tuple[str, Path]:
+    """The address the server prints (with its token), once it accepts connections, and the
+    folder it says it serves."""
     for line in proc.stdout:
         found = SERVING.match(line)
         if found:
@@ -38,27 +39,30 @@ def printed_address(proc: subprocess.Popen) -> str:
     else:
         raise AssertionError(f"make serve-demo exited: {proc.wait(30)}")
     threading.Thread(target=proc.stdout.read, daemon=True).start()  # (its request log: a full pipe would stop it)
+    folder = Path(line.split("serving ", 1)[1].rsplit(" on ", 1)[0])
     port = int(found[1].rstrip("/").rpartition(":")[2])
     while True:
         assert proc.poll() is None, "make serve-demo exited"
         try:
             socket.create_connection(("127.0.0.1", port), timeout=5).close()
-            return f"{found[1]}?token={found[2]}"
+            return f"{found[1]}?token={found[2]}", folder
         except OSError:
             time.sleep(0.1)
 
 
 def test_a_fork_on_the_demo_copy_leaves_the_samples_untouched(page, tmp_path):
-    assert ".demo/" in (PROJECT / ".gitignore").read_text().split()
     before = digests(SAMPLES)
-    demo, port = tmp_path / "demo", free_port()
+    port = free_port()
     # The recipe `make serve` runs after installing (serve-demo), with this test's venv and folder.
     proc = subprocess.Popen(["make", "-s", "-C", str(PROJECT), "serve-demo", f"BIN={Path(sys.executable).parent}",
-                             f"DEMO={demo}", f"PORT={port}"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             f"PORT={port}"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, "TMPDIR": str(tmp_path)},
                             start_new_session=True)  # its own group: make and the server stop together
     try:
         url = f"http://127.0.0.1:{port}"
-        page.goto(printed_address(proc))  # as a person opens what it printed: logged in
+        address, demo = printed_address(proc)
+        assert demo.is_relative_to(tmp_path)  # a fresh copy in a temporary folder
+        page.goto(address)  # as a person opens what it printed: logged in
         expect(page.locator("body")).to_contain_text("sessions")
         assert "token" not in page.url
         page.goto(f"{url}/s/{RICH}?node={GOOD_APPROACH}")
@@ -68,9 +72,10 @@ def test_a_fork_on_the_demo_copy_leaves_the_samples_untouched(page, tmp_path):
         form.locator("button[type=submit]").click()
         expect(page.locator("#node-panel .badge.active")).to_be_visible()
         page.wait_for_function(f"document.querySelector('#graph g.node.active-leaf')?.id === 'e-{GOOD_APPROACH}'")
+        assert Session.open(demo / RICH).tree.active_leaf == GOOD_APPROACH  # the fork landed in the copy
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=10)
-    assert Session.open(demo / RICH).tree.active_leaf == GOOD_APPROACH  # the fork landed in the copy
+    assert not demo.exists()
     assert digests(SAMPLES) == before
     assert page.errors == []

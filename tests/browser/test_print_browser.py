@@ -36,7 +36,9 @@ def test_the_print_page_prints_the_whole_branch_under_a_title_block(tmp_path, pa
     try:
         page.goto(server.url + "/s/--proj--/report.jsonl?tab=transcript")
         page.click("a.button:text-is('Print')")
-        page.wait_for_url("**/print?leaf=*")
+        page.wait_for_url("**/print/review?leaf=*")  # what is printed is shared: the review comes first
+        page.click("#share-download")
+        page.wait_for_url("**/print?*")
         page.emulate_media(media="print")
         assert not page.locator(".print-hint").is_visible() and not page.locator(".topbar").is_visible()
         pages = pdf_pages(page)

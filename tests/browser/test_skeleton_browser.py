@@ -83,7 +83,13 @@ PRESENTED = """() => { const pane = document.querySelector('.present-graph').get
     .map(t => parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a).sort((a, b) => a - b);
   const here = [...document.querySelectorAll('.present-graph g.node.here')].map(g => g.getBoundingClientRect())
     .filter(b => b.left >= pane.left && b.right <= pane.right && b.top >= pane.top && b.bottom <= pane.bottom);
-  return {median: px[Math.floor(px.length / 2)], here: here.length, skeleton: document.querySelectorAll('.present-graph g.node.skeleton').length}; }"""
+  const cut = [...document.querySelectorAll('.present-graph g.node')].filter(g => getComputedStyle(g).visibility !== 'hidden')
+    .map(g => g.getBoundingClientRect())
+    .filter(b => (b.left < pane.left && b.right > pane.left) || (b.left < pane.right && b.right > pane.right)
+              || (b.top < pane.top && b.bottom > pane.top) || (b.top < pane.bottom && b.bottom > pane.bottom));
+  return {median: px[Math.floor(px.length / 2)], smallest: px[0], here: here.length, cut: cut.length,
+          skeleton: document.querySelectorAll('.present-graph g.node.skeleton').length,
+          nodes: [...document.querySelectorAll('.present-graph g.node')].map(g => g.id)}; }"""
 
 
 def test_the_presenter_opens_at_turn_1_with_the_skeleton_readable_and_the_turn_marked(live_server, page):
@@ -91,10 +97,11 @@ def test_the_presenter_opens_at_turn_1_with_the_skeleton_readable_and_the_turn_m
     page.goto(live_server.url + live_server.rel(LARGE) + "?tab=transcript")
     page.locator("a.button", has_text="Present").click()
     expect(page.locator(".present-pos")).to_contain_text("Turn 1 of")
-    expect(page.locator(".present-graph svg")).to_be_visible()
+    expect(page.locator(".present-graph g.node.here").first).to_be_visible()
     seen = page.evaluate(PRESENTED)
-    assert round(seen["median"], 2) >= 11
+    assert round(seen["smallest"], 2) >= 14  # read from afar
     assert seen["here"] >= 1 and seen["skeleton"] >= 1  # the turn marked, in view, on the skeleton
+    assert seen["cut"] == 0  # no node shown cut in two at the pane's edge
     # The window stays on the drawing: the root's row at the pane's top, no empty band above it.
     gap = page.evaluate("""() => {
       const pane = document.querySelector('.present-graph').getBoundingClientRect();
@@ -103,7 +110,31 @@ def test_the_presenter_opens_at_turn_1_with_the_skeleton_readable_and_the_turn_m
     assert 0 <= gap <= 40
     page.keyboard.press("ArrowRight")
     expect(page.locator(".present-pos")).to_contain_text("Turn 2 of")
+    expect(page.locator(".present-graph g.node.here").first).to_be_visible()  # (marked once the page has loaded)
     assert page.evaluate(PRESENTED)["here"] >= 1
+
+
+def test_the_presenter_draws_the_branch_it_presents_whole_and_larger_on_a_larger_screen(live_server, page):
+    """A branch the skeleton groups at the session page ("⊞ 3 more branches here") is the one
+    column the presenter draws, its tip included, with no node cut; a 1920x1080 screen gets
+    larger text (and a larger turn) than 1280x720."""
+    tree = Session.open(next(live_server.root.rglob(f"*{LARGE}*.jsonl"))).tree
+    drawn = {e.id for e in graph.build_layout(tree, "skeleton").nodes}
+    grouped = next(x for x in tree.leaves() if x not in drawn)
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(live_server.url + live_server.rel(LARGE) + f"/present?leaf={grouped}&turn=1")
+    expect(page.locator(".present-graph g.node.here").first).to_be_visible()
+    small = page.evaluate(PRESENTED)
+    assert graph.dom_id(grouped) in small["nodes"] and small["cut"] == 0 and round(small["smallest"], 2) >= 14
+    assert not any(n.startswith("e-") and n[2:] in tree.by_id and n[2:] not in {e.id for e in tree.path(grouped)}
+                   for n in small["nodes"])  # one branch: nothing of another drawn as itself
+    turn_px = page.evaluate("() => parseFloat(getComputedStyle(document.querySelector('.present-turn')).fontSize)")
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    page.reload()
+    expect(page.locator(".present-graph g.node.here").first).to_be_visible()
+    large = page.evaluate(PRESENTED)
+    assert large["cut"] == 0 and large["smallest"] >= small["smallest"] * 1.4
+    assert page.evaluate("() => parseFloat(getComputedStyle(document.querySelector('.present-turn')).fontSize)") > turn_px * 1.3
 
 
 def test_compare_mode_picks_a_folded_turn_instead_of_unfolding_it(live_server, page, bring_into_view):

@@ -63,7 +63,7 @@ def test_a_regenerated_summary_streams_into_an_editor_and_is_written_as_edited(s
 
 
 def test_a_regeneration_can_be_cancelled_and_writes_nothing(server, llm_server, page):
-    llm_server.behave("hang")
+    llm_server.behave("generate", delay=0.3, limit=400)  # a small model that would fill its window
     path = file_of(server)
     before = path.read_bytes()
     page.goto(server.url + server.rel(RICH) + "?tab=summaries")
@@ -74,6 +74,7 @@ def test_a_regeneration_can_be_cancelled_and_writes_nothing(server, llm_server, 
     expect(progress.locator(".elapsed")).to_have_text("1 s", timeout=5000)
     progress.locator("button.cancel-summary").click()
     expect(card.locator(".summary-outcome")).to_have_text("Cancelled: nothing was written.")
+    assert llm_server.client_closed.wait(5) and llm_server.generated < 400  # the model server stopped
     expect(progress).to_be_hidden()
     expect(button).to_be_enabled()
     expect(card.locator("button.commit-summary")).to_be_hidden()

@@ -123,13 +123,13 @@ def test_a_model_error_is_shown_and_nothing_partial_is_written(server, llm_serve
     expect(status).to_have_class(re.compile("error"))
     tree = tree_of(server)
     new = tree.entries[len(before.entries):]
-    assert [e.role or e.type for e in new] == ["user", "model_change"]  # no assistant entry, partial or not
+    assert [e.role or e.type for e in new] == ["user"]  # no assistant entry, partial or not, and no model_change
     user = new[0]
     llm_server.behave("reply", pieces=["Changelog", " updated."])
     page.click("#fork-form button.retry")
     reply_written(page, "Changelog updated.")
     tree = tree_of(server)
-    assert tree.parent[tree.parent[tree.active_leaf]] == user.id  # the retry reused the model change
+    assert tree.parent[tree.parent[tree.active_leaf]] == user.id  # the retry wrote the model change with its reply
     assert len(tree.entries) == len(before.entries) + 3
 
 
@@ -147,3 +147,43 @@ def test_a_second_reply_from_the_same_model_records_no_other_model_change(sessio
     changes = [e for e in tree.path(tree.active_leaf) if e.type == "model_change" and e.get("modelId") == "test-model"]
     assert len(changes) == 1 and changes[0].get("provider") == "openai"
     server.stop()
+
+
+def test_cancel_stops_the_model_and_writes_no_reply(server, llm_server, page):
+    """A small model that would generate for minutes: Cancel closes the stream, the app closes
+    its connection to the model server (which stops generating), and only the message stays."""
+    llm_server.behave("generate", delay=0.2, limit=600)
+    page.goto(server.url + server.rel(RICH))
+    before = tree_of(server)
+    page.click("#node-panel button:has-text('Continue here')")
+    page.fill("#fork-form textarea[name=message]", "Write the whole changelog")
+    page.click("#fork-form button:has-text('Send')")
+    expect(page.locator("#fork-form .reply-text")).to_contain_text("word word", timeout=10000)
+    page.click("#fork-form button.cancel-reply")
+    status = page.locator("#fork-form .form-status")
+    expect(status).to_have_text("Cancelled: no reply was written; your message was kept.")
+    assert llm_server.client_closed.wait(5)  # the model server saw its client go: it stopped generating
+    assert llm_server.generated < 600
+    new = tree_of(server).entries[len(before.entries):]
+    assert [e.role or e.type for e in new] == ["user"]
+    expect(page.locator("#fork-form button.retry")).to_be_visible()
+    assert page.errors == []
+
+
+def test_a_reply_cut_at_the_length_limit_is_said_to_be_cut(sessions_root, model_server, llm_server, page):
+    """A reply that stops at max_tokens is written as what it is (stopReason length) and the page
+    says it was cut, in the status and on the node."""
+    server = model_server(sessions_root, timeout=3, max_tokens=12)
+    llm_server.behave("generate")
+    page.goto(server.url + server.rel(RICH))
+    page.click("#node-panel button:has-text('Continue here')")
+    page.fill("#fork-form textarea[name=message]", "Explain everything")
+    page.click("#fork-form button:has-text('Send')")
+    expect(page.locator("#node-panel .reply-cut")).to_contain_text("cut at the length limit", timeout=10000)
+    assert llm_server.requests[-1]["max_tokens"] == 12
+    tree = tree_of(server)
+    reply = tree.by_id[tree.active_leaf]
+    assert reply.message["stopReason"] == "length" and reply.message["content"][0]["text"] == " word" * 12
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.screenshot(path=str(sessions_root.parent / "cut-reply.png"))
+    assert page.errors == []

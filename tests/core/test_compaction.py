@@ -234,7 +234,7 @@ def test_write_compaction_appends_at_the_leaf_and_the_context_restarts_from_it(m
     assert tree.active_leaf == entry["id"]
     ctx = build_context(tree, tree.active_leaf)
     assert [m["entryId"] for m in ctx.messages] == [entry["id"], "e5", "e6"]
-    assert ctx.messages[0]["role"] == "system" and "read a.py" in ctx.messages[0]["content"]
+    assert ctx.messages[0]["role"] == "user" and "read a.py" in ctx.messages[0]["content"]
     assert tree.problems == []
 
 
@@ -326,3 +326,28 @@ def test_a_plan_for_the_active_branch_is_refused_once_the_branch_moved_on(tmp_pa
     with pytest.raises(InvalidWrite, match="moved on"):
         write_compaction(s, plan, "summary")
     assert bytes(s.storage.data) == before
+
+
+def test_a_compaction_keeps_the_system_prompt_and_tools_in_force_as_pi_1_6_writes_them(tmp_path):
+    read_tool = {"name": "read", "description": "Read a file", "parameters": {"type": "object", "properties": {}}}
+    b = Builder()
+    b.add("message", message={"role": "system", "content": "Be brief.", "sections": {"agents": "AGENTS.md"},
+                              "toolsAdded": [read_tool, {"name": "bash", "description": "Run", "parameters": {}}]})
+    b.user("one " * 200)
+    b.assistant("two " * 200, usage=500)
+    b.add("message", message={"role": "system", "content": "", "sections": {"agents": None, "date": "today"},
+                              "toolsRemoved": [{"name": "bash"}]})
+    b.user("three " * 200)
+    b.assistant("four " * 200, usage=900)
+    session = Session.open(b.write(tmp_path / "s.jsonl"))
+    plan = plan_compaction(session.tree, session.tree.active_leaf, keep_recent_tokens=100)
+    entry = write_compaction(session, plan, "We talked.", {"usage": {"input": 5, "output": 1, "cost": {"total": 0.25}}})
+    checkpoint = entry["systemMessage"]
+    assert {k: v for k, v in checkpoint.items() if k != "timestamp"} == {
+        "role": "system", "content": "Be brief.", "sections": {"date": "today"}, "toolsAdded": [read_tool]}
+    assert entry["usage"]["cost"]["total"] == 0.25 and "usage" not in entry["details"]
+    ctx = build_context(session.tree, entry["id"])
+    assert ctx.messages[0] == {"role": "system", "content": "Be brief.\n\ntoday", "entryId": entry["id"]}
+    assert ctx.messages[1]["role"] == "user" and "We talked." in ctx.messages[1]["content"]
+    assert not [m for m in ctx.messages[2:] if m["role"] == "system"]  # the kept ones are in the checkpoint
+    assert sum(e.cost for e in session.tree.entries) == 0.25

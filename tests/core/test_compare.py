@@ -214,7 +214,11 @@ def test_split_turns_keeps_what_precedes_the_first_user_message():
     t = Tree()
     ids = t.chain(None, {"type": "model_change", "provider": "p", "modelId": "m"}, user("hi"), assistant("yo"))
     turns = split_turns(t.tree.path(ids[-1]))
-    assert [(turn.number, turn.continued, len(turn.entries)) for turn in turns] == [(0, True, 1), (1, False, 2)]
+    # The model change opens the turn of the prompt it comes before (a replay's branch begins so).
+    assert [(turn.number, turn.continued, len(turn.entries)) for turn in turns] == [(1, False, 3)]
+    assert turns[0].user_text == "hi" and turns[0].entries[0].type == "model_change"
+    alone = split_turns(t.tree.path(ids[0]))  # with nothing after it, it is kept all the same
+    assert [(turn.number, turn.continued, len(turn.entries)) for turn in alone] == [(0, True, 1)]
 
 
 def test_word_diff_rebuilds_both_texts():
@@ -420,3 +424,16 @@ def test_the_outcome_of_each_compared_branch(fork3):
     assert cmp.branches[0].outcome.answer_text == "Done"
     assert cmp.branches[1].outcome.answer_text == "y"  # its last answer, before the unanswered prompt
     assert cmp.answer_diffs[1] == [("delete", "Done"), ("insert", "y")]
+
+
+def test_wall_time_leaves_out_the_pauses_of_a_path_a_branch_added_months_later_included():
+    from webapp.core.compare import figures_of
+
+    t = Tree()
+    ids = t.chain(None, user("hi"), assistant("yo"), user("more"), assistant("done"))
+    entries = t.tree.path(ids[-1])
+    stamps = ["2025-03-01T10:00:00.000Z", "2025-03-01T10:00:30.000Z",  # a turn of 30 s
+              "2026-12-04T20:00:00.000Z", "2026-12-04T20:01:00.000Z"]  # months later, a turn of 60 s
+    for e, stamp in zip(entries, stamps):
+        e.raw["timestamp"] = stamp
+    assert figures_of(t.tree, entries).wall_seconds == 90.0  # not the 6,657 hours in between

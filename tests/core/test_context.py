@@ -89,7 +89,7 @@ def compacted() -> Builder:
 def test_only_the_latest_compaction_on_the_path_counts():
     ctx = ctx_of(compacted())
     first = ctx.messages[0]
-    assert first["role"] == "system" and first["entryId"] == "e8"
+    assert first["role"] == "user" and first["entryId"] == "e8"
     assert "SECOND" in first["content"] and COMPACTION_PREFIX in first["content"]
     assert not any("FIRST" in str(m["content"]) for m in ctx.messages)
     assert ids(ctx) == ["e8", "e6", "e7", "e9"]

@@ -62,7 +62,7 @@ def test_diff_across_a_compaction_shows_what_left_and_the_summary(tree):
     d = diff_contexts(tree, "a3", "a4")
     kinds = {k: [(r.a or r.b).entry.id for r in d.rows if r.kind == k] for k in ("both", "only-a", "only-b")}
     assert kinds == {"both": ["u2", "a3"], "only-a": ["u1", "a1", "t1", "a2"], "only-b": ["k1", "u3", "a4"]}
-    assert [s.name for s in d.settings] == ["system messages"]
+    assert [s.name for s in d.settings] == []  # the summary is a user message, as pi sends it
     data = d.as_dict()
     assert data["counts"] == {"both": 2, "only-a": 4, "only-b": 3, "changed": 0}
 

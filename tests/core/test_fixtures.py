@@ -50,7 +50,7 @@ def test_pi_context_starts_with_the_latest_compaction_summary(path):
     latest = compactions[-1]
     first = ctx.messages[0]
     assert ctx.compaction is latest
-    assert first["role"] == "system" and first["entryId"] == latest.id
+    assert first["role"] == "user" and first["entryId"] == latest.id
     assert latest.get("summary") in first["content"]
     # Then the path from the kept entry: nothing from before it.
     kept = tree.entry(first_kept_id(latest))

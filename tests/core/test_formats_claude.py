@@ -75,7 +75,7 @@ def test_the_rewind_shows_two_branches_and_the_compaction_is_a_node_whose_contex
     assert [o["uuid"] for o in cb.source] == ["cb", "cs"]
     assert tree.active_leaf == "p1a"
     ctx = build_context(tree, tree.active_leaf)
-    assert ctx.messages[0]["role"] == "system" and ctx.messages[0]["entryId"] == "cb"
+    assert ctx.messages[0]["role"] == "user" and ctx.messages[0]["entryId"] == "cb"
     assert "the user asked for a plan" in ctx.messages[0]["content"]
     assert [m["content"] for m in ctx.messages[1:]] == ["After compaction", "Final answer"]
     assert ctx.problems == [] and tree.problems == []  # no firstKeptEntryId is not a problem here

@@ -10,7 +10,7 @@ from tests.conftest import FIXTURES, Builder
 from webapp.cli import main
 from webapp.core.catalog import group_sessions, summarize_session
 from webapp.core.errors import SessionNotFound
-from webapp.core.storage import discover
+from webapp.core.agents.places import discover
 from webapp.web.store import SessionStore
 
 PI = ".pi/agent/sessions/--home-ana-proj--/2026-01-01T00-00-00-000Z_x.jsonl"
@@ -53,8 +53,8 @@ def test_ls_claude_and_codex_list_one_agent_each(home, capsys):
 
 def test_ls_says_when_no_agent_folder_exists(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("HOME", str(tmp_path))
-    assert main(["ls", "--codex"]) == 2
-    assert "~/.codex/sessions" in capsys.readouterr().err
+    assert main(["ls", "--codex"]) == 0  # an empty listing, said as ls --index and index say it
+    assert "no sessions under the agents' usual folders (~/.codex/sessions)" in capsys.readouterr().err
 
 
 def test_ls_with_a_root_reads_that_root(home, capsys):
@@ -82,7 +82,7 @@ def test_sessions_group_by_agent_then_project(home):
 
 def test_serve_without_root_serves_the_agent_folders(home, monkeypatch):
     seen = {}
-    monkeypatch.setattr("webapp.web.app.serve", lambda root, **kw: seen.update(root=root, **kw) or 0)
+    monkeypatch.setattr("webapp.cli.serve.serve", lambda root, **kw: seen.update(root=root, **kw) or 0)
     assert main(["serve"]) == 0
     assert seen["root"] == home and set(seen["within"]) == {".pi/agent/sessions", ".claude/projects",
                                                              ".codex/sessions"}

@@ -6,7 +6,7 @@ import pytest
 
 from tests.conftest import FIXTURES, Builder, header
 from webapp.core.errors import SessionError
-from webapp.core.formats.tools import ToolAction, tool_action
+from webapp.core.agents.tools import ToolAction, tool_action
 from webapp.core.reader import parse_bytes
 from webapp.core.session import Session
 
@@ -24,11 +24,11 @@ def test_the_format_is_told_from_the_first_lines(path, fmt):
 
 
 def test_the_read_only_formats_are_those_of_the_other_agents_readers():
-    from webapp.core.formats import READ_ONLY_FORMATS
-    from webapp.core.formats.claude import ClaudeReader
-    from webapp.core.formats.codex import CodexReader
+    from webapp.core.agents import read_only_formats
+    from webapp.core.agents.claude_code.reader import ClaudeReader
+    from webapp.core.agents.codex.reader import CodexReader
 
-    assert READ_ONLY_FORMATS == {ClaudeReader.name, CodexReader.name}
+    assert read_only_formats() == {ClaudeReader.name, CodexReader.name}
 
 
 def test_a_bad_first_line_does_not_hide_the_format():

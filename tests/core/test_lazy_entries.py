@@ -17,7 +17,7 @@ from webapp.core import bodies as bodies_module
 from webapp.core.bodies import BodyChanged, Bodies
 from webapp.core.entries import parse_time, tool_calls
 from webapp.core.errors import SessionError
-from webapp.core.formats.pi import KEPT_TYPES
+from webapp.core.agents.pi.reader import KEPT_TYPES
 from webapp.core.leaf_figures import leaf_figures
 from webapp.core.reader import parse_bytes
 from webapp.core.session import Session

@@ -8,13 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, Builder
 import samplegen
 from webapp.core.compare import figures, outcome
 from webapp.core.context import build_context
 from webapp.core.leaf_figures import leaf_figures, sort_leaves
+from webapp.core.reader import parse_bytes
 from webapp.core.session import Session
 from webapp.core.tokens import context_tokens
+from webapp.core.tree import SessionTree
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
 FILES = sorted(SAMPLES.rglob("*.jsonl")) + sorted(FIXTURES.rglob("*.jsonl"))
@@ -72,3 +74,18 @@ def test_labels_belong_to_the_branch_below_its_last_split_and_rows_sort():
     assert [r.turns for r in sort_leaves(rows, "turns", descending=False)] == sorted(r.turns for r in rows)
     with pytest.raises(ValueError):
         sort_leaves(rows, "colour")
+
+
+def test_a_branch_costs_its_usage_entries_and_tool_results_spending_and_an_edit_drops_the_anchor():
+    b = Builder()
+    b.user("q")
+    a = b.assistant("", calls=[{"id": "c1", "name": "task", "arguments": {}}], usage=300)
+    b.add("message", message={"role": "toolResult", "toolCallId": "c1", "toolName": "task",
+                              "content": [{"type": "text", "text": "done"}], "usage": {"cost": {"total": 0.25}}})
+    b.add("usage", kind="cache_warm", provider="p1", model="m1", usage={"cost": {"total": 0.5}})
+    b.add("context_edit", targetId="e1", replacement={"content": "q, said again"})
+    leaf = b.assistant("answer")
+    tree = SessionTree(parse_bytes(b.data()))
+    row = next(r for r in leaf_figures(tree) if r.leaf.id == leaf)
+    assert row.cost == 0.75 and a in tree.by_id
+    assert row.tokens == context_tokens(build_context(tree, leaf)).context

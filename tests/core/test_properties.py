@@ -133,11 +133,11 @@ def check_context(tree: SessionTree, leaf: str | None) -> None:
     assert ctx.problems == []
     assert ctx.entry_ids <= set(path)
     compactions = [e for e in tree.path(leaf) if e.type == "compaction"]
-    systems = [m for m in ctx.messages if m["role"] == "system"]
+    summaries = [m for m in ctx.messages if m["entryId"] in {e.id for e in compactions}]
     body = ctx.messages
     if compactions:
         latest = compactions[-1]
-        assert systems == [ctx.messages[0]]
+        assert summaries == [ctx.messages[0]]
         assert ctx.messages[0]["entryId"] == latest.id
         assert latest.get("summary") in ctx.messages[0]["content"]
         kept = path.index(first_kept_id(latest))
@@ -145,7 +145,7 @@ def check_context(tree: SessionTree, leaf: str | None) -> None:
         assert set(path[:kept]).isdisjoint(ctx.entry_ids)
         body = ctx.messages[1:]
     else:
-        assert systems == []
+        assert summaries == []
     positions = [path.index(m["entryId"]) for m in body]
     assert positions == sorted(positions)
     calls = set()

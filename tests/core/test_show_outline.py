@@ -2,10 +2,12 @@
 tree: its document is the tree's (`outline.tree_outline`, what `show --json` printed before),
 byte for byte, on every fixture, sample session, hostile file and crafted line, on files of
 broken structure (loops, orphans, duplicate ids, markers, compactions that keep nothing), on
-synthetic sessions, and on fuzzed files."""
+synthetic sessions, and on fuzzed files. `show` prints that document as text: the facts the
+tree says."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import orjson
@@ -15,12 +17,14 @@ from hypothesis import strategies as st
 
 import samplegen
 from tests.conftest import Builder
-from tests.core.test_outline_reader import CRAFTED
+from tests.core.crafted_lines import CRAFTED, tool_call_line
 from tests.test_cli import run
 from tests.test_hostile_files import ENTRY, FILES, FIXTURE_FILES, any_json, hostile, msg
-from webapp.core import outline, outline_read
-from webapp.core.outline import outline_json, tree_outline
-from webapp.core.outline_read import ColumnLog
+from webapp.core.agents.pi import columns
+from webapp.core.agents.pi.columns import ColumnLog
+from webapp.core import outline
+from webapp.cli.output import escape_controls, shown
+from webapp.core.outline import outline_facts, outline_json, tree_outline
 from webapp.core.session import Session
 
 SAMPLES = sorted((Path(__file__).parents[2] / "sample_sessions").glob("*/*.jsonl"))
@@ -35,11 +39,30 @@ def outline_bytes(path: Path) -> bytes:
 
 
 def check_same(path: Path) -> bytes:
-    """The columns' document is the tree's, from the full read and from the outline read."""
+    """The columns' document is the tree's, and so are the facts `show` prints as text."""
     new = outline_bytes(path)
-    assert new == _bytes(tree_outline(Session.open(path)))
-    assert new == _bytes(tree_outline(Session.open_outline(path)))
+    tree_doc = tree_outline(Session.open(path))
+    assert new == _bytes(tree_doc)
+    assert _bytes(without_rows(outline_facts(path))) == _bytes(without_rows(tree_doc))
     return new
+
+
+def without_rows(doc: dict) -> dict:
+    return {k: v for k, v in doc.items() if k != "entries"}
+
+
+def tree_text(tree) -> list[str]:
+    """What `show` printed from the tree before it printed the document."""
+    header = tree.header or {}
+    version = f"format {tree.format}" if tree.format != "unknown" else "no session header"
+    problems = tree.all_problems()
+    return [f"session   {shown(header.get('id'))}  ({version})", f"name      {shown(tree.name)}",
+            f"cwd       {shown(header.get('cwd'))}", f"created   {shown(header.get('timestamp'))}",
+            "entries   " + (", ".join(f"{k} {v}" for k, v in sorted(tree.counts_by_type().items())) or "none"),
+            f"roots     {', '.join(tree.roots) or '-'}", f"orphans   {', '.join(tree.orphans) or '-'}",
+            f"leaves    {', '.join(tree.leaves()) or '-'}", f"active    {tree.active_leaf or '(empty conversation)'}",
+            *(f"label     {target}: {label}" for target, label in tree.labels.items()),
+            f"problems  {len(problems)}", *(f"  {p.where}: {p.kind}: {p.message}" for p in problems)]
 
 
 @pytest.fixture
@@ -82,7 +105,7 @@ def test_other_agents_files_are_read_by_the_tree(monkeypatch):
     others = [p for p in FIXTURE_FILES if p.parent.name in ("claude-code", "codex")]
     for path in others:
         check_same(path)
-    assert others and len(read) == len(others)
+    assert others and len(read) == 2 * len(others)  # (the document, and show's text)
 
 
 @pytest.mark.parametrize("name", sorted(FILES))
@@ -264,7 +287,7 @@ def test_rows_in_batches_of_any_size_give_the_same_document(tmp_path, monkeypatc
 @pytest.mark.parametrize("size", [1, 100, 1000])
 def test_the_file_read_in_pieces_of_any_size_gives_the_same_document(tmp_path, monkeypatch, size):
     """(A line, and a turn's results, split over pieces: every structure, a synthetic session.)"""
-    monkeypatch.setattr(outline_read, "READ_SIZE", size)
+    monkeypatch.setattr(columns, "READ_SIZE", size)
     _check_every_structure_and_a_synthetic_session(tmp_path)
 
 
@@ -280,6 +303,26 @@ def test_a_turn_answered_by_the_results_after_it_keeps_no_call_id(tmp_path):
     at = {entry_id: i for i, entry_id in enumerate(log.id_of)}
     assert log.calls == {at["t6"]: ("k4", "k5")} and log.results == {at["t7"]: "k4"}  # (only the turn checked in full)
     assert list(log.result_at) == [at[r] for r in ("t2", "t4", "t5", "t7")]
+
+
+def test_show_json_is_what_the_full_read_gives(tmp_path, capsys, monkeypatch):
+    """`show --json` reads the file its own way (tests/core/test_show_outline.py); its output is
+    the document of the tree of a full read."""
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(FILES["control-characters"] + b'{"type":"message","id":"b\xff"}\n' + tool_call_line(b'{"n":1e400}') + b"\n")
+    code, out, _ = run(capsys, "show", path, "--json", monkeypatch=monkeypatch)
+    assert code == 0
+    assert json.loads(out) == {"path": str(path), **json.loads(orjson.dumps(tree_outline(Session.open(path))))}
+    assert [b["line"] for b in json.loads(out)["badLines"]] == [6, 7]
+
+
+@pytest.mark.parametrize("name", ["no-header-cycle-orphan", "control-characters", "newline-name", "not-utf8-and-torn"])
+def test_show_prints_the_document_as_the_tree_says_it(tmp_path, capsys, monkeypatch, name):
+    """(`show` prints the columns' facts: what it printed from the tree, line for line.)"""
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(FILES[name])
+    code, out, _ = run(capsys, "show", path, monkeypatch=monkeypatch)
+    assert code == 0 and out.splitlines() == [escape_controls(line) for line in tree_text(Session.open(path).tree)]
 
 
 def test_show_json_prints_the_document(tmp_path, capsys, monkeypatch):

@@ -11,13 +11,13 @@ import orjson
 import pytest
 
 from tests.conftest import Builder, lines_of, open_session, storage_bytes
+from webapp.core.agents.places import discover
 from webapp.core.errors import InvalidWrite, SessionError, SessionNotFound, UnknownEntry
 from webapp.core.session import Session, create_session
 from webapp.core.storage import (
     JsonlStorage,
     MemoryStorage,
     cwd_folder_name,
-    discover,
     session_file_name,
 )
 

@@ -12,7 +12,7 @@ import orjson
 from tests.core.test_formats_claude import _session_with_a_subagent
 from tests.test_cli import run
 from webapp.core.session import Session
-from webapp.core.storage import discover
+from webapp.core.agents.places import discover
 from webapp.web.app import create_app
 
 SECRET = "the user's private notes"

@@ -8,8 +8,9 @@ import os
 from datetime import datetime, timezone
 from pathlib import Path
 
+from webapp.core.agents import source_of
 from webapp.core.audit import audit_entry
-from webapp.core.catalog import first_user_message, source_of
+from webapp.core.catalog import first_user_message
 from webapp.core.entries import (BRANCH_SUMMARY, COMPACTION, MESSAGE, MODEL_CHANGE, Entry, as_key, content_blocks,
                                  parse_time)
 from webapp.core.leaf_figures import leaf_figures
@@ -17,7 +18,7 @@ from webapp.core.search import searchable_text
 from webapp.core.reader import SessionLog
 from webapp.core.tree import SessionTree
 from webapp.core.storage import url_name
-from webapp.core.formats.tools import tool_action
+from webapp.core.agents.tools import tool_action
 from webapp.corpus.extract import TEXT_CHARS, Extracted, file_mtime, project_of
 
 
@@ -25,15 +26,15 @@ def _time(instant: float | None) -> datetime | None:
     return None if instant is None else datetime.fromtimestamp(instant, timezone.utc).replace(tzinfo=None)
 
 
-def _usage(msg: dict) -> tuple[int | None, int | None]:
-    """(input tokens, cache included, and output tokens) a message reports."""
+def _usage(msg: dict) -> tuple[int | None, int | None, int | None, int | None]:
+    """(input tokens, cache included; output tokens; cache reads; cache writes) a message reports."""
     u = msg.get("usage")
     if not isinstance(u, dict):
-        return None, None
+        return None, None, None, None
     def num(*keys):
         vals = [u.get(k) for k in keys if isinstance(u.get(k), (int, float)) and not isinstance(u.get(k), bool)]
         return int(sum(vals)) if vals else None
-    return num("input", "cacheRead", "cacheWrite"), num("output")
+    return num("input", "cacheRead", "cacheWrite"), num("output"), num("cacheRead"), num("cacheWrite")
 
 
 def _model(e: Entry) -> str | None:
@@ -67,7 +68,7 @@ def extract(path: str | os.PathLike, from_line: int = 0) -> Extracted:
         if model:
             last_model = model
         msg = e.message if t == MESSAGE else {}
-        used_in, used_out = _usage(msg) if e.role == "assistant" else (None, None)
+        used_in, used_out, cache_read, cache_write = _usage(msg) if e.role == "assistant" else (None,) * 4
         cost += e.cost
         tokens_in += used_in or 0
         tokens_out += used_out or 0
@@ -87,7 +88,7 @@ def extract(path: str | os.PathLike, from_line: int = 0) -> Extracted:
         text = searchable_text(e.raw)
         rows["entries"].append((
             file, e.id, e.parent_id, leaf_of(e.id), e.line, t, e.role, time, model, e.usage_tokens, used_in, used_out,
-            e.cost, tool_name, e.is_error, text[:TEXT_CHARS]))
+            cache_read, cache_write, e.cost, tool_name, e.is_error, text[:TEXT_CHARS]))
 
     for f in leaf_figures(tree):
         model = None

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from webapp.corpus.charts import VALUE_CHARS, Bar, bar_chart
 
 
@@ -25,3 +27,13 @@ def test_an_outcome_bar_says_its_most_common_outcome_first_so_the_cut_keeps_it()
     svg = str(charts(fig, lambda kind, value: "/corpus", lambda *a, **k: "/s")["outcomes"])
     assert f"<title>m: 12 {STATUSES[second]} · 1 {STATUSES[first]}</title>" in svg
     assert svg.index(f"outcome-{first}") < svg.index(f"outcome-{second}")  # the stack keeps its order
+
+
+def test_a_percentage_is_drawn_against_a_whole_bar_not_against_the_largest_value():
+    """A summary that carries 2% of its facts draws a sliver: scores and rates scale to 100%."""
+    from webapp.corpus.charts import BAR_W
+
+    widths = lambda svg: [float(w) for w in re.findall(r'<rect class="chart-bar"[^>]* width="([\d.]+)"', str(svg))]  # noqa: E731
+    low = bar_chart([Bar("a", 2, "2%"), Bar("b", 1, "1%")], "scores", full=100)
+    assert widths(low) == [pytest.approx(BAR_W * 0.02), pytest.approx(BAR_W * 0.01)]
+    assert widths(bar_chart([Bar("a", 2, "2%"), Bar("b", 1, "1%")], "costs")) == [BAR_W, BAR_W / 2]

@@ -84,3 +84,23 @@ def test_a_database_that_fails_during_a_build_is_said_in_one_line(tmp_path, caps
     err = capsys.readouterr().err
     assert err == (f"session-tree: error: {tmp_path / 'c.duckdb'}: the index could not be written "
                    "(IO Error: Could not write file: No space left on device)\n")
+
+
+def test_an_index_that_cannot_be_written_is_one_line_not_a_traceback(tmp_path, monkeypatch, capsys):
+    """A full disk fails the text index's first write (SQLite: "disk I/O error"): `index` said it
+    with a traceback, and a server started on it went without saying why."""
+    import sqlite3
+
+    from webapp.corpus import db as corpus_db
+
+    def full(_path):
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(corpus_db, "text_connect", full)
+    root = tmp_path / "root"
+    write_sessions(root, 1)
+    assert main(["index", str(root), "--db", str(tmp_path / "c.duckdb")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "the index cannot be written here (disk I/O error)" in err
+    page = create_app(root, CORPUS_DB=tmp_path / "web.duckdb").test_client().get("/").text
+    assert "the index cannot be written here (disk I/O error)" in page

@@ -57,8 +57,9 @@ def test_sql_and_the_corpus_page_read_a_parquet_dataset(embedded, tmp_path, caps
     root, _, out = embedded
     assert main(["sql", "SELECT count(*) AS n FROM sessions", "--parquet", str(out), "--json"]) == 0
     assert orjson.loads(capsys.readouterr().out) == [{"n": 7}]
-    page = create_app(tmp_path / "parquet", CORPUS_PARQUET=str(out), CORPUS_DB=tmp_path / "other.duckdb") \
-        .test_client().get("/corpus", query_string={"sql": "SELECT sum(leaves) AS l FROM sessions"}).text
+    page = create_app(tmp_path / "parquet", CORPUS_PARQUET=str(out), CORPUS_DB=tmp_path / "other.duckdb",
+                      CSRF_TOKEN="t") \
+        .test_client().post("/corpus", data={"csrf_token": "t", "sql": "SELECT sum(leaves) AS l FROM sessions"}).text
     assert "7 sessions" in page and page.count('<svg class="chart"') == 8
     assert "<td class=\"num\">%d</td>" % sum(r[0] for r in parquet_connection(out).execute("SELECT leaves FROM sessions").fetchall()) in page
 

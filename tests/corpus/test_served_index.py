@@ -87,7 +87,7 @@ def test_the_servers_sql_answers_only_with_the_token_it_wrote(server):
         assert "only with the token it wrote beside its index" in json.load(refused.value)["error"]
     with urllib.request.urlopen(urllib.request.Request(ask, headers={"Authorization": f"token {token}"}),
                                 timeout=10) as got:
-        assert json.load(got) == {"output": "1\n1\n", "truncated": False}
+        assert json.load(got) == {"output": "1\n1\n", "truncated": False, "over_bytes": False}
 
 
 def test_ls_index_on_a_served_index_lists_what_ls_lists_once_the_server_has_read_what_changed(server, capsys,
@@ -170,7 +170,7 @@ def test_a_second_server_on_a_held_index_shows_that_index_never_the_files(server
 
     root, db, _, _ = server
     first = {p.name for p in root.rglob("*.jsonl")}
-    app = create_app(root, CORPUS_DB=db)
+    app = create_app(root, CORPUS_DB=db, CSRF_TOKEN="t")
     client = app.test_client()
     listed = client.get("/").get_data(as_text=True)
     assert "No corpus index" not in listed and "4 sessions" in listed
@@ -182,8 +182,21 @@ def test_a_second_server_on_a_held_index_shows_that_index_never_the_files(server
     assert len(rows) >= 2 and rows == listed.split('<section class="cwd-group">')[1:]
     hits = client.get("/?q=invoice", headers={"HX-Request": "true"}).get_data(as_text=True)
     assert "Entries mentioning" in hits and 'class="hit"' in hits
-    corpus = client.get("/corpus?sql=SELECT+count(*)+AS+n+FROM+sessions").get_data(as_text=True)
+    corpus = client.post("/corpus", data={"csrf_token": "t", "sql": "SELECT count(*) AS n FROM sessions"}).text
     assert "4 sessions" in corpus and "<td class=\"num\">4</td>" in corpus
-    refused = client.get("/corpus?sql=DROP+TABLE+sessions").get_data(as_text=True)
+    refused = client.post("/corpus", data={"csrf_token": "t", "sql": "DROP TABLE sessions"}).text
     assert "only SELECT queries are run here" in refused
     assert len(first) == 4
+
+
+def test_search_on_a_served_index_is_answered_by_that_server_as_it_is_when_nobody_holds_it(server, capsys):
+    root, db, _, proc = server
+    assert holder_path(db).exists()  # (so the index is the server's: search asks it)
+    assert main(["search", "bleach", str(root), "--db", str(db), "--limit", "2"]) == 0
+    served = capsys.readouterr()
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(10) == 0
+    assert main(["search", "bleach", str(root), "--db", str(db), "--limit", "2"]) == 0
+    assert capsys.readouterr() == served
+    assert served.out.count(f"{root}/") == 2 and "bleach" in served.out.lower()
+    assert served.err == "session-tree: the first 2 hits shown; more follow (--limit)\n"

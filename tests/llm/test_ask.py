@@ -46,8 +46,11 @@ def test_one_shared_user_message_and_a_sibling_branch_per_model_that_answered(se
     users = [e for e in new if e["type"] == "message" and e["message"]["role"] == "user"]
     assert len(users) == 1 and users[0]["parentId"] == "a2" and users[0]["id"] == ask.user
     changes = {e["modelId"]: e for e in new if e["type"] == "model_change"}
-    assert set(changes) == {"fast-model", "slow-model", "broken-model"}
+    assert set(changes) == {"fast-model", "slow-model"}  # the failed column left no model_change behind
     assert all(c["parentId"] == ask.user for c in changes.values())  # siblings under the one message
+    for model in ("fast-model", "slow-model"):  # stamped when its call began, before its reply came
+        answer = next(e for e in new if e.get("parentId") == changes[model]["id"])
+        assert changes[model]["timestamp"] < answer["timestamp"]
     answers = {e["message"]["model"]: e for e in new if e["type"] == "message" and e["message"]["role"] == "assistant"}
     assert set(answers) == {"fast-model", "slow-model"}  # the failed column wrote no assistant entry
     assert answers["fast-model"]["parentId"] == changes["fast-model"]["id"]

@@ -1,5 +1,7 @@
 """`compact`, `fork --summarize` and `continue` from a shell, against the local model server."""
 
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +13,7 @@ from tests.conftest import lines_of
 from tests.llm.conftest import MODEL, rich_session, run
 from tests.llm.test_summarize import work_session
 from webapp.cli import main
+from webapp.model.keys import missing_key
 
 CLI = Path(sys.executable).with_name("session-tree")
 
@@ -99,7 +102,9 @@ def test_compact_refuses_a_cut_point_that_vanished_while_the_model_summarized(ca
     rewritten = b"".join(line + b"\n" for line in path.read_bytes().splitlines() if b'"id":"e7"' not in line)
     llm_server.behave("reply", on_request=lambda body: path.write_bytes(rewritten))
     code, _, err = run(capsys, "compact", path, "--keep-recent-tokens", "220", *model_env)
-    assert code == 2 and "firstKeptEntryId 'e7' names no entry" in one_line(err)
+    summary, error = err.splitlines()  # the summary streamed as it came (stderr), then why nothing was written
+    assert summary == "Hello from the stream."
+    assert code == 2 and "firstKeptEntryId 'e7' names no entry" in error
     assert path.read_bytes() == rewritten
 
 
@@ -205,3 +210,51 @@ def test_continue_error_as_a_shell_sees_it(tmp_path, llm_server, model_env):
     p = subprocess.run([CLI, "continue", path, "--message", "Hi", *model_env], capture_output=True, timeout=300)
     assert p.returncode == 2 and p.stdout == b""
     assert "rate-limiting" in one_line(p.stderr.decode())
+
+
+# -- a model that cannot be called -----------------------------------------------------------------
+
+
+MISSING_KEY_PROBE = """
+import sys
+from webapp.cli import main
+code = main(sys.argv[1:])
+print(code, "litellm" in sys.modules)
+"""
+
+
+@pytest.mark.parametrize("argv", [
+    ["continue", "{path}", "--message", "Hello?", "--model", "openai/gpt-4o-mini"],
+    ["regenerate", "{path}", "a8", "--model", "anthropic/claude-sonnet-4-5"],
+    ["compact", "{path}", "--keep-recent-tokens", "10", "--model", "openai/gpt-4o-mini"],
+    ["ask", "{path}", "--at", "u10", "--models", "openai/test-model,anthropic/claude-sonnet-4-5", "--message", "Hi"],
+    ["judge", "{path}", "a7", "a8", "--model", "openai/gpt-4o-mini"],
+    ["replay", "{path}", "--leaf", "a7", "--from", "u3", "--model", "gemini/gemini-2.5-flash"],
+])
+def test_a_model_command_without_its_providers_key_says_so_before_litellm_and_writes_nothing(argv, tmp_path):
+    path = rich_session(tmp_path / "s.jsonl")
+    before = path.read_bytes()
+    env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_AUTH_TOKEN"))
+           and not k.startswith("SESSION_TREE_")}
+    done = subprocess.run([sys.executable, "-c", MISSING_KEY_PROBE, *(a.format(path=path) for a in argv)],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert done.stdout.splitlines()[-1] == "2 False"  # refused, and litellm never imported
+    said = one_line(done.stderr)
+    assert "No API key for" in said and re.search(r"Set (OPENAI|ANTHROPIC|GEMINI)_API_KEY", said)
+    assert "SESSION_TREE_API_KEY" in said
+    assert path.read_bytes() == before
+
+
+def test_a_provider_whose_key_is_not_known_here_or_a_local_server_is_left_to_the_call(capsys, tmp_path, llm_server,
+                                                                                      monkeypatch):
+    path = rich_session(tmp_path / "s.jsonl")
+    code, _, err = run(capsys, "continue", path, "--message", "Hi", "--model", MODEL, "--api-base",
+                       llm_server.api_base)  # no key at all: a local server may need none
+    assert code == 0, err
+    assert missing_key("bedrock/anthropic.claude-3", None, None) is None  # an AWS profile may do
+    assert missing_key("gpt-4o-mini", None, None) is None  # litellm resolves a bare name itself
+    assert missing_key("openai/gpt-4o-mini", None, "sk-from-SESSION_TREE_API_KEY") is None
+    monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", "t")
+    assert missing_key("anthropic/claude-sonnet-4-5", None, None) is None
+    monkeypatch.setenv("OPENAI_API_KEY", " ")
+    assert "OPENAI_API_KEY" in missing_key("openai/gpt-4o-mini", None, None)

@@ -15,6 +15,7 @@ from webapp.core.verdicts import PERSON, give_verdict, verdicts
 from webapp.model.errors import ModelError
 from webapp.model.judge import judge
 from webapp.model.llm import ModelConfig
+from webapp.model.table import priced
 from webapp.web.app import create_app
 
 RICH = next((Path(__file__).resolve().parents[2] / "sample_sessions").rglob("*019cadd3-8025-7970-85d9-5954058b4714.jsonl"))
@@ -58,13 +59,18 @@ def test_a_pair_is_judged_blind_in_both_orders_and_recorded_beside_a_persons(ric
     got = judge(session, config, tips)
     assert len(llm_server.requests) == 2 and llm_server.refused == []
     first, second = (prompt_of(r) for r in llm_server.requests)
-    a1 = first.split("--- Outcome A ---")[1].split("--- Outcome B ---")[0].strip()
+    a1 = first.split("--- Outcome A ---")[1].split("--- Task B ---")[0].strip()
     b2 = second.split("--- Outcome B ---")[1].strip()
     assert a1 == b2  # the same outcome, in the other position
     for text in (first, second):  # blind: no ids, no labels, no models
         assert not any(t in text or t[-8:] in text for t in tips)
         assert "regression" not in text and "claude-sonnet" not in text
-    assert got.task.startswith("Run the tests and fix whatever fails")
+    # The two branches were asked different things: each outcome is judged against its own task.
+    assert first.startswith("The two attempts were given different tasks")
+    assert first.split("--- Task A ---")[1].strip().startswith("Run the tests and fix whatever fails")
+    assert first.split("--- Task B ---")[1].strip().startswith("The test `tests/test_totals.py")
+    assert second.split("--- Task A ---")[1].strip().startswith("The test `tests/test_totals.py")
+    assert got.task == "each branch's own prompt"
     assert [p.winner for p in got.pairs] == [1] and got.pairs[0].agreed
     stand = verdicts(Session.open(rich))
     assert stand[tips[1]][BY].verdict == "better" and stand[tips[0]][BY].verdict == "worse"
@@ -95,13 +101,36 @@ def test_three_branches_give_a_winner(rich, config, llm_server):
     assert sorted(v.verdict for v in got.verdicts).count("winner") == 1
 
 
-def test_an_answer_that_is_no_verdict_writes_nothing(rich, config, llm_server):
+def test_an_answer_that_is_no_verdict_is_asked_again_then_shown_and_nothing_is_written(rich, config, llm_server):
     session = Session.open(rich)
     before = rich.read_bytes()
     llm_server.per_model("judge-model", "reply", text="I think both are good!")
+    with pytest.raises(ModelError, match="no verdict was written") as failed:
+        judge(session, config, session.tree.leaves()[:2])
+    assert "even when asked again" in str(failed.value) and "“I think both are good!”" in str(failed.value)
+    assert len(llm_server.requests) == 2  # asked once more, the format restated, then given up
+    again = llm_server.requests[1]["messages"]
+    assert again[-2] == {"role": "assistant", "content": "I think both are good!"}
+    assert '{"better": "A" or "B" or "tie"' in again[-1]["content"]
+    assert all(r["max_tokens"] <= 512 for r in llm_server.requests)  # a judge's answer is small
+    assert rich.read_bytes() == before
+
+
+def test_a_judge_that_answers_in_the_format_when_asked_again_is_recorded(rich, config, llm_server):
+    session = Session.open(rich)
+    answers = iter(["Both look fine to me."] + ['{"better": "tie", "reasons": "both stopped"}'] * 3)
+    llm_server.per_model("judge-model", "reply", answer=lambda body: next(answers))
+    got = judge(session, config, session.tree.leaves()[:2])
+    assert len(llm_server.requests) == 3 and {v.verdict for v in got.verdicts} == {"tie"}
+
+
+def test_a_judgment_cut_at_its_bound_is_no_verdict(rich, config, llm_server):
+    session = Session.open(rich)
+    before = rich.read_bytes()
+    llm_server.per_model("judge-model", "generate", words=[' {"better": "A"', ","])  # never ends its object
     with pytest.raises(ModelError, match="no verdict was written"):
         judge(session, config, session.tree.leaves()[:2])
-    assert rich.read_bytes() == before
+    assert len(llm_server.requests) == 2 and rich.read_bytes() == before
 
 
 def test_cli_judge(capsys, rich, llm_server, monkeypatch):
@@ -114,6 +143,11 @@ def test_cli_judge(capsys, rich, llm_server, monkeypatch):
     assert out.startswith(f"judged by {JUDGE} against: Which fix is ready to merge?")
     assert f"{tips[0][-8:]} vs {tips[2][-8:]}: {tips[2][-8:]} better" in out
     assert "Which fix is ready to merge?" in prompt_of(llm_server.requests[0])
+    assert out.endswith("\ncost unknown\n")  # no price table names the judge: not $0.0000
+    code, out, _ = run(capsys, "judge", rich, tips[0][-8:], tips[2][-8:], "--model", JUDGE,
+                       "--api-base", llm_server.api_base, "--json")
+    assert code == 0 and json.loads(out)["cost"] is None
+    assert priced("openai/gpt-4o-mini") and not priced(JUDGE)
 
 
 def test_the_judge_button_records_and_the_comparison_shows_both(rich, config, llm_server):
@@ -121,6 +155,7 @@ def test_the_judge_button_records_and_the_comparison_shows_both(rich, config, ll
     root = rich.parent.parent
     app = create_app(root)
     app.config["MODEL_CONFIG"] = ModelConfig("openai/other", api_base=llm_server.api_base, api_key="dummy", timeout=5)
+    app.config["MODELS"] = (JUDGE,)  # (as `serve --model openai/other --model JUDGE` offers it)
     client = app.test_client()
     url = "/s/" + rich.relative_to(root).as_posix()
     tips = Session.open(rich).tree.leaves()
@@ -133,3 +168,33 @@ def test_the_judge_button_records_and_the_comparison_shows_both(rich, config, ll
     html = client.get(page).get_data(as_text=True)
     assert f'data-by="{BY}"' in html and 'data-by="person"' in html
     assert llm_server.refused == []
+
+
+def test_a_failed_judge_keeps_the_comparison_with_the_reason_and_the_models_words(rich, llm_server):
+    llm_server.per_model("judge-model", "reply", text="Both are lovely, honestly.")
+    root = rich.parent.parent
+    app = create_app(root)
+    app.config["MODEL_CONFIG"] = ModelConfig(JUDGE, api_base=llm_server.api_base, api_key="dummy", timeout=5)
+    client = app.test_client()
+    url = "/s/" + rich.relative_to(root).as_posix()
+    tips = Session.open(rich).tree.leaves()
+    before = rich.read_bytes()
+    page = f"{url}/compare?ids={tips[0]},{tips[2]}"
+    r = client.post(f"{url}/-/judge", data={"csrf_token": app.config["CSRF_TOKEN"], "ids": f"{tips[0]},{tips[2]}",
+                                             "model": JUDGE, "rubric": "Ready to merge?", "next": page})
+    html = r.get_data(as_text=True)
+    assert r.status_code == 200 and 'class="cmp-matrix"' in html  # the comparison, not an error page
+    assert 'class="problem judge-failure"' in html and "even when asked again" in html
+    assert "Both are lovely, honestly." in html and 'value="Ready to merge?"' in html
+    assert rich.read_bytes() == before
+
+
+def test_the_judges_reasons_are_text_on_the_comparison(rich, config, llm_server):
+    llm_server.per_model("judge-model", "reply", answer=fair)
+    tips = Session.open(rich).tree.leaves()
+    judge(Session.open(rich), config, [tips[0], tips[2]])
+    root = rich.parent.parent
+    app = create_app(root)
+    html = app.test_client().get(f"/s/{rich.relative_to(root).as_posix()}/compare?ids={tips[0]},{tips[2]}").get_data(as_text=True)
+    assert html.count(f'<p class="verdict-reasons" data-by="{BY}">') == 2
+    assert "the other one stopped to ask</p>" in html

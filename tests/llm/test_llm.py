@@ -12,9 +12,10 @@ HELLO = [{"role": "user", "content": "hi"}]
 
 
 def sent(messages: list[dict]) -> list[dict]:
-    """Messages as the server receives them: litellm leaves out a null `content` (an assistant
-    message with only tool calls), which the OpenAI API reads the same as null."""
-    return [{k: v for k, v in m.items() if v is not None} for m in messages]
+    """Messages as the server receives them: an assistant message with only tool calls carries
+    `content: ""` (local servers' chat templates read it; OpenAI reads it as null)."""
+    return [{**m, "content": ""} if m.get("role") == "assistant" and m.get("content") is None else m
+            for m in messages]
 
 
 # -- configuration ---------------------------------------------------------------------------------
@@ -194,7 +195,7 @@ def test_continue_sends_exactly_the_core_context_and_appends_the_reply(llm_serve
     expected = build_context(fresh.tree, user["id"]).llm_messages()
     assert llm_server.requests[-1]["messages"] == sent(expected)
     # the context really has every part: the compaction summary first, the tool turn, the branch summary
-    assert expected[0]["role"] == "system" and "Build a config parser" in expected[0]["content"]
+    assert expected[0]["role"] == "user" and "Build a config parser" in expected[0]["content"]
     assert [m["role"] for m in expected[1:]] == ["user", "assistant", "tool", "assistant", "user", "user", "user"]
 
 

@@ -6,6 +6,7 @@ server's strict checks."""
 from __future__ import annotations
 
 import hashlib
+from datetime import datetime
 from pathlib import Path
 
 import orjson
@@ -151,10 +152,37 @@ def test_bash_runs_in_the_copy_only_when_allowed(tmp_path, llm_server, config):
     assert "bash" in [t["function"]["name"] for t in llm_server.requests[0]["tools"]]
     results = tool_results(session, replay.written)
     out = results[0]["content"][0]["text"]
-    assert out.startswith("hi\n") and out.strip().endswith("/work") and str(root) not in out
+    # The copy is where the session's folder was (in bubblewrap's view), so its absolute paths work.
+    assert out == f"hi\n{root}\n"
     assert results[1]["isError"] and "Command exited with code 3" in results[1]["content"][0]["text"]
     assert digests(root) == before and not (root / "bashed.txt").exists()
     assert llm_server.refused == []
+
+
+def test_a_tool_argument_of_the_wrong_type_gets_an_error_result_and_the_replay_goes_on(tmp_path, llm_server,
+                                                                                        config, monkeypatch):
+    path, root = recorded_session(tmp_path)
+    script(llm_server, {"calls": [("read", {"path": "src/app.py", "limit": [1]}), ("grep", {"pattern": 5}),
+                                  ("read", {"path": "src/app.py"})]},
+           {"calls": [("ls", {})]}, {"text": "Done."})
+    session = Session.open(path)
+    replay = prepare(session, other_config(config), "a6", "u1", tools="sandbox")
+
+    def broken(*_):
+        raise RuntimeError("the runner broke")
+    ran = replay.tools.run
+    calls = iter([ran, ran, ran, broken])
+    monkeypatch.setattr(replay.tools, "run", lambda *a: next(calls)(*a))
+    run_replay(replay)
+    assert replay.finished and llm_server.refused == []
+    results = tool_results(session, replay.written)
+    assert [r["isError"] for r in results] == [True, True, False, True]
+    assert "read's argument limit must be a whole number, not list [1]" in results[0]["content"][0]["text"]
+    assert "grep's argument pattern must be a string, not int 5" in results[1]["content"][0]["text"]
+    assert results[2]["content"][0]["text"] == APP
+    assert results[3]["content"][0]["text"] == "Error: the tool call could not be answered: RuntimeError: the runner broke"
+    # Every call has its result, so the next request is one a strict server accepts.
+    assert len(llm_server.requests) == 3
 
 
 def test_a_step_limit_stops_the_replay_and_writes_why(tmp_path, llm_server, config):
@@ -167,7 +195,7 @@ def test_a_step_limit_stops_the_replay_and_writes_why(tmp_path, llm_server, conf
     stop = lines_of(path.read_bytes())[-1]
     assert stop["type"] == "custom" and stop["customType"] == "session-tree.replay-stop"
     assert stop["data"]["reason"] == "step limit 3 reached" and stop["data"]["steps"] == 3
-    assert stop["data"]["tokens"] == 51 and stop["data"]["cost"] == 0
+    assert stop["data"]["tokens"] == 51 and stop["data"]["cost"] is None  # no price known: unknown, not $0
     ended = outcome(session.tree.path(stop["id"]))
     assert (ended.status, ended.status_text, ended.detail) == ("replay_stopped", "replay stopped", "step limit 3 reached")
     assert replay_info(session.tree, stop["id"]).summary().endswith("; stopped: step limit 3 reached")
@@ -247,9 +275,11 @@ def test_the_cli_replays_and_a_read_only_file_stays_byte_identical(tmp_path, llm
     assert code == 1 and err == ""
     assert "replaying a8 from u1 on openai/test-model (1 user message to send, recorded tools)" in out
     assert "stopped: step limit 2 reached" in out and "recorded tools: 2 hits, 0 misses" in out
+    assert "tokens, cost unknown;" in out  # no price table names openai/test-model: not $0.0000
     code, out, _ = run(capsys, "replay", path, "--leaf", "a8", "--from", "a6", *model_env, "--json")
     data = orjson.loads(out)
     assert code == 0 and data["stopped"] is None and data["hits"] == 0 and data["tools"] == "recorded"
+    assert data["cost"] is None
     assert llm_server.refused == []
     old = Builder(version=1)
     old.user("q")
@@ -296,3 +326,34 @@ def test_a_cancel_stops_the_replay_and_before_its_first_reply_writes_nothing(tmp
     job.budget = Budget(max_steps=5)
     done = run_replay(job, lambda event, data: job.cancel.set() if event == "reply" else None)
     assert done.stopped == "cancelled" and lines_of(path.read_bytes())[-1]["data"]["reason"] == "cancelled"
+
+
+@pytest.mark.parametrize("limit", ["inf", "nan"])
+def test_a_copy_limit_that_is_no_number_is_refused_in_one_line(tmp_path, llm_server, model_env, capsys, limit):
+    path, _ = recorded_session(tmp_path)
+    before = path.read_bytes()
+    code, out, err = run(capsys, "replay", path, "--leaf", "a8", "--from", "u1", *model_env, "--tools", "sandbox",
+                         "--max-copy-mb", limit)
+    assert code == 2 and err == f"session-tree: error: the copy limit must be a number of MB above 0, not {limit}\n"
+    assert path.read_bytes() == before and llm_server.requests == []
+
+
+def test_a_replay_on_another_model_differs_in_its_answer_not_its_prompt_and_is_stamped_as_it_ran(
+        tmp_path, llm_server, config):
+    """The replayed branch opens with its model change; compared with the branch it replays, the
+    same prompt lines up with the same prompt (the answers differ), and each entry carries the
+    time it happened: the model change when the replay began, the user message when it was sent,
+    the reply when it came back."""
+    from webapp.core.compare import compare
+
+    path, _ = recorded_session(tmp_path)
+    llm_server.behave("reply", pieces=["Another", " docstring."], delay=0.3)
+    session = Session.open(path)
+    replay = run_replay(prepare(session, other_config(config), "a8", "a6"))
+    tree = Session.open(path).tree
+    cmp = compare(tree, ["a8", replay.leaf])
+    assert cmp.divergence_kind == "answer"
+    change, user, reply = (tree.by_id[i] for i in replay.written)
+    assert (change.type, user.role, reply.role) == ("model_change", "user", "assistant")
+    assert change.timestamp <= user.timestamp < reply.timestamp  # the reply came 0.6 s after its prompt was sent
+    assert user.message["timestamp"] < int(datetime.fromisoformat(reply.timestamp.replace("Z", "+00:00")).timestamp() * 1000)

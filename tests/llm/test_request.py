@@ -114,3 +114,30 @@ def test_continue_is_accepted_by_a_strict_server_on_every_real_session(source, t
     assert sent[-1] == {"role": "user", "content": "Carry on."}
     assert result["assistantEntry"]["message"]["content"] == [{"type": "text", "text": "Accepted."}]
     assert orjson.loads(path.read_bytes().splitlines()[-1])["id"] == result["assistantEntry"]["id"]
+
+
+READ = {"name": "read", "description": "Read a file", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}
+BASH = {"name": "bash", "description": "Run a command", "parameters": {"type": "object", "properties": {}}}
+
+
+def test_continue_sends_the_system_prompt_and_the_tools_in_force_as_pi_does(tmp_path, llm_server, config):
+    """pi 1.6's system messages: folded into one leading system prompt (pi's rendering for a model
+    that takes no system message mid-conversation), their tools declared with the request."""
+    b = Builder()
+    b.user("Hi.", id="u1")
+    b.add("message", id="s1", message={"role": "system", "content": "You are pi.", "sections": {"agents": "Be brief."},
+                                       "toolsAdded": [READ, BASH]})
+    b.assistant("Hello.", id="a1")
+    b.add("message", id="s2", message={"role": "system", "content": "", "sections": {"agents": None, "date": "Monday"},
+                                       "toolsRemoved": [{"name": "bash"}]})
+    session = Session.open(b.write(tmp_path / "s.jsonl"))
+    req = build_request(build_context(session.tree, "s2"))
+    assert [(c.action, c.entry_id, c.index) for c in req.changes] == [("added", "s1", 0), ("skipped", "s1", 1),
+                                                                     ("skipped", "s2", 3)]
+    llm_server.behave("stream", pieces=["Ok."])
+    continue_branch(session, config, "Go on.")
+    sent = llm_server.requests[-1]
+    assert sent["messages"][0] == {"role": "system", "content": "You are pi.\n\nMonday"}
+    assert [m["role"] for m in sent["messages"]] == ["system", "user", "assistant", "user"]
+    assert sent["tools"] == [{"type": "function", "function": READ}]
+    assert llm_server.refused == []

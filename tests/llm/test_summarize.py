@@ -11,6 +11,7 @@ from webapp.core.reader import parse_bytes
 from webapp.core.session import Session
 from webapp.core.tree import SessionTree
 from webapp.model.llm import ModelConfig, ModelError
+from webapp.model.limits import estimated_tokens, summary_max_tokens
 from webapp.model.summarize import (
     extractive_branch_summary,
     extractive_compaction_summary,
@@ -147,7 +148,8 @@ def test_model_summary_is_one_call_with_a_transcript_and_the_sections(llm_server
     text, details = summarize_compaction(config, plan, instructions="Mention the backoff.")
     assert text == "## Goal\nRetries."
     assert details == {"summarizer": "model", "model": config.model, "usage": USAGE}
-    assert len(llm_server.requests) == 1 and not llm_server.requests[0].get("stream")
+    assert len(llm_server.requests) == 1 and llm_server.requests[0]["stream"]  # timed out on silence only
+    assert llm_server.requests[0]["max_tokens"] == summary_max_tokens(estimated_tokens(plan.messages_to_summarize()))
     prompt = prompt_of(llm_server)
     assert "[User]: Add retries to the HTTP client." in prompt
     assert '[Assistant tool call]: edit({"path":"src/http.py"})' in prompt and "[Tool result]: edited" in prompt
@@ -207,7 +209,8 @@ def test_a_model_summary_is_written_with_its_details(llm_server, config, tmp_pat
     llm_server.behave("reply", text="## Goal\nRetries for the HTTP client.")
     entry = write_compaction(session, plan, *summarize_compaction(config, plan))
     assert entry["details"] == {"readFiles": [], "modifiedFiles": ["src/http.py"], "summarizer": "model",
-                                "model": config.model, "usage": USAGE}
+                                "model": config.model}
+    assert entry["usage"] == USAGE  # beside the details, where pi keeps a summary's usage
     assert entry["summary"].endswith("<modified-files>\nsrc/http.py\n</modified-files>")
 
 

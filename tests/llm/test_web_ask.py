@@ -24,7 +24,8 @@ def client(root, llm_server):
     llm_server.per_model("fast-model", "reply", pieces=["Fast", " answer."])
     llm_server.per_model("slow-model", "reply", pieces=["Slow", " one."], delay=0.2)
     llm_server.per_model("broken-model", "500")
-    return client_for(root, ModelConfig("openai/fast-model", api_base=llm_server.api_base, api_key="dummy", timeout=5))
+    return client_for(root, ModelConfig("openai/fast-model", api_base=llm_server.api_base, api_key="dummy", timeout=5),
+                      models=("openai/slow-model", "openai/broken-model", "openai/gpt-4o-mini"))
 
 
 def leaf(root):
@@ -38,6 +39,8 @@ def test_the_page_offers_the_modes_and_the_configured_model(root, client):
     html = c.get(f"/s/{RICH}/ask?at={at}").get_data(as_text=True)
     assert 'value="new"' in html and 'value="again"' not in html  # an assistant answer: nothing waits
     assert 'name="model" value="openai/fast-model" checked' in html
+    assert 'name="model" value="openai/slow-model">' in html  # offered, not picked
+    assert 'name="more_models"' not in html  # no model is typed in: the server's are offered
     assert c.get(f"/s/{RICH}/ask?at=nope").status_code == 404
     node = c.get(f"/s/{RICH}?node={at}").get_data(as_text=True)
     assert f"/ask?at={at}" in node  # "Ask several models…" on the node's panel
@@ -109,3 +112,15 @@ def test_with_no_model_picked_the_estimate_is_a_hint_not_an_error(root, client):
     r = c.post(f"/s/{RICH}/-/ask/estimate", data={"csrf_token": token, "at": leaf(root), "mode": "bogus",
                                                    "model": "openai/fast-model"})
     assert "ask-problem" in r.get_data(as_text=True)  # a form that is wrong still says so
+
+
+def test_a_model_the_server_does_not_offer_is_refused_before_anything_is_written(root, client, llm_server):
+    c, token = client
+    before = (root / RICH).read_bytes()
+    for form in ({"model": "ollama_chat/x"}, {"model": "openai/fast-model", "more_models": "ollama_chat/x"}):
+        r = c.post(f"/s/{RICH}/-/ask", data={"csrf_token": token, "at": leaf(root), "mode": "new",
+                                             "message": "hi", **form})
+        said = r.get_data(as_text=True)
+        assert r.status_code == 403 and "the model ollama_chat/x is not one this server offers" in said
+        assert "serve --model ollama_chat/x" in said
+    assert (root / RICH).read_bytes() == before and llm_server.requests == []

@@ -27,15 +27,21 @@ def root(tmp_path):
     return tmp_path / "s"
 
 
-def client_for(root, config):
+def client_for(root, config, models=(), **settings):
+    """A test client of the app on `root` calling `config`'s model by default, `models` besides
+    (as `serve --model` offers them), with app `settings` (ALLOW_SANDBOX=True, ...)."""
     app = create_app(root)
-    app.config["MODEL_CONFIG"] = config
+    app.config.update(MODEL_CONFIG=config, MODELS=tuple(models), **settings)
     return app.test_client(), app.config["CSRF_TOKEN"]
 
 
 def events(body: str) -> list[tuple[str, dict]]:
+    """The events of a stream, as a browser reads them (a ":" line is a comment: the server's
+    check, during a silence, that the browser is still there)."""
     out = []
     for block in body.strip().split("\n\n"):
+        if block.startswith(":"):
+            continue
         lines = dict(line.split(": ", 1) for line in block.splitlines())
         out.append((lines["event"], json.loads(lines["data"])))
     return out

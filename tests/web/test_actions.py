@@ -221,3 +221,19 @@ def test_regenerating_a_compaction_keeps_its_place_and_its_cut(client, app, root
     assert tree.parent[new.id] == tree.parent[old.id]
     assert new.get("firstKeptEntryId") == old.get("firstKeptEntryId")
     assert new.get("details")["regenerates"] == old.id
+
+
+def test_the_composer_offers_only_the_servers_models_and_refuses_another(root):
+    from webapp.model.llm import ModelConfig
+
+    app = create_app(root, MODEL_CONFIG=ModelConfig("openai/some-model", api_base="http://127.0.0.1:9/v1",
+                                                    api_key="the-owners-key"), MODELS=("openai/second",))
+    client = app.test_client()
+    html = client.get(f"/s/{RICH}/-/fork-form?node={EDITED_ORIGINAL}&position=at").get_data(as_text=True)
+    assert '<select name="model"><option selected>openai/some-model</option><option>openai/second</option>' in html
+    before = (root / RICH).read_bytes()
+    for url, form in ((f"/s/{RICH}/-/fork", {"node": EDITED_ORIGINAL, "message": "hi"}),
+                      (f"/s/{RICH}/-/reply", {"node": EDITED_ORIGINAL})):
+        r = post(client, app, url, {**form, "model": "ollama_chat/x"})
+        assert r.status_code == 403 and "the model ollama_chat/x is not one this server offers" in r.get_data(as_text=True)
+    assert (root / RICH).read_bytes() == before

@@ -55,7 +55,7 @@ def get(client, url, fragment=False):
     ("/s/big.jsonl/-/raw?id=out", False),
     ("/s/big.jsonl/compare/turn?tip=last&start=huge", True),
     ("/s/big.jsonl/compare?ids=last,huge", False),
-    ("/s/big.jsonl/compare/export?ids=last,huge", False),
+    ("/s/big.jsonl/compare/export?reviewed=1&ids=last,huge", False),
     ("/s/garbage.jsonl?tab=problems", False),
     ("/s/garbage.jsonl/-/panel/problems", True),
 ])

@@ -8,6 +8,7 @@ from html import unescape
 
 import pytest
 
+from tests.share_form import download_after_review
 from webapp.core.session import Session, create_session
 from webapp.web.app import create_app
 
@@ -149,7 +150,9 @@ def test_summarize_refuses_other_origins_and_unknown_tips(demo):
 
 
 def test_export_is_one_self_contained_attachment(demo):
-    r = demo["client"].get(f"{demo['url']}/compare/export?ids={demo['a']},{demo['b']},{demo['c']}")
+    asked = demo["client"].get(f"{demo['url']}/compare/export?ids={demo['a']},{demo['b']}")  # a link that skips the review leads to it
+    assert asked.status_code == 302 and f"/compare/export/review?ids={demo['a']},{demo['b']}" in asked.headers["Location"].replace("%2C", ",")
+    r = demo["client"].get(f"{demo['url']}/compare/export?reviewed=1&ids={demo['a']},{demo['b']},{demo['c']}")
     assert r.status_code == 200
     assert re.fullmatch(r'attachment; filename="comparison-[\w-]+-3-branches\.html"', r.headers["Content-Disposition"])
     html = r.get_data(as_text=True)
@@ -200,7 +203,8 @@ def test_baseline_order_alignment_and_folded_columns_live_in_the_url(demo):
     folded = client.get(links["fold"]).get_data(as_text=True)
     assert [cls.strip() for cls, _ in _heads(folded)] == ["folded baseline", "", ""]
     assert "Changed one line." not in folded.split('class="cmp-table"')[1]  # its cells are empty
-    export = client.get(unescape(re.search(r'id="export-comparison" href="([^"]+)"', folded)[1])).get_data(as_text=True)
+    export = download_after_review(client, unescape(re.search(r'id="export-comparison" href="([^"]+)"', folded)[1]))
+    export = export.get_data(as_text=True)
     assert "fold=" in re.search(r'id="export-comparison" href="([^"]+)"', folded)[1]
     assert "Changed one line." in export and "folded" not in "".join(cls for cls, _ in _heads(export))
     unfold = unescape(re.search(r'<a class="cmp-unfold" href="([^"]+)"', folded)[1])

@@ -16,7 +16,7 @@ def test_an_aborted_empty_assistant_message_says_so_in_the_context_tab(tmp_path)
     (tmp_path / "p").mkdir()
     b.write(tmp_path / "p" / "s.jsonl")
     html = create_app(tmp_path).test_client().get("/s/p/s.jsonl?tab=context").get_data(as_text=True)
-    item = re.search(rf'<li class="cm role-assistant[^"]*">(?:(?!</li>).)*?{aborted}(?:(?!</li>).)*</li>', html, re.S)
+    item = re.search(rf'<li class="cm role-assistant[^"]*"[^>]*>(?:(?!</li>).)*?{aborted}(?:(?!</li>).)*</li>', html, re.S)
     assert item is not None
     text = re.sub(r"<[^>]+>", " ", item.group(0))
     assert "(empty: the turn was aborted, “Request was aborted”)" in " ".join(text.split())

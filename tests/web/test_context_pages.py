@@ -104,7 +104,7 @@ def test_cli_context_diff(root, capsys):
     assert data["sharedUntil"] == "a2" and data["settings"] == [{"name": "thinking level", "a": None, "b": "high"}]
     assert main(["context", str(root / REL), "--diff", "a3", "a4"]) == 0
     out = capsys.readouterr().out
-    assert "- user [u1]" in out and "+ system [k1]" in out and "  user [u2]" in out
+    assert "- user [u1]" in out and "+ user [k1]" in out and "  user [u2]" in out
     assert main(["context", str(root / REL), "--diff", "a3", "zz"]) == 2
     assert "no entry with id 'zz'" in capsys.readouterr().err
 

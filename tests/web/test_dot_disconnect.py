@@ -17,6 +17,7 @@ from werkzeug.serving import make_server
 from tests.conftest import Builder
 from webapp.web.graph import dot as graph
 from webapp.web.app import create_app
+from webapp.web import sessions
 
 PROJECT = "--home-ana-proj--"
 TOKEN = "the-tests-own-token-for-this-server"  # (the server asks every request for it: auth.py)
@@ -108,11 +109,17 @@ def test_a_client_that_hangs_up_takes_its_dot_with_it(server, held_dot):
     assert len(pids(held_dot)) == 2
 
 
+def waiting_for_one_drawing() -> int:
+    """How many requests wait for the drawing being made (the server's own count)."""
+    return max((len(waiting) for _, waiting in list(sessions._one_run._locks.values())), default=0)
+
+
 def test_dot_goes_on_while_another_client_waits_for_the_same_drawing(server, held_dot):
     port, path = server
     first = ask(port, path)
     assert until(lambda: pids(held_dot))
     second = ask(port, path)
+    assert until(lambda: waiting_for_one_drawing() == 2)  # the second waits before the first leaves
     first.close()
     # The first client has left; the drawing is still wanted by the second: after several
     # looks at the clients (every DOT_POLL seconds), dot runs on.
@@ -137,6 +144,7 @@ def test_when_every_waiting_client_leaves_the_dot_is_killed(server, held_dot):
     first = ask(port, path)
     assert until(lambda: pids(held_dot))
     second = ask(port, path)
+    assert until(lambda: waiting_for_one_drawing() == 2)
     (pid,) = pids(held_dot)
     first.close()
     second.close()

@@ -10,7 +10,9 @@ from webapp.cli import main
 
 def test_the_export_holds_every_branch_once_and_fetches_nothing(app_and_ids):  # noqa: F811
     app, ids = app_and_ids
-    r = app.test_client().get("/s/--proj--/s.jsonl/export")
+    asked = app.test_client().get("/s/--proj--/s.jsonl/export?leaf=" + ids["hidden"])  # a link that skips the review leads to it
+    assert asked.status_code == 302 and asked.headers["Location"].endswith(f"/s/--proj--/s.jsonl/export/review?leaf={ids['hidden']}")
+    r = app.test_client().get("/s/--proj--/s.jsonl/export?reviewed=1")
     assert r.status_code == 200 and r.headers["Content-Disposition"].startswith("attachment; filename=\"session-")
     html = r.text
     assert html.count('<section class="branch"') == 2
@@ -25,10 +27,10 @@ def test_the_export_holds_every_branch_once_and_fetches_nothing(app_and_ids):  #
 
 def test_a_branch_export(app_and_ids):  # noqa: F811
     app, ids = app_and_ids
-    html = app.test_client().get(f"/s/--proj--/s.jsonl/export?leaf={ids['hidden']}").text
+    html = app.test_client().get(f"/s/--proj--/s.jsonl/export?reviewed=1&leaf={ids['hidden']}").text
     assert html.count('<section class="branch"') == 1
     assert "the quokka lives here" in html and f'data-entry="{ids["a2"]}"' not in html
-    assert app.test_client().get("/s/--proj--/s.jsonl/export?leaf=nope").status_code == 404
+    assert app.test_client().get("/s/--proj--/s.jsonl/export?reviewed=1&leaf=nope").status_code == 404
 
 
 def drawing(html: str) -> str:
@@ -42,9 +44,9 @@ def drawn_ids(svg: str) -> set[str]:
 def test_a_branch_export_draws_only_that_branch_with_its_fork_points_marked(app_and_ids):  # noqa: F811
     app, ids = app_and_ids
     client = app.test_client()
-    whole = drawing(client.get("/s/--proj--/s.jsonl/export").text)
+    whole = drawing(client.get("/s/--proj--/s.jsonl/export?reviewed=1").text)
     assert {f"e-{ids[k]}" for k in ("u2", "a2", "side", "hidden")} <= drawn_ids(whole) and 'id="more-' not in whole
-    one = client.get(f"/s/--proj--/s.jsonl/export?leaf={ids['hidden']}").text
+    one = client.get(f"/s/--proj--/s.jsonl/export?reviewed=1&leaf={ids['hidden']}").text
     assert "<dt>branches</dt><dd>2 (this export holds one)</dd>" in one  # the session's, not the file's
     svg = drawing(one)
     assert drawn_ids(svg) == {f"e-{ids[k]}" for k in ("u1", "a1", "side", "side_r", "hidden")}
@@ -52,7 +54,7 @@ def test_a_branch_export_draws_only_that_branch_with_its_fork_points_marked(app_
     assert "⊞ 1 more branch here" in fork and "4 entries" in fork  # r1, the compaction, u2, a2
     assert f'xlink:href="#t-e-{ids["a1"]}"' in fork and "1 other branch forks here: this file holds one branch" in fork
     assert "click to draw" not in svg
-    main = drawing(client.get(f"/s/--proj--/s.jsonl/export?leaf={ids['a2']}").text)
+    main = drawing(client.get(f"/s/--proj--/s.jsonl/export?reviewed=1&leaf={ids['a2']}").text)
     assert f"e-{ids['side']}" not in drawn_ids(main) and f"e-{ids['a2']}" in drawn_ids(main)
     assert "3 entries" in main  # the side branch, left out, counted at its fork point
 
@@ -83,5 +85,5 @@ def test_an_export_whose_drawing_times_out_is_the_page_without_it(app_and_ids, m
 
     monkeypatch.setattr(export, "render_svg", slow)
     app, ids = app_and_ids
-    r = app.test_client().get("/s/--proj--/s.jsonl/export")
+    r = app.test_client().get("/s/--proj--/s.jsonl/export?reviewed=1")
     assert r.status_code == 200 and "The tree drawing took too long (dot took longer than 8 s)" in r.text

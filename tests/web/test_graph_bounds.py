@@ -278,7 +278,7 @@ def test_sub_agent_runs_are_not_counted_as_branches_on_the_page(root):
 def test_a_one_branch_export_of_a_session_with_sub_agents_says_their_work_is_left_out(root):
     fixture = with_sub_agents(root)
     tree = Session.open(fixture).tree
-    html = unescape(create_app(root).test_client().get(f"/s/{PROJECT}/{fixture.name}/export?leaf={tree.active_leaf}").text)
+    html = unescape(create_app(root).test_client().get(f"/s/{PROJECT}/{fixture.name}/export?reviewed=1&leaf={tree.active_leaf}").text)
     svg = html[html.index("<svg"):html.index("</svg>")]
     more = re.findall(r'<g id="more-[^"]*" class="node segment more">(.*?)</g>', svg, re.S)
     assert more and all(re.search(r"⊞ \d+ more entries here", m) for m in more)

@@ -5,6 +5,7 @@ command line does the same for `export` and `compare --html`."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from html import unescape
 
 import pytest
@@ -37,9 +38,13 @@ def test_the_review_lists_every_redaction_with_redaction_on(shared):
     html = unescape(r.text)
     assert re.search(r'<input type="checkbox" name="redact" value="1" id="share-redact" checked>', r.text)
     for tag in ("[REDACTED:aws-key#1]", "[REDACTED:github-token#1]", "[REDACTED:private-key#1]", "[REDACTED:url-password#1]",
-                "[REDACTED:secret-assignment#1]", "[REDACTED:high-entropy#1]", "[REDACTED:slack-token#1]"):
+                "[REDACTED:secret-assignment#1]", "[REDACTED:slack-token#1]", "[REDACTED:home#1]"):
         assert f'name="keep" value="{tag}"' in html, tag
     assert "<code>AKIA…</code>" in html and "s.jsonl line " in html
+    # each row says what precedes the value (the name it is assigned to), and where else it is
+    assert re.search(r'<span class="share-before">…AWS_ACCESS_KEY_ID=</span><code>AKIA…</code>', html)
+    row = re.search(r'<td><code>\[REDACTED:github-token#1\]</code></td><td>github-token</td>(.*?)</tr>', html, re.S)[1]
+    assert "line 2 (content)" in row and "<summary>1 more place</summary>" in row and "line 12 (label)" in row
     assert leaked(r.data) == []  # the review itself shows only the first characters
 
 
@@ -90,3 +95,49 @@ def test_the_command_line_reviews_then_writes_a_redacted_file(shared, tmp_path, 
     assert leaked(cmp.read_bytes()) == [] and 'class="redaction-note"' in cmp.read_text()
     assert main(["compare", str(path), ids["a3"], ids["side"], "--html", str(tmp_path / "plain.html")]) == 0
     assert leaked((tmp_path / "plain.html").read_bytes())  # (the check finds them when they are there)
+
+
+def test_a_verdict_note_kept_in_the_data_folder_is_redacted_where_it_is_shown(tmp_path, monkeypatch, capsys):
+    """A Claude Code file is never written: its verdicts live in the data folder, outside the
+    copy that is redacted; their notes are scanned with it and shown redacted."""
+    import shutil
+
+    from tests.share_form import download_after_review
+    from webapp.core.session import Session
+    from webapp.core.verdicts import give_verdict
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    root = tmp_path / "sessions"
+    (root / "-proj").mkdir(parents=True)
+    path = root / "-proj" / "c.jsonl"
+    shutil.copy(Path(__file__).parents[1] / "fixtures" / "claude-code" / "daaain_dag_compact_after_rewind.jsonl", path)
+    session = Session.open(path)
+    a, b = session.tree.leaves()[:2]
+    token = "ghp_VerdictNoteXk9Qm2Vr7Lp4Ws8Zt1Nb6Hc3J"
+    assert give_verdict(session, a, "winner", f"worked once I set {token}").where == "data folder"
+    client = create_app(root).test_client()
+    review = client.get(f"/s/-proj/c.jsonl/compare/export/review?ids={a},{b}").get_data(as_text=True)
+    assert "a verdict&#39;s note" in review and "[REDACTED:github-token#1]" in review
+    shared = download_after_review(client, f"/s/-proj/c.jsonl/compare/export/review?ids={a},{b}")
+    assert token not in shared.get_data(as_text=True) and "worked once I set [REDACTED:github-token#1]" in shared.get_data(as_text=True)
+    out = tmp_path / "cmp.html"
+    assert main(["compare", str(path), a, b, "--html", str(out), "--redact"]) == 0
+    assert token not in out.read_text() and "worked once I set [REDACTED:github-token#1]" in out.read_text()
+    assert main(["compare", str(path), a, b, "--html", str(out)]) == 0
+    assert token in out.read_text()  # (shown as it is when not redacted: the check finds it)
+
+
+def test_the_download_after_its_review_does_not_scan_the_session_again(shared, monkeypatch):
+    from tests.share_form import download_after_review
+    from webapp.core import redact
+
+    app, path, _ = shared
+    scans = []
+    real = redact.scan_into
+    monkeypatch.setattr(redact, "scan_into", lambda *a, **k: scans.append(a[1]) or real(*a, **k))
+    r = download_after_review(app.test_client(), f"/s/{REL}/export/review")
+    assert r.status_code == 200 and leaked(r.data) == [] and scans == [path]
+    with path.open("ab") as f:  # a session that changed is scanned again
+        f.write(b'{"type":"message","id":"z9","parentId":null,"message":{"role":"user","content":"more"}}\n')
+    assert download_after_review(app.test_client(), f"/s/{REL}/export/review").status_code == 200
+    assert scans == [path, path]

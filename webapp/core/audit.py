@@ -24,7 +24,7 @@ from .compaction import (
 )
 from .entries import BRANCH_SUMMARY, COMPACTION, CUSTOM_MESSAGE, MESSAGE, Entry, as_key, content_blocks, tool_calls
 from .command_weight import command_weight
-from .formats.tools import tool_action
+from .agents.tools import tool_action
 from .reader import first_kept_id
 from .tree import SessionTree
 

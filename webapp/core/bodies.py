@@ -48,6 +48,26 @@ def start_view() -> None:
 def end_view(*_args) -> None:
     """Let go of the big bodies the view read."""
     _view_bodies.set(None)
+
+
+# The last big body read, kept across views (one, whatever its file): several people viewing
+# one entry of 50 MB parsed it once each time, 0.1-0.3 s each holding every thread of the
+# server; kept, the next views of it cost nothing, and the memory kept is one body's at most.
+_last_big: list = [None, None, None]  # [the Bodies (a weak reference), its line, the body]
+_last_big_lock = threading.Lock()
+
+
+def _kept_big(bodies, line: int) -> dict | None:
+    with _last_big_lock:
+        ref, kept_line, raw = _last_big
+        return raw if ref is not None and ref() is bodies and kept_line == line else None
+
+
+def _keep_big(bodies, line: int, raw: dict) -> None:
+    with _last_big_lock:
+        _last_big[:] = [weakref.ref(bodies), line, raw]
+
+
 OPEN_HANDLES = 32  # file handles kept open across all session files
 
 
@@ -103,9 +123,14 @@ class Bodies:
             view = _view_bodies.get()
             if view is not None and (self, key) in view:
                 return view[self, key]
+            raw = _kept_big(self, key)
+            if raw is not None:
+                return raw
             raw, size = self._read(entry)
-            if view is not None and size >= BIG_BODY:
-                view[self, key] = raw
+            if size >= BIG_BODY:
+                _keep_big(self, key, raw)
+                if view is not None:
+                    view[self, key] = raw
             self._cache[key] = (raw, size)
             self._bytes += size
             while len(self._cache) > 1 and (len(self._cache) > self.cache_entries or self._bytes > self.cache_bytes):

@@ -1,5 +1,5 @@
 """Facts about a session file at a glance: what `ls` and the index page list for each session,
-where each agent keeps its sessions, and how a listing groups them (by agent, then project)."""
+and how a listing groups them (by agent, in the registry's order, then project)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from pathlib import Path
 
+from .agents import DEFAULT, source_of, titles
 from .entries import COMPACTION, MESSAGE, as_key, content_text
 from .session import Session
 from .tree import SessionTree
@@ -14,53 +15,18 @@ from .tree import SessionTree
 
 _JSON_KEYS = {"first_message": "firstMessage", "bad_lines": "badLines"}
 
-# Each agent's sessions folder under the home folder, in the order a listing shows them.
-USUAL_PLACES = {
-    "pi": (".pi", "agent", "sessions"),
-    "claude-code": (".claude", "projects"),
-    "codex": (".codex", "sessions"),
-}
-SOURCE_TITLES = {"pi": "pi", "claude-code": "Claude Code", "codex": "Codex"}
-
-
-def pi_version(fmt: str) -> int | None:
-    """The version of a pi file's format (`pi-v3`: 3); None for another agent's."""
-    return int(fmt[4:]) if fmt.startswith("pi-v") and fmt[4:].isdigit() else None
-
-
-def source_of(fmt: str) -> str:
-    """The agent a `SessionLog.format` belongs to (pi's versions and unknown files are pi's)."""
-    return fmt if fmt in ("claude-code", "codex") else "pi"
-
-
-def usual_places(home: Path, sources=tuple(USUAL_PLACES)) -> list[str]:
-    """The sessions folders of `sources` that exist under `home`, relative to it."""
-    return [str(Path(*USUAL_PLACES[s])) for s in sources if home.joinpath(*USUAL_PLACES[s]).is_dir()]
-
-
-def agent_places(root: Path) -> list[str]:
-    """The agents' sessions folders a ROOT holds, relative to it, as if it were the home folder:
-    `.claude/projects`, `.pi/agent/sessions`, `.codex/sessions` below it (a home folder, or a copy
-    of a colleague's `.claude`), or the rest of that path when ROOT is one of the agents' own
-    folders (`.codex` itself: its YYYY/MM/DD folders are then found at their depth). Empty when it
-    holds none: ROOT is then a sessions folder of its own."""
-    found = usual_places(root)
-    for parts in USUAL_PLACES.values():
-        if root.name == parts[0] and root.joinpath(*parts[1:]).is_dir():
-            found.append(str(Path(*parts[1:])))
-    return found
-
 
 def group_sessions(rows: list[tuple[str, SessionSummary | None, str | None]]) -> dict[tuple[str, str], list]:
     """(rel path, summary, error) rows grouped by agent, then project: the session's working
     folder, else the folder it is in. Agents in a fixed order, projects by name."""
     groups: dict[tuple[str, str], list] = {}
+    named = titles()
     for rel, summary, error in rows:
-        source = summary.source if summary else "pi"
+        source = summary.source if summary else DEFAULT.name
         project = summary.cwd if summary and summary.cwd else rel.rsplit("/", 1)[0] if "/" in rel else "(no folder)"
-        groups.setdefault((SOURCE_TITLES[source], project), []).append((rel, summary, error))
-    order = list(SOURCE_TITLES.values())
-    return dict(sorted(groups.items(), key=lambda g: (order.index(g[0][0]), g[0][1])))
+        groups.setdefault((named.get(source, source), project), []).append((rel, summary, error))
+    order = {title: i for i, title in enumerate(named.values())}
+    return dict(sorted(groups.items(), key=lambda g: (order.get(g[0][0], len(order)), g[0][1])))
 
 
 @dataclass(frozen=True)
@@ -108,11 +74,24 @@ def first_message_preview(tree: SessionTree) -> str | None:
     return (first_user_message(tree) or "")[:FIRST_MESSAGE_CHARS] or None
 
 
+# What an agent writes as a user message for the model's sake, not the person's: Codex's
+# environment and AGENTS.md blocks. A session is not titled by them.
+_INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<permissions")  # (as the Codex reader has them)
+
+
+def is_injected(text: str) -> bool:
+    """Whether a user message's text is context an agent put there (Codex's `<environment_context>`
+    and instructions blocks) rather than what the person asked."""
+    return text.lstrip().startswith(_INJECTED)
+
+
 def first_user_message(tree: SessionTree) -> str | None:
+    """What the person first asked: the first user message of the main line that is neither
+    marked meta (Claude Code) nor context an agent injected (Codex)."""
     for e in tree.entries:
         if e.type == MESSAGE and e.role == "user" and not e.sidechain and not e.message.get("isMeta"):
             text = content_text(e.message.get("content"), " ").strip()
-            if text:
+            if text and not is_injected(text):
                 return text
     return None
 

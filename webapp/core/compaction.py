@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from .context import Context, build_context
 from .entries import BRANCH_SUMMARY, COMPACTION, CUSTOM_MESSAGE, MESSAGE, Entry, tool_calls
 from .errors import InvalidWrite
-from .formats.tools import EDIT, READ, WRITE, tool_action
+from .agents.tools import EDIT, READ, WRITE, tool_action
 from .messages import entry_messages, estimate_message_tokens, summary_message_of
 from .tokens import TokenCount, context_tokens, format_tokens
 from .tree import SessionTree
@@ -196,22 +196,33 @@ def _context_entries(ctx: Context) -> tuple[list[Entry], dict[str, int]]:
     return entries, sizes
 
 
-def suggested_keep_recent_tokens(tree: SessionTree, leaf_id: str | None) -> int:
-    """The keep budget a preview starts with: the SPEC default when the branch is large enough
-    for it to leave something to summarize, else the largest round budget (a share of the
-    branch's estimated tokens) that still makes a cut, so every branch with a cut point can be
-    previewed without hunting for a number."""
+def fitted_budgets(context_window: int | None) -> tuple[int, int]:
+    """(keepRecentTokens, reserveTokens) by default for a model of this window. SPEC §6's
+    defaults (20,000 kept, 16,384 reserved) suppose a window of 100k tokens or more; for a
+    smaller one the reserve is at most a quarter of the window and what is kept at most half of
+    the rest, so that a compaction of an 8,192-token model keeps and reserves what it can hold."""
+    if not context_window:
+        return DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
+    reserve = min(DEFAULT_RESERVE_TOKENS, context_window // 4)
+    return min(DEFAULT_KEEP_RECENT_TOKENS, (context_window - reserve) // 2), reserve
+
+
+def suggested_keep_recent_tokens(tree: SessionTree, leaf_id: str | None, context_window: int | None = None) -> int:
+    """The keep budget a preview starts with: the default for the model's window when the
+    branch is large enough for it to leave something to summarize, else the largest round budget
+    (a share of the branch's estimated tokens) that still makes a cut, so every branch with a cut
+    point can be previewed without hunting for a number."""
     entries, sizes = _context_entries(build_context(tree, leaf_id))
     total = sum(sizes.values())
-    budgets = [DEFAULT_KEEP_RECENT_TOKENS] + [int(max(round(total * share, -2), 100)) for share in
-                                              (0.4, 0.3, 0.2, 0.1, 0.05)]
+    default = fitted_budgets(context_window)[0]
+    budgets = [default] + [int(max(round(total * share, -2), 100)) for share in (0.4, 0.3, 0.2, 0.1, 0.05)]
     cuts = {keep: _cut_index(entries, sizes, keep) for keep in budgets if keep < total}
     # First a cut that summarizes whole turns, else one that splits a turn.
     for whole in (True, False):
         for keep, cut in cuts.items():
             if cut and (not whole or _turn_start(entries, cut) > 0):
                 return keep
-    return DEFAULT_KEEP_RECENT_TOKENS
+    return default
 
 
 def _turn_start(entries: list[Entry], cut: int) -> int:
@@ -225,14 +236,17 @@ def _turn_start(entries: list[Entry], cut: int) -> int:
 def plan_compaction(
     tree: SessionTree,
     leaf_id: str | None,
-    keep_recent_tokens: int = DEFAULT_KEEP_RECENT_TOKENS,
-    reserve_tokens: int = DEFAULT_RESERVE_TOKENS,
+    keep_recent_tokens: int | None = None,
+    reserve_tokens: int | None = None,
     context_window: int | None = None,
     first_kept: str | None = None,
 ) -> CompactionPlan:
     """Where to cut the context at `leaf_id` and what the summary must then cover (SPEC §6).
     `first_kept` cuts there instead of where `keep_recent_tokens` falls (a summary made again
-    for the same cut)."""
+    for the same cut). A budget not given is the default fitted to the window (fitted_budgets)."""
+    fitted_keep, fitted_reserve = fitted_budgets(context_window)
+    keep_recent_tokens = fitted_keep if keep_recent_tokens is None else keep_recent_tokens
+    reserve_tokens = fitted_reserve if reserve_tokens is None else reserve_tokens
     ctx = build_context(tree, leaf_id)
     count = context_tokens(ctx)
     plan = CompactionPlan(

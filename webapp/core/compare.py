@@ -27,6 +27,7 @@ from .entries import (
     MARKER_TYPES,
     MESSAGE,
     MODEL_CHANGE,
+    THINKING_LEVEL_CHANGE,
     Entry,
     as_key,
     content_text,
@@ -72,6 +73,12 @@ def common_prefix(tree: SessionTree, ids: list[str]) -> list[Entry]:
 # -- turns -----------------------------------------------------------------------------------------
 
 
+# A pause longer than this between two entries of a path is not time worked: a branch added to
+# a months-old session today would otherwise show the months ("6657h") as its wall time.
+IDLE_GAP = 3600.0
+LEADING_TYPES = MARKER_TYPES | {MODEL_CHANGE, THINKING_LEVEL_CHANGE}  # what may come before a turn's prompt
+
+
 @dataclass
 class Turn:
     """A user message and what followed it; `continued` when it begins without one, i.e. it
@@ -81,12 +88,17 @@ class Turn:
     entries: list[Entry] = field(default_factory=list)
 
     @property
+    def opening(self) -> Entry:
+        """The turn's first entry that is not a marker (a model change, a thinking level) before it."""
+        return next((e for e in self.entries if e.type not in LEADING_TYPES), self.entries[0])
+
+    @property
     def continued(self) -> bool:
-        return not is_user(self.entries[0])
+        return not is_user(self.opening)
 
     @property
     def user(self) -> Entry | None:
-        return None if self.continued else self.entries[0]
+        return None if self.continued else self.opening
 
     @property
     def user_text(self) -> str:
@@ -137,17 +149,27 @@ def _calls_key(entry: Entry) -> str:
 
 
 def split_turns(entries: list[Entry], before: int = 0) -> list[Turn]:
-    """Cut `entries` at each user message; `before` is how many turns began earlier on the path."""
+    """Cut `entries` at each user message; `before` is how many turns began earlier on the path.
+    Markers before the first user message (a replay's model change) open the turn that follows
+    them rather than make a turn of their own: a branch that differs only in its model then lines
+    up with the one it replays, prompt for prompt."""
     turns: list[Turn] = []
     number = before
+    leading: list[Entry] = []
     for e in entries:
         if is_user(e):
             number += 1
-            turns.append(Turn(number, [e]))
+            turns.append(Turn(number, leading + [e]))
+            leading = []
         elif turns:
             turns[-1].entries.append(e)
+        elif e.type in LEADING_TYPES:
+            leading.append(e)
         else:
-            turns.append(Turn(number, [e]))
+            turns.append(Turn(number, leading + [e]))
+            leading = []
+    if leading:
+        turns.append(Turn(number, leading))
     return turns
 
 
@@ -220,7 +242,7 @@ class Figures:
     tool_calls: dict[str, int]
     tool_errors: int
     cost: float
-    wall_seconds: float | None  # first to last timestamp
+    wall_seconds: float | None  # the time worked: from entry to entry, pauses over IDLE_GAP left out
     files_read: list[str]
     files_modified: list[str]
     compactions: list[str]  # entry ids
@@ -250,6 +272,7 @@ def figures_of(tree: SessionTree, entries: list[Entry]) -> Figures:
         if isinstance(model, str) and model and model not in models:
             models.append(model)
     times = [t for t in (parse_time(e.timestamp) for e in entries) if t]
+    worked = sum(gap for gap in ((b - a).total_seconds() for a, b in zip(times, times[1:])) if 0 < gap <= IDLE_GAP)
     read, modified = ops.lists()
     return Figures(
         entries=len(entries),
@@ -258,7 +281,7 @@ def figures_of(tree: SessionTree, entries: list[Entry]) -> Figures:
         tool_calls=dict(sorted(calls.items())),
         tool_errors=sum(1 for e in entries if is_tool_error(e)),
         cost=sum(entry_cost(e) for e in entries),
-        wall_seconds=(max(times) - min(times)).total_seconds() if times else None,
+        wall_seconds=round(worked, 6) if times else None,
         files_read=read,
         files_modified=modified,
         compactions=[e.id for e in entries if e.type == COMPACTION],

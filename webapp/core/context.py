@@ -1,5 +1,6 @@
 """What the model sees at a leaf (SPEC §5): the settings on the path and its chat messages, in
-order, from the latest compaction on (what each entry contributes is `messages`').
+order, from the latest compaction on, with pi 1.6's context edits applied (what each entry
+contributes is `messages`'). It is pi's `buildSessionProjection`, message for message.
 
 Every message carries the `entryId` it came from, so a viewer can map it back to its node;
 `Context.llm_messages()` drops that key for the model call itself.
@@ -9,8 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .entries import ACTIVE_TOOLS_CHANGE, COMPACTION, MODEL_CHANGE, THINKING_LEVEL_CHANGE, Entry, as_key
-from .messages import compaction_messages, entry_messages
+from .entries import (
+    ACTIVE_TOOLS_CHANGE, COMPACTION, CONTEXT_EDIT, MESSAGE, MODEL_CHANGE, THINKING_LEVEL_CHANGE, Entry, as_key,
+)
+from .messages import compaction_messages, edited_messages, entry_messages
 from .reader import first_kept_id
 from .tree import SessionTree
 
@@ -46,6 +49,9 @@ class Context:
     kept_from: int = 0  # index in `path` of the first entry kept before the compaction
     after_index: int = 0  # index in `messages` of the first message from after the compaction
     replaced_by: dict[str, str] = field(default_factory=dict)  # entry id -> compaction id
+    edits: dict[str, Entry] = field(default_factory=dict)  # entry id -> the context edit applied to it
+    usable_from: int = 0  # index in `messages` from which a reported usage measured this context
+    # (a usage before the latest compaction or context edit measured another one)
     problems: list[str] = field(default_factory=list)
     tree: SessionTree | None = field(default=None, repr=False)  # what it was built from
 
@@ -96,6 +102,10 @@ def _kept_start(tree: SessionTree, path: list[Entry], at: int) -> int | None:
     return None
 
 
+def is_system_message(e: Entry) -> bool:
+    return e.type == MESSAGE and e.role == "system"
+
+
 def build_context(tree: SessionTree, leaf_id: str | None) -> Context:
     path = tree.path(leaf_id)
     ctx = Context(leaf_id, path, settings_on(tree, path), tree=tree)
@@ -117,25 +127,44 @@ def build_context(tree: SessionTree, leaf_id: str | None) -> Context:
         dropped = max(dropped, kept)
         start, last = kept, i
     if last is None:
-        _add_messages(ctx, path)
-        return ctx
-    # Only the latest compaction counts: what it keeps is back even if an earlier one dropped it.
-    for e in path[start:last]:
-        ctx.replaced_by.pop(e.id, None)
-    ctx.compaction = path[last]
-    ctx.kept_from = start
-    for m in compaction_messages(path[last]):
-        ctx.messages.append(dict(m, entryId=path[last].id))
-        ctx.sources.append(path[last])
-    _add_messages(ctx, path[start:last])
-    ctx.after_index = len(ctx.messages)
-    _add_messages(ctx, path[last + 1:])
-    return ctx
-
-
-def _add_messages(ctx: Context, entries: list[Entry]) -> None:
-    for e in entries:
-        for m in entry_messages(e):
+        chosen = path
+    else:
+        # Only the latest compaction counts: what it keeps is back even if an earlier one dropped
+        # it, except the system messages there (the compaction's checkpoint stands for them).
+        for e in path[start:last]:
+            ctx.replaced_by.pop(e.id, None)
+        ctx.compaction = path[last]
+        ctx.kept_from = start
+        chosen = [path[last], *(e for e in path[start:last] if not is_system_message(e)), *path[last + 1:]]
+    # Context edits among the chosen entries: the latest per target applies to it. An edit the
+    # compaction summarized away is not chosen, so it no longer applies.
+    edits = ctx.edits
+    latest_edit = -1
+    for i, e in enumerate(chosen):
+        if e.type == CONTEXT_EDIT:
+            if e.target_id is not None:
+                edits[e.target_id] = e
+            latest_edit = i
+    after = 0 if last is None else 1 + (len(chosen) - len(path) + last)  # chosen[after:] follow the compaction
+    for i, e in enumerate(chosen):
+        if i == after:
+            ctx.after_index = len(ctx.messages)
+        edit = edits.get(e.id)
+        if i == 0 and last is not None:
+            messages = [] if edit is not None and edit.get("replacement", {}) is None else compaction_messages(e)
+        elif e.type == COMPACTION:
+            messages = []  # an older compaction kept by the latest one says nothing
+        elif edit is not None:
+            messages = edited_messages(e, edit.get("replacement", {}))
+        else:
+            messages = entry_messages(e)
+        for m in messages:
             m["entryId"] = e.id
             ctx.messages.append(m)
             ctx.sources.append(e)
+        if i == latest_edit:
+            ctx.usable_from = len(ctx.messages)
+    if after >= len(chosen):
+        ctx.after_index = len(ctx.messages)
+    ctx.usable_from = max(ctx.usable_from, ctx.after_index)
+    return ctx

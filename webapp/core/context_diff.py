@@ -19,6 +19,7 @@ from .entries import COMPACTION, Entry
 from .errors import SessionError
 from .tokens import TokenCount, context_tokens
 from .tree import SessionTree
+from .system_prompt import replay
 
 PAIR_SIMILARITY = 0.3  # two differing messages in the same place are one changed message above this
 
@@ -208,9 +209,13 @@ class ContextDiff:
 
 
 def _system_text(ctx: Context) -> str | None:
-    """What the context puts in system messages (a compaction's summary); None when nothing."""
-    texts = [message_text(m) for m in ctx.messages if m.get("role") == "system"]
-    return "\n\n".join(texts) if texts else None
+    """The system prompt and tools the context's system messages leave in force (pi 1.6); None
+    when it has none."""
+    state = replay(ctx.messages, ctx.sources)
+    if not state.seen:
+        return None
+    tools = ", ".join(state.tools)
+    return f"{state.prompt}\n\ntools: {tools or '(none)'}"
 
 
 def _setting_changes(a: Context, b: Context) -> list[SettingChange]:
@@ -219,7 +224,7 @@ def _setting_changes(a: Context, b: Context) -> list[SettingChange]:
         ("thinking level", a.settings.thinking_level, b.settings.thinking_level),
         ("tools", ", ".join(a.settings.active_tools) if a.settings.active_tools is not None else None,
          ", ".join(b.settings.active_tools) if b.settings.active_tools is not None else None),
-        ("system messages", _system_text(a), _system_text(b)),
+        ("system prompt", _system_text(a), _system_text(b)),
     ]
     return [SettingChange(n, x, y) for n, x, y in pairs if x != y]
 

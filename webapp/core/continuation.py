@@ -11,14 +11,14 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
-from .entries import BRANCH_SUMMARY, COMPACTION, LABEL, LEAF, Entry, new_id, now_iso
+from .entries import BRANCH_SUMMARY, COMPACTION, CONTEXT_EDIT, LABEL, LEAF, Entry, new_id, now_iso
 from .errors import SessionError
 from .reader import first_kept_id
 from .session import FILLED_KEYS, Session, write_new_session
 from .storage import JsonlStorage
 
 # Keys of a copied entry that name another entry of the session, by entry type.
-_REFERENCES = {COMPACTION: "firstKeptEntryId", BRANCH_SUMMARY: "fromId"}
+_REFERENCES = {COMPACTION: "firstKeptEntryId", BRANCH_SUMMARY: "fromId", CONTEXT_EDIT: "targetId"}
 
 
 def is_uuid(entry_id: str) -> bool:
@@ -28,14 +28,17 @@ def is_uuid(entry_id: str) -> bool:
         return False
 
 
-def continue_in_new_session(session: Session, leaf_id: str | None) -> Path:
+def continue_in_new_session(session: Session, leaf_id: str | None, mapping: dict[str, str] | None = None) -> Path:
     """A new v3 file holding the path from the root to `leaf_id` (and the labels on it), in the
-    source's folder; its last entry is the active leaf. Returns its path."""
+    source's folder; its last entry is the active leaf. Returns its path; `mapping`, when given,
+    is filled with each copied entry's id in the new file (by its id here)."""
     if not isinstance(session.storage, JsonlStorage):
         raise SessionError("only a session file can be continued in a new file")
     tree = session.tree
     path = [e for e in tree.path(leaf_id) if e.type not in (LEAF, LABEL)]  # markers say nothing here
     ids = {e.id: e.id if is_uuid(e.id) else new_id() for e in path}
+    if mapping is not None:
+        mapping.update(ids)
     lines, parent = [], None
     for entry in path:
         lines.append(_copy(entry, ids, parent))

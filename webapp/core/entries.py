@@ -1,4 +1,4 @@
-"""Entries of a session file: the header, the eleven entry types of SPEC §2, ids and timestamps.
+"""Entries of a session file: the header, the thirteen entry types of SPEC §2, ids and timestamps.
 
 An entry's `raw` is the SPEC §2 dict the format seam (`formats/`) made of its line: for a pi v3
 line the dict as read, untouched, so unknown types and fields survive as they are. The line as
@@ -22,6 +22,7 @@ from .entry_types import (  # noqa: F401 (the vocabulary is part of this module'
     ACTIVE_TOOLS_CHANGE,
     BRANCH_SUMMARY,
     COMPACTION,
+    CONTEXT_EDIT,
     CUSTOM,
     CUSTOM_MESSAGE,
     LABEL,
@@ -34,8 +35,10 @@ from .entry_types import (  # noqa: F401 (the vocabulary is part of this module'
     SESSION_INFO,
     SESSION_VERSION,
     THINKING_LEVEL_CHANGE,
+    USAGE,
     content_blocks,
     content_text,
+    readable_type,
 )
 from .messages import estimate_entry_tokens
 
@@ -281,7 +284,7 @@ class Entry:
         that reports nothing an empty tuple; anything else keeps the tuple in a list."""
         f = self._facts
         if type(f) is str and self.role != "assistant":
-            return ((), f, False, None, 0.0, ())  # (a lazy tool result: no usage, no cost)
+            return ((), f, False, None, self._raw.costs[self.line], ())  # (a lazy tool result: no usage)
         held = self._raw
         if type(held) is _Held:
             return f
@@ -427,8 +430,7 @@ def entry_facts(t: str | None, raw: dict) -> tuple[str | None, tuple, int | None
         missing = () if raw.keys() >= _REQUIRED_KEYS.get(t, _NOTHING) else \
             tuple(f for f in REQUIRED_FIELDS[t] if f not in raw)
         if t in _COSTED:
-            details = raw.get("details")
-            cost = _cost_of(details.get("usage") if type(details) is dict else None)
+            cost = _cost_of(spent_usage(raw))
             if cost or missing:
                 return None, (_NO_FACTS[0], None, False, None, cost, missing), None
         elif missing:
@@ -439,7 +441,7 @@ def entry_facts(t: str | None, raw: dict) -> tuple[str | None, tuple, int | None
         return None, (*_NO_FACTS[:5], () if "message" in raw else ("message",)), 0
     role, calls, call_id, is_error, used, cost, tokens, _ = message_facts(msg)
     if role == "toolResult":
-        return role, ((), call_id, is_error, None, 0.0, ()), tokens
+        return role, ((), call_id, is_error, None, cost, ()), tokens
     if not calls and used is None and not cost:
         return role, _NO_FACTS, tokens
     return role, (calls, None, False, used, cost, ()), tokens
@@ -452,7 +454,7 @@ def message_facts(msg: dict) -> tuple:
     here": a role or block this walk does not know).
 
     Written for speed: it runs once for every message of a file, and is the one walk over its
-    content that both takes its facts and checks its fields (`formats.pi.PiReader.read_lines`)."""
+    content that both takes its facts and checks its fields (`agents.pi.reader.PiReader.read_lines`)."""
     role = msg.get("role")
     ok = "toolCallId" not in msg or type(msg["toolCallId"]) is str
     if type(role) is str:
@@ -541,7 +543,9 @@ def message_facts(msg: dict) -> tuple:
             tokens = -(-len(content) // 4)
         else:
             tokens = 0
-        return role, (), msg.get("toolCallId"), True if msg.get("isError") else False, None, 0.0, tokens, ok
+        usage = msg.get("usage")  # (a tool that called a model itself: a sub-agent, a summary)
+        return role, (), msg.get("toolCallId"), True if msg.get("isError") else False, None, \
+            _cost_of(usage) if usage is not None else 0.0, tokens, ok
     if role == "user" or role == "custom":
         tokens = None
         if type(content) is str:
@@ -560,7 +564,7 @@ def message_facts(msg: dict) -> tuple:
         else:
             tokens = 0
         return role, (), None, False, None, 0.0, tokens, ok
-    return role, (), None, False, None, 0.0, None if role == "bashExecution" else 0, False
+    return role, (), None, False, None, 0.0, None if role == "bashExecution" or role == "system" else 0, False
 
 
 # Deeper than this, a tool call's arguments are cut (`formats.fields`): JSON encoders, template
@@ -579,7 +583,7 @@ def too_deep(value: dict | list, depth: int) -> bool:
 
 
 _NOTHING: frozenset = frozenset()
-_COSTED = frozenset({"compaction", "branch_summary"})
+_COSTED = frozenset({"compaction", "branch_summary", "usage"})
 _TOKENS_LATER = frozenset({"custom_message", "branch_summary"})  # estimated from the body when asked
 
 
@@ -588,6 +592,17 @@ def _usage_total(usage: dict) -> int | None:
     parts = [usage.get(k) for k in ("input", "output", "cacheRead", "cacheWrite")]
     total = sum(p for p in parts if isinstance(p, (int, float)))
     return int(total) or None
+
+
+def spent_usage(raw: dict) -> dict | None:
+    """The usage of the model call behind a summary or a `usage` entry: its own `usage` (as pi
+    writes it), or, in a summary session-tree wrote before it wrote pi's field, `details.usage`."""
+    usage = raw.get("usage")
+    if type(usage) is dict:
+        return usage
+    details = raw.get("details")
+    usage = details.get("usage") if type(details) is dict and raw.get("type") != "usage" else None
+    return usage if type(usage) is dict else None
 
 
 def _cost_of(usage) -> float:
@@ -635,6 +650,10 @@ def entry_text(entry: Entry) -> str:
         if entry.role == "bashExecution":
             return f"$ {msg.get('command', '')}"
         text = content_text(msg.get("content"), " ")
+        if entry.role == "system" and not text.strip():
+            changed = [w for k, w in (("sections", "sections"), ("toolsAdded", "tools added"),
+                                      ("toolsRemoved", "tools removed")) if msg.get(k)]
+            return "changes " + ", ".join(changed) if changed else ""
         if not text.strip():
             calls = [str(c.get("name", "?")) for c in tool_calls(entry)]
             if calls:
@@ -659,6 +678,14 @@ def entry_text(entry: Entry) -> str:
         return f"label {entry.get('label') or '(cleared)'} → {entry.target_id}"
     if t == LEAF:
         return f"leaf → {entry.target_id}"
+    if t == CONTEXT_EDIT:
+        replacement = entry.get("replacement")
+        if replacement is None:
+            return f"omit {entry.target_id} from the context"
+        content = replacement.get("content") if isinstance(replacement, dict) else None
+        return f"edit {entry.target_id}: {content_text(content, ' ')}"
+    if t == USAGE:
+        return f"usage: {entry.get('kind')} ({entry.get('provider')}/{entry.get('model')})"
     if t == CUSTOM:
-        return f"custom: {entry.get('customType')}"
-    return str(t)
+        return readable_type(entry.get("customType"))
+    return readable_type(t)

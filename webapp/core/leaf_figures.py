@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .compare import user_text
+from .compare import IDLE_GAP, user_text
 from .context import build_context
-from .entries import BRANCH_SUMMARY, COMPACTION, MESSAGE, Entry
+from .entries import BRANCH_SUMMARY, COMPACTION, CONTEXT_EDIT, MESSAGE, USAGE, Entry
 from .outcome import STATUS_ORDER, STATUSES, outcome
 from .tokens import context_tokens
 from .tree import SessionTree
@@ -54,8 +54,8 @@ class LeafFigures:
 
 
 # The running figures of the path from the root to a node, as one tuple (a walk of 100k entries
-# makes 100k of them): depth, turns, cost, tool calls, tool errors, first and last time, last
-# user message, own label, inherited label, the usage reported after the latest compaction (the
+# makes 100k of them): depth, turns, cost, tool calls, tool errors, the last time and the time
+# worked, last user message, own label, inherited label, the usage reported after the latest compaction (the
 # anchor) and the depth of the message that reported it.
 _ROOT = (0, 0, 0.0, 0, 0, None, None, None, None, None, None, -1)
 
@@ -71,7 +71,7 @@ def leaf_figures(tree: SessionTree) -> list[LeafFigures]:
     stack: list[tuple[str, tuple]] = [(r, _ROOT) for r in reversed(tree.roots)]
     while stack:
         node, state = stack.pop()
-        depth, turns, cost, calls, errors, first, last, last_user, label, inherited, anchor, upto = state
+        depth, turns, cost, calls, errors, previous, worked, last_user, label, inherited, anchor, upto = state
         del path[depth:]
         while True:  # down a linear run in place: the state is packed again only where it splits
             e = by_id[node]
@@ -88,18 +88,22 @@ def leaf_figures(tree: SessionTree) -> list[LeafFigures]:
                     calls += made
                     if used is not None:
                         anchor, upto = used, depth - 1
-                elif role == "toolResult" and failed:
-                    errors += 1
-            elif e.type == BRANCH_SUMMARY:
-                cost += spent  # the summary call, when one was recorded
+                elif role == "toolResult":
+                    errors += failed
+                    cost += spent  # (a tool that called a model itself records its usage)
+            elif e.type == BRANCH_SUMMARY or e.type == USAGE:
+                cost += spent  # the summary call, or spending that is no reply (a cache warm-up)
             elif e.type == COMPACTION:
                 cost += spent
                 anchor = None  # a usage reported before it measured the context before it
-            if t is not None:
-                if first is None or t < first:
-                    first = t
-                if last is None or t > last:
-                    last = t
+            elif e.type == CONTEXT_EDIT:
+                anchor = None  # likewise before an edit (pi distrusts it too)
+            if t is not None:  # the time worked, entry to entry along the path (compare.figures_of's rule)
+                if previous is not None and 0 < t - previous <= IDLE_GAP:
+                    worked = (worked or 0.0) + (t - previous)
+                elif worked is None:
+                    worked = 0.0
+                previous = t
             kids = kids_of(node, ())  # a lone child's id, or a list of two or more (tree.Children)
             if node in labels:
                 label = labels[node]
@@ -120,7 +124,7 @@ def leaf_figures(tree: SessionTree) -> list[LeafFigures]:
                     cost=cost,
                     calls=calls,
                     errors=errors,
-                    wall_seconds=round(last - first, 6) if first is not None else None,
+                    wall_seconds=round(worked, 6) if worked is not None else None,
                     status=ended.status,
                     status_detail=ended.detail,
                     active=node == active,
@@ -128,7 +132,7 @@ def leaf_figures(tree: SessionTree) -> list[LeafFigures]:
             if type(kids) is not str:
                 break
             node = kids
-        state = (depth, turns, cost, calls, errors, first, last, last_user, label, inherited, anchor, upto)
+        state = (depth, turns, cost, calls, errors, previous, worked, last_user, label, inherited, anchor, upto)
         for child in reversed(kids):
             stack.append((child, state))
     return [found[leaf] for leaf in tree.leaves() if leaf in found]

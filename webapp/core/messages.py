@@ -1,5 +1,10 @@
 """What an entry says to a model (SPEC §5): the OpenAI-style chat messages each entry
-contributes to a context, the summary messages a compaction stands for, and their estimated size.
+contributes to a context, the summary messages a compaction stands for, what a context edit
+makes of its target, and their estimated size.
+
+pi's roles become chat roles as pi's `convertToLlm` sends them: a system message (pi 1.6) stays a
+system message (its sections rendered after its content); everything else pi sends as the user's
+(a custom message, a bash execution, a branch or compaction summary) is a user message.
 
 Below the entries: an entry's token estimate is made from these messages when it was not taken
 as it was read (`Entry.tokens`), so this module reads entries only by their fields (`type`,
@@ -15,7 +20,7 @@ import math
 
 import orjson
 
-from .entry_types import BRANCH_SUMMARY, CUSTOM_MESSAGE, MESSAGE, content_blocks
+from .entry_types import BRANCH_SUMMARY, CUSTOM_MESSAGE, MESSAGE, content_blocks, content_text
 
 COMPACTION_PREFIX = "The conversation history before this point was compacted into the following summary:"
 BRANCH_PREFIX = "The following is a summary of a branch that this conversation came back from:"
@@ -99,7 +104,43 @@ def message_messages(msg: dict) -> list[dict]:
         return [] if msg.get("excludeFromContext") else [{"role": "user", "content": _bash(msg)}]
     if role == "custom":
         return [{"role": "user", "content": _text_or_parts(msg.get("content"))}]
+    if role == "system":
+        return [{"role": "system", "content": system_prompt_text(msg)}]
     return []
+
+
+def system_prompt_text(msg: dict) -> str:
+    """A pi 1.6 system message as one prompt (pi-ai's `getSystemMessageText`): its content, then
+    each section's text, the non-empty parts joined by blank lines."""
+    parts = [content_text(msg.get("content"))]
+    sections = msg.get("sections")
+    if isinstance(sections, dict):
+        parts += [v for v in sections.values() if isinstance(v, str)]
+    return "\n\n".join(p for p in parts if p)
+
+
+# The roles whose content a context edit replaces (pi's `projectContextEntry`); any other message
+# of the target (a bash execution, a summary, a system message) is only ever dropped by one.
+EDITABLE_ROLES = frozenset({"user", "assistant", "toolResult", "custom"})
+
+
+def edited_messages(entry, replacement) -> list[dict]:
+    """What `entry` says to the model under a context edit's `replacement` (SPEC §5): nothing for
+    null; otherwise the same messages with their content replaced, a string becoming one text
+    block for an assistant message or a tool result. A replacement that is not an object (a
+    file pi would refuse to write) replaces the content with nothing, as pi reads it."""
+    if replacement is None:
+        return []
+    content = replacement.get("content") if isinstance(replacement, dict) else None
+    if entry.type == CUSTOM_MESSAGE:
+        return [{"role": "user", "content": _text_or_parts(content)}]
+    msg = entry.message
+    role = msg.get("role")
+    if entry.type != MESSAGE or role not in EDITABLE_ROLES:
+        return entry_messages(entry)
+    if role in ("assistant", "toolResult") and isinstance(content, str):
+        content = [{"type": "text", "text": content}]
+    return message_messages({**msg, "content": content})
 
 
 def entry_messages(entry) -> list[dict]:
@@ -117,12 +158,16 @@ def entry_messages(entry) -> list[dict]:
 
 
 def compaction_messages(compaction) -> list[dict]:
-    """What stands for the entries a compaction replaced: its summary, or, when the compaction
-    records what the whole context before it became (Codex's replacement history), that."""
+    """What stands for the entries a compaction replaced: its summary, after its `systemMessage`
+    (pi 1.6: the prompt and tools in force at that point) when it has one; or, when the
+    compaction records what the whole context before it became (Codex's replacement history),
+    that."""
     history = compaction.get("replacementHistory")
     if isinstance(history, list):
         return [m for msg in history for m in message_messages(msg)]
-    return [summary_message(compaction)]
+    checkpoint = compaction.get("systemMessage")
+    head = message_messages(checkpoint) if isinstance(checkpoint, dict) and checkpoint.get("role") == "system" else []
+    return [*head, summary_message(compaction)]
 
 
 def summary_message(compaction) -> dict:
@@ -130,8 +175,8 @@ def summary_message(compaction) -> dict:
 
 
 def summary_message_of(summary: str) -> dict:
-    """The system message a compaction's summary becomes (SPEC §5)."""
-    return {"role": "system", "content": f"{COMPACTION_PREFIX}\n\n<summary>\n{summary}\n</summary>"}
+    """The message a compaction's summary becomes (SPEC §5): a user message, as pi sends it."""
+    return {"role": "user", "content": f"{COMPACTION_PREFIX}\n\n<summary>\n{summary}\n</summary>"}
 
 
 def estimate_message_tokens(message: dict) -> int:

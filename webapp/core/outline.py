@@ -1,14 +1,14 @@
 """What `session-tree show --json` prints of a session: its header, entry counts, roots, orphans,
 leaves, active leaf, labels and problems, then every entry's id, type, parent and line, and the
-bad lines.
+bad lines; `show` prints the same document but its rows as text (`outline_facts`).
 
 Two builders give the same document. `tree_outline` reads it off a `SessionTree`, as every view
-reads a session. `outline_json` reads a pi file into columns (`outline_read.ColumnLog`: no object
+reads a session. `outline_json` reads a pi file into columns (`agents.pi.columns.ColumnLog`: no object
 per usual entry) and computes the tree's facts over them, with the tree's own rules: parent
 indices instead of parent entries, a loop cut where the tree cuts it, the checks of `SessionTree.
 _check_references` made on the few entries that can fail them, leaves found among the entries
 with no child; the rows are written from the columns' JSON, a batch at a time. What it does not
-read (another agent's file, repeated ids: `outline_read.NotRead`) is read by `tree_outline`.
+read (another agent's file, repeated ids: `columns.NotRead`) is read by `tree_outline`.
 tests/core/test_show_outline.py holds the two documents equal, byte for byte, on every fixture,
 sample, hostile file and crafted line.
 """
@@ -23,13 +23,15 @@ from operator import eq, ge, ne
 
 import orjson
 
-from .entries import COMPACTION, CUSTOM, LABEL, MARKER_TYPES, MESSAGE, SESSION_INFO, is_marker
-from .formats import READ_ONLY_FORMATS
-from .outline_read import ColumnLog, NotRead
+from .agents import read_only_formats
+from .agents.pi.columns import ColumnLog, NotRead
+from .context_edits import is_editable, replacement_problem, target_problem
+from .entries import COMPACTION, CONTEXT_EDIT, CUSTOM, LABEL, MARKER_TYPES, MESSAGE, SESSION_INFO, is_marker
 from .reader import Problem, gc_paused
 from .storage import JsonlStorage
 from .tree import (
     NOTED_TYPES,
+    bad_context_edit,
     cycle,
     dangling_label,
     first_kept_reason,
@@ -49,7 +51,7 @@ def tree_outline(session) -> dict:
         for row in rows:
             if row["id"] in made_roots:
                 row["parentId"] = None
-    if tree.format in READ_ONLY_FORMATS:  # a sub-agent's entry names its own file
+    if tree.format in read_only_formats():  # a sub-agent's entry names its own file
         for row, e in zip(rows, tree.entries):
             if e.file:
                 row["file"] = e.file
@@ -70,12 +72,9 @@ def tree_outline(session) -> dict:
     }
 
 
-def outline_json(path: str | os.PathLike, first: dict) -> Iterator[bytes]:
-    """The document of the session file at `path` as `show --json` prints it (after the fields of
-    `first`, indented, ending in a newline), in pieces: the entries' rows are written from the
-    columns a batch at a time, so neither a dict per row nor the whole document's bytes are ever
-    held (at 100k entries they were a third of the memory the process touched). Another agent's
-    file: from its tree."""
+def _read(path: str | os.PathLike) -> tuple[dict, _Columns | None]:
+    """The document of the session file at `path` but its entries' rows, and the columns they are
+    written from; for a file not read into columns (another agent's), its whole document and None."""
     storage = JsonlStorage(path)  # (a missing file, a folder: the errors every reading gives)
     log = ColumnLog(path)
     try:
@@ -84,15 +83,32 @@ def outline_json(path: str | os.PathLike, first: dict) -> Iterator[bytes]:
     except NotRead:
         from .session import Session  # (what every view reads with; `show` of a pi file does not load it)
 
-        yield orjson.dumps({**first, **tree_outline(Session.open_outline(path))}, option=_JSON)
-        return
+        return tree_outline(Session.open(path)), None
     with gc_paused():  # (the facts' lists and sets, none in a cycle: the collector would walk them for nothing)
         columns = _Columns(log)
-        doc = columns.outline()
+        return columns.outline(), columns
+
+
+def outline_json(path: str | os.PathLike, first: dict) -> Iterator[bytes]:
+    """The document of the session file at `path` as `show --json` prints it (after the fields of
+    `first`, indented, ending in a newline), in pieces: the entries' rows are written from the
+    columns a batch at a time, so neither a dict per row nor the whole document's bytes are ever
+    held (at 100k entries they were a third of the memory the process touched). Another agent's
+    file: from its tree."""
+    doc, columns = _read(path)
+    if columns is None:
+        yield orjson.dumps({**first, **doc}, option=_JSON)
+        return
     head, tail = orjson.dumps({**first, **doc}, option=_JSON).split(_ROWS_AT)
     yield head
     yield from columns.rows_json()
     yield tail
+
+
+def outline_facts(path: str | os.PathLike) -> dict:
+    """The document of the session file at `path` but its entries' rows: what `show` prints as
+    text (its header, counts, roots, leaves, labels and problems)."""
+    return _read(path)[0]
 
 
 _JSON = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
@@ -288,6 +304,16 @@ class _Columns:
             elif t == SESSION_INFO:
                 value = e.get("name")
                 self.name = value if isinstance(value, str) and value.strip() else self.name
+            elif t == CONTEXT_EDIT and "replacement" in e.raw:
+                target = e.target_id
+                k = index.get(target, -1) if target is not None else -1
+                other = others.get(k)  # (a message read into the columns is a user, custom, assistant
+                # or tool result message: editable, but for a `custom` one, which only the tree tells)
+                reason = replacement_problem(e.get("replacement")) or target_problem(
+                    target, k != -1, k != -1 and up[i] != -1 and self._is_ancestor(k, up[i]),
+                    k != -1 and (other is None or is_editable(other)))
+                if reason:
+                    problems.append(bad_context_edit(reason, lines[i], ids[i]))
             elif t == COMPACTION and "summary" in e.raw:
                 kept = e.first_kept_id
                 k = index.get(kept, -1)

@@ -3,8 +3,8 @@
 `SessionLog` is fed the bytes of a file, possibly in several pieces as the file grows, and keeps
 every line accounted for: the header, the entries, and the lines that could not be read, each
 with its line number, reason and raw text. Which format the file is in (pi, Claude Code, Codex)
-is told from its first readable line; from then on that format's reader (`formats/`) turns lines
-into normalised entries. Reading never fails and never writes.
+is told from its first readable line; from then on that format's reader (its agent's room,
+`webapp/core/agents/`) turns lines into normalised entries. Reading never fails and never writes.
 """
 
 from __future__ import annotations
@@ -18,9 +18,8 @@ from operator import add
 
 import orjson
 
+from .agents import reader_for
 from .entries import COMPACTION, LEAF, Entry
-from .formats import reader_for
-from .formats.pi import PiReader
 from .formats.base import BadLine, Problem, generated_id  # noqa: F401 (part of this module's interface)
 
 BOM = b"\xef\xbb\xbf"
@@ -66,11 +65,8 @@ def gc_paused() -> Iterator[None]:
 class SessionLog:
     """Everything read from one session file so far, in file order."""
 
-    def __init__(self, path=None, bodies=None, outline=False) -> None:
+    def __init__(self, path=None, bodies=None) -> None:
         self.path = path  # the file read, when it is one: a format may read files beside it
-        # Read for an outline (`show`): a pi file's usual lines by a compiled decoder that takes
-        # no token estimates (`formats.pi_outline`); the same entries, tree and problems.
-        self.outline = outline
         # Where entry bodies are read again (`bodies.Bodies`, which also keeps where each line
         # starts): given, a format may drop the body of an entry read from one line as it is
         # (pi v3) while `as_is` says the line being read parsed as it is.
@@ -187,11 +183,7 @@ class SessionLog:
         reader.line(obj, line)
 
     def _reader_for(self, first: dict):
-        kind = reader_for(first)
-        if self.outline and kind is PiReader and self.bodies is not None:
-            from .formats.pi_outline import OutlineReader  # (msgspec: loaded by the commands that read so)
-            kind = OutlineReader
-        return kind(self._weak())
+        return reader_for(first)(self._weak())
 
     def _weak(self) -> SessionLog:
         """This log as its format's reader holds it: a weak proxy, so that the log and its reader

@@ -4,6 +4,11 @@ The context is what the session holds; a provider refuses some of it (a tool cal
 result, a tool result without its call, an empty assistant message). pi repairs these before each
 call, and so does `build_request`, reporting every message it added or skipped with the entry it
 came from and why, so a viewer can show the request as sent beside the context.
+
+pi 1.6's system messages are sent as pi sends them to a model that takes no system message
+mid-conversation (its default for an OpenAI-style API): folded into one system message that leads
+the request, the prompt and tools they leave in force (`system_prompt.replay`), the tools declared
+with the request.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from dataclasses import dataclass, field
 
 from .context import Context
 from .entries import Entry
+from .system_prompt import replay, tool_declarations
 
 NO_RESULT = "No result provided"
 
@@ -20,6 +26,8 @@ SKIP_ABORTED = "the assistant turn was aborted: not sent"
 SKIP_EMPTY = "an assistant message with neither text nor tool calls: not sent"
 SKIP_ORPHAN = "a tool result whose call is not in the request: not sent"
 ADD_RESULT = "a tool call without a result: an error result \"No result provided\" is sent in its place"
+ADD_SYSTEM = "the system prompt in force, folded from the context's system messages: sent first"
+SKIP_SYSTEM = "a system message: folded into the system prompt that leads the request"
 
 
 @dataclass(frozen=True)
@@ -49,10 +57,13 @@ class Request:
     messages: list[dict]  # tagged with `entryId`; an added result also with `added: True`
     changes: list[Change] = field(default_factory=list)
     rows: list[Row] = field(default_factory=list)  # the context's messages and the added ones, in order
+    tools: list[dict] = field(default_factory=list)  # the tools declared (pi 1.6's system messages')
 
     def llm_messages(self) -> list[dict]:
-        """The messages as litellm takes them, without the viewer's tags."""
-        return [{k: v for k, v in m.items() if k not in ("entryId", "added")} for m in self.messages]
+        """The messages as litellm takes them, without the viewer's tags. An assistant message of
+        tool calls alone carries `content: ""` rather than null: OpenAI allows either, but local
+        servers' chat templates read the content (llama.cpp's Python server crashes on null)."""
+        return [_sendable(m) for m in self.messages]
 
     @property
     def added(self) -> list[Change]:
@@ -64,6 +75,13 @@ class Request:
 
     def change_for(self, index: int, action: str) -> Change | None:
         return next((c for c in self.changes if c.index == index and c.action == action), None)
+
+
+def _sendable(message: dict) -> dict:
+    out = {k: v for k, v in message.items() if k not in ("entryId", "added")}
+    if out.get("role") == "assistant" and out.get("content") is None:
+        out["content"] = ""
+    return out
 
 
 def _is_empty(message: dict) -> bool:
@@ -89,6 +107,16 @@ def build_request(ctx: Context) -> Request:
     context's leaf, so it comes last, after the results supplied for the calls before it."""
     req = Request([])
     pending: dict[str, str] = {}  # call id -> the entry id of the assistant message that made it
+    state = replay(ctx.messages, ctx.sources)
+    req.tools = tool_declarations(state)
+    systems = [i for i, m in enumerate(ctx.messages) if m.get("role") == "system"]
+    # One system message that leads the context and says all there is goes as it is.
+    fold = bool(systems) and not (systems == [0] and ctx.messages[0].get("content") == state.prompt != "")
+    if fold and state.prompt:
+        head = {"role": "system", "content": state.prompt, "entryId": ctx.messages[systems[0]]["entryId"], "added": True}
+        req.changes.append(Change("added", head["entryId"], ADD_SYSTEM, 0))
+        req.messages.append(head)
+        req.rows.append(Row(head, "added", ADD_SYSTEM))
 
     def answer_pending() -> None:
         for call_id, entry_id in pending.items():
@@ -114,6 +142,9 @@ def build_request(ctx: Context) -> Request:
                 send(message)
             else:
                 skip(i, message, SKIP_ORPHAN)
+            continue
+        if fold and message.get("role") == "system":
+            skip(i, message, SKIP_SYSTEM)
             continue
         answer_pending()
         reason = _skip_reason(message, source)

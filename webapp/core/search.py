@@ -19,6 +19,9 @@ import orjson
 
 from .entries import LABEL, Entry
 from .storage import Storage
+from .branch_names import branch_name
+from .transcript import descend
+from .tree import SessionTree
 
 # Fields that hold no text a person would search for: structure, and encoded payloads.
 # (A message's role, api, provider, model and stop reason would make "assistant" match them all.)
@@ -214,3 +217,27 @@ def snippet(text: str, query: str) -> Snippet | None:
         text[m.start():m.end()],
         (" " if text[m.end(): m.end() + 1].isspace() else "") + squash(text[m.end():end]) + ("…" if end < len(text) else ""),
     )
+
+
+@dataclass
+class Hit:
+    """An entry that matches, as a session's search lists it (the Search tab, `session-tree search`)."""
+    entry: Entry
+    snippet: Snippet | None
+    leaf: str  # the tip the result's branch leads to (its transcript opens there)
+    branch: str  # that branch, as people name it
+    on_active: bool
+
+
+def session_hits(tree: SessionTree, index: SessionIndex, query: str, limit: int) -> tuple[list[Hit], int]:
+    """The first `limit` entries of `tree` that mention `query` (`index` kept up to date with its
+    entries), each with its snippet and branch, and how many match in all."""
+    ids, total = index.find(query, limit)
+    active = tree.path_ids(tree.active_leaf) if tree.active_leaf else set()
+    hits = []
+    for entry_id in ids:
+        e = tree.by_id[entry_id]
+        text = searchable_text(e.raw) + ("\n" + tree.labels[entry_id] if entry_id in tree.labels else "")
+        leaf = descend(tree, entry_id, active)
+        hits.append(Hit(e, snippet(text, query), leaf, branch_name(tree, leaf, 60), entry_id in active))
+    return hits, total

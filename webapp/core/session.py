@@ -20,10 +20,13 @@ from typing import Callable, Iterable
 
 import orjson
 
+from .agents import why_read_only
 from .bodies import Bodies
 from .compaction import check_first_kept
+from .context_edits import check_edit, replacement_problem
+from .system_prompt import system_checkpoint
 from .entries import (
-    BRANCH_SUMMARY, COMPACTION, CUSTOM, CUSTOM_MESSAGE, LABEL, LEAF, MESSAGE, MODEL_CHANGE, REQUIRED_FIELDS,
+    BRANCH_SUMMARY, COMPACTION, CONTEXT_EDIT, CUSTOM, CUSTOM_MESSAGE, LABEL, LEAF, MESSAGE, MODEL_CHANGE, REQUIRED_FIELDS,
     SESSION_INFO, SESSION_VERSION, THINKING_LEVEL_CHANGE, Entry, content_text, new_id, now_iso,
 )
 from .errors import InvalidWrite, ReadOnlySession, SessionError
@@ -39,17 +42,6 @@ FILLED_KEYS = ("id", "parentId", "timestamp")
 
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")  # pi's levels
 
-# SPEC §5c: the formats we append to. A pi v1/v2 file is rewritten with new ids by pi when it
-# next opens it (our appends would be lost), and another agent's file is not ours to change.
-WRITABLE_FORMATS = frozenset({"pi-v3", "empty"})
-_PI_REWRITES = "pi rewrites it with new ids when it opens it, which would lose what we append"
-READ_ONLY_WHY = {  # what a read-only format is, and why we do not write to it
-    "pi-v1": "is a pi v1 session: " + _PI_REWRITES,
-    "pi-v2": "is a pi v2 session: " + _PI_REWRITES,
-    "claude-code": "is a Claude Code session, another agent's file that session-tree only reads",
-    "codex": "is a Codex session, another agent's file that session-tree only reads",
-    "unknown": "has no pi session header, so session-tree only reads it",
-}
 NEW_FILE_HINT = "continue in a new file with `session-tree fork FILE --from ID --new-file`"
 
 
@@ -61,9 +53,8 @@ class ForkResult:
 
 
 class Session:
-    def __init__(self, storage: Storage, outline: bool = False):
+    def __init__(self, storage: Storage):
         self.storage = storage
-        self.outline = outline  # read for an outline (`SessionLog.outline`)
         self._log = self._new_log()
         self._key: tuple | None = None
         self._tree: SessionTree | None = None
@@ -77,12 +68,6 @@ class Session:
     @classmethod
     def open(cls, path: str | os.PathLike) -> "Session":
         return cls(JsonlStorage(path))
-
-    @classmethod
-    def open_outline(cls, path: str | os.PathLike) -> "Session":
-        """A session read for its outline (`show`): the same tree and problems, read faster, with
-        no token estimates taken (each is made from its entry's body if asked)."""
-        return cls(JsonlStorage(path), outline=True)
 
     @classmethod
     def in_memory(cls, data: bytes = b"") -> "Session":
@@ -134,7 +119,7 @@ class Session:
 
     def _new_log(self) -> SessionLog:
         """An empty log of this storage, whose entries may read their bodies again from it."""
-        return SessionLog(getattr(self.storage, "path", None), Bodies(self.storage), self.outline)
+        return SessionLog(getattr(self.storage, "path", None), Bodies(self.storage))
 
     def _rewritten(self) -> bool:
         """True when the bytes read so far are no longer those in the storage (their first and
@@ -163,10 +148,11 @@ class Session:
 
     @property
     def read_only_reason(self) -> str | None:
-        """Why nothing may be written to this session, in one line; None when it is writable."""
-        fmt = self.log.format
-        if fmt not in WRITABLE_FORMATS:
-            what = READ_ONLY_WHY.get(fmt, f"is a {fmt.replace('-', ' ')} session, newer than the v3 session-tree writes")
+        """Why nothing may be written to this session, in one line; None when it is writable. Only
+        pi's v3 files (and new ones) are written (SPEC §5c): each agent's room says why its other
+        files are not."""
+        what = why_read_only(self.log.format)
+        if what:
             return f"{self.storage.name} {what}; {NEW_FILE_HINT}"
         problem = self.storage.write_problem()
         return f"{self.storage.name} {problem}; {NEW_FILE_HINT}" if problem else None
@@ -200,10 +186,13 @@ class Session:
         batch: list[dict],
         parent=ACTIVE,
         check: Callable[[SessionTree, str | None], None] | None = None,
+        stamps: list[str | None] | None = None,
     ) -> list[dict]:
         """Append entries all or nothing: every one is validated first, then all are written in
         one append under one lock, each continuing from the one before it (the first from
-        `parent`, by default the active leaf)."""
+        `parent`, by default the active leaf). `stamps` gives an entry the time it happened
+        (ISO-8601, as `now_iso` writes it) where that was before the write: a model's turn is
+        written whole once its reply is, but its model change and user message were earlier."""
         if not batch:
             raise InvalidWrite("nothing to append")
         for i, fields in enumerate(batch):
@@ -237,8 +226,15 @@ class Session:
             if check is not None:
                 check(self.tree, parent_id)
             entries, lines = [], []
-            for fields in batch:
-                entry = {"type": fields["type"], "id": new_id(), "parentId": parent_id, "timestamp": now_iso()}
+            branch_end = parent_id  # (the entries of the batch before an edit are no targets of it)
+            for i, fields in enumerate(batch):
+                if fields["type"] == CONTEXT_EDIT:  # checked and written as pi's appendContextEdit does
+                    try:
+                        fields = check_edit(self.tree, branch_end, fields)
+                    except InvalidWrite as exc:
+                        raise InvalidWrite(f"entry {len(entries) + 1}: {exc}" if len(batch) > 1 else str(exc)) from None
+                stamp = stamps[i] if stamps and i < len(stamps) and stamps[i] else now_iso()
+                entry = {"type": fields["type"], "id": new_id(), "parentId": parent_id, "timestamp": stamp}
                 entry.update((k, v) for k, v in fields.items() if k != "type")
                 try:
                     lines.append(orjson.dumps(entry))
@@ -299,6 +295,18 @@ class Session:
             raise InvalidWrite("a custom entry needs a customType")
         return self.append_entry({"type": CUSTOM, "customType": custom_type, "data": data}, parent)
 
+    def append_context_edit(self, target_id: str, replacement, parent=ACTIVE) -> dict:
+        """An edit of what an earlier entry of the branch says to the model (pi 1.6): `None` takes
+        it out of the context, `{"content": ...}` replaces its content. Refused, in pi's words,
+        where pi's `appendContextEdit` refuses it; written as pi writes it."""
+        return self.append_entry({"type": CONTEXT_EDIT, "targetId": target_id, "replacement": replacement}, parent)
+
+    def check_edit(self, leaf_id: str | None, target_id: str, replacement) -> dict:
+        """The context edit as it would be written at `leaf_id`, or InvalidWrite (pi's words)."""
+        fields = {"type": CONTEXT_EDIT, "targetId": target_id, "replacement": replacement}
+        validate_fields(fields)
+        return check_edit(self.tree, leaf_id, fields)
+
     def append_model_change(self, provider: str | None, model_id: str, parent=ACTIVE) -> dict:
         if not model_id:
             raise InvalidWrite("a model change needs a model id")
@@ -318,23 +326,31 @@ class Session:
         details: dict | None = None,
         parent=ACTIVE,
         check: Callable[[SessionTree, str | None], None] | None = None,
+        usage: dict | None = None,
     ) -> dict:
         """A compaction at `parent`; refused unless `first_kept_entry_id` is a cut point on the path
-        it is written on (SPEC §6), checked under the lock after `check`."""
+        it is written on (SPEC §6), checked under the lock after `check`. `usage` is the summarizer
+        call's. Where the path holds system messages, the compaction carries the prompt and tools
+        in force there (`systemMessage`, as pi 1.6 writes it), which the compacted part held."""
         if not isinstance(summary, str) or not summary.strip():
             raise InvalidWrite("the summary is empty")
+        fields = {"type": COMPACTION, "summary": summary, "firstKeptEntryId": first_kept_entry_id,
+                  "tokensBefore": tokens_before}
 
         def check_all(tree: SessionTree, parent_id: str | None) -> None:
             if check is not None:
                 check(tree, parent_id)
             check_first_kept(tree, parent_id, first_kept_entry_id)
+            checkpoint = system_checkpoint(tree, parent_id)
+            if checkpoint is not None:  # (on the file as it is under the lock)
+                fields["systemMessage"] = {**checkpoint, "timestamp": int(time.time() * 1000)}
 
-        fields = {"type": COMPACTION, "summary": summary, "firstKeptEntryId": first_kept_entry_id,
-                  "tokensBefore": tokens_before}
         if tokens_after is not None:
             fields["tokensAfter"] = tokens_after
         if details is not None:
             fields["details"] = details
+        if usage is not None:
+            fields["usage"] = usage
         return self.append_entry(fields, parent, check_all)
 
     def fork(self, target_id: str, position: str = "at") -> ForkResult:
@@ -345,7 +361,7 @@ class Session:
 
     def fork_with_summary(
         self, target_id: str | None, position: str, summary: str, details: dict | None = None,
-        from_id: str | None = None,
+        from_id: str | None = None, usage: dict | None = None,
     ) -> ForkResult:
         """SPEC §4 fork that leaves a `branch_summary` of the branch left (`from_id`, by default
         the active conversation leaf) instead of a `leaf` entry; the summary becomes the active
@@ -361,6 +377,8 @@ class Session:
         fields = {"type": BRANCH_SUMMARY, "fromId": old, "summary": summary}
         if details is not None:
             fields["details"] = details
+        if usage is not None:
+            fields["usage"] = usage  # (the summarizer call's, as pi writes it)
         written = self.append_entry(fields, parent=leaf_id)
         return ForkResult(written["id"], written, edit)
 
@@ -405,6 +423,8 @@ def validate_fields(fields) -> None:
     missing = [f for f in REQUIRED_FIELDS.get(fields["type"], ()) if f not in fields]
     if missing:
         raise InvalidWrite(f"a {fields['type']} entry needs {', '.join(missing)}")
+    if fields["type"] == CONTEXT_EDIT and replacement_problem(fields["replacement"]):
+        raise InvalidWrite(replacement_problem(fields["replacement"]))
 
 
 def user_message(text: str) -> dict:

@@ -14,7 +14,7 @@ import re
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote, unquote_to_bytes
@@ -296,7 +296,7 @@ def sidecar_files(path: Path) -> list[Path]:
         agents, others = [], frozenset()
     folder = own / "subagents"
     try:
-        nested = [p for p in folder.glob("agent-*.jsonl") if p.is_file() and _stays_in(p, own.resolve(), True)] \
+        nested = [p for p in folder.glob("agent-*.jsonl") if p.is_file() and stays_in(p, own.resolve(), True)] \
             if own.name in others and folder.is_dir() else []
     except (OSError, RuntimeError):  # (RuntimeError: a symlink loop)
         nested = []
@@ -304,7 +304,7 @@ def sidecar_files(path: Path) -> list[Path]:
         return sorted(nested)
     try:
         inside = path.parent.resolve() if agents else path.parent
-        siblings = [p for p in agents if p.is_file() and _stays_in(p, inside) and _names_session(p, path.stem)]
+        siblings = [p for p in agents if p.is_file() and stays_in(p, inside) and _names_session(p, path.stem)]
     except (OSError, RuntimeError):
         siblings = []
     return sorted(nested) + sorted(siblings)
@@ -349,7 +349,7 @@ def session_of_sidecar(path: Path) -> Path | None:
         return None
     session = path.with_name(session_id + ".jsonl")
     try:  # (what `sidecar_files` of that session asks of it)
-        read_with = session.is_file() and _stays_in(path, path.parent.resolve())
+        read_with = session.is_file() and stays_in(path, path.parent.resolve())
     except (OSError, RuntimeError):
         return None
     return session if read_with else None
@@ -378,62 +378,7 @@ def sidecar_stamp(path: Path) -> tuple:
     return tuple(out)
 
 
-# How far below a sessions folder session files are looked for: pi's per-cwd folders are one
-# level down, Claude Code's per-project folders one, Codex's YYYY/MM/DD folders three.
-DISCOVER_DEPTH = 3
-
-
-def discover(root: str | os.PathLike, within: Iterable[str] = ()) -> list[Path]:
-    """Every session file under a sessions root: right in it or in its folders, down to pi's
-    per-cwd folders, Claude Code's per-project folders and Codex's YYYY/MM/DD folders; only
-    under the folders `within` (relative to the root) when given. Hidden folders and Claude
-    Code's `subagents/` folders (transcripts read with their session) are not entered, and a
-    2.0.x sub-agent transcript beside its session (`session_of_sidecar`) is no session of its own."""
-    return [Path(name) for name in discover_names(root, within)]
-
-
-def discover_names(root: str | os.PathLike, within: Iterable[str] = ()) -> list[str]:
-    """`discover`'s files as path names (str), in the same order: what a check of thousands of
-    files for changes asks, without a Path made and compared per file (half its time)."""
-    root = Path(root)
-    if not root.is_dir():
-        raise SessionNotFound(f"{root}: not a folder")
-    found: list[str] = []
-    join = os.path.join
-    for top in [root / w for w in within] or [root]:
-        try:
-            inside = top.resolve()
-        except (OSError, RuntimeError):
-            continue
-        level = [str(top)]
-        for depth in range(DISCOVER_DEPTH + 1):
-            below = []
-            for folder in level:
-                try:  # (scandir: what each child is comes with the listing, not a stat of each)
-                    with os.scandir(folder) as it:
-                        children = sorted(it, key=lambda e: e.name)
-                except OSError:
-                    continue
-                for e in children:
-                    name = e.name
-                    try:
-                        if name.endswith(".jsonl") and e.is_file():
-                            p = join(folder, name)
-                            # (the entry knows whether it is a link, and only an `agent-` file may
-                            # be a sub-agent's: a stat and a call fewer per file of thousands)
-                            if (not e.is_symlink() or _stays_in(Path(p), inside)) and (
-                                    not name.startswith("agent-") or session_of_sidecar(Path(p)) is None):
-                                found.append(p)
-                        elif depth < DISCOVER_DEPTH and not name.startswith(".") and name != "subagents" \
-                                and e.is_dir(follow_symlinks=False):
-                            below.append(join(folder, name))
-                    except OSError:
-                        continue
-            level = below
-    return sorted(found, key=lambda name: name.split(os.sep))  # (as Paths sort: part by part)
-
-
-def _stays_in(path: Path, folder: Path, through_folders: bool = False) -> bool:
+def stays_in(path: Path, folder: Path, through_folders: bool = False) -> bool:
     """False for a symbolic link that leads out of the folder being listed (the agents' own
     folders, or ROOT): a link to any file of the user's is no session of theirs. With
     `through_folders`, a file in a linked folder below `folder` is checked too."""

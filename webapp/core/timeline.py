@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from .context import build_context
 from .entries import COMPACTION, MESSAGE, Entry
-from .messages import entry_messages, estimate_entry_tokens, estimate_message_tokens
+from .messages import entry_messages, estimate_message_tokens
 from .tokens import TokenCount, context_tokens, entry_cost, usage_tokens
 from .tree import SessionTree
 
@@ -59,10 +59,17 @@ def turn_ends(path: list[Entry]) -> list[tuple[int, int]]:
             close()
             out.append((i, turn))
             last = None
-        elif entry_messages(e):
+        elif _gives_messages(e):
             last = i
     close()
     return out
+
+
+def _gives_messages(e: Entry) -> bool:
+    """Whether an entry says something to the model, from its kept token estimate where that
+    answers (an entry with tokens gives messages), so that a long path's bodies are not read
+    again for it; an entry of no tokens (an empty message) is asked itself."""
+    return e.tokens > 0 or bool(entry_messages(e))
 
 
 def timeline(tree: SessionTree, leaf_id: str | None) -> list[Point]:
@@ -87,7 +94,7 @@ def timeline(tree: SessionTree, leaf_id: str | None) -> list[Point]:
             base = _compacted_estimate(tree, path, i)
             since = []
         else:
-            since.append((e, estimate_entry_tokens(e)))
+            since.append((e, e.tokens))  # (`Entry.tokens`: estimate_entry_tokens, kept once made)
         if i in ends:
             points.append(Point(e, ends[i], _count(base, since, overhead if seen_usage else 0), cost))
     return points
@@ -105,7 +112,7 @@ def _count(base: int, since: list[tuple[Entry, int]], overhead: int) -> TokenCou
     of what follows it; without one, the whole estimate plus the overhead."""
     for j in range(len(since) - 1, -1, -1):
         used = usage_tokens(since[j][0])
-        if used is not None and entry_messages(since[j][0]):
+        if used is not None and _gives_messages(since[j][0]):
             estimate = sum(t for _, t in since[j + 1:])
             return TokenCount(used + estimate, estimate, since[j][0].id, overhead)
     estimate = base + sum(t for _, t in since)

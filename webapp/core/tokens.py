@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .context import Context, build_context, model_on
-from .entries import COMPACTION, Entry
+from .entries import COMPACTION, CONTEXT_EDIT, Entry
 from .messages import entry_messages, estimate_message_tokens
 from .tree import SessionTree
 
@@ -100,12 +100,13 @@ def _anchor(ctx: Context, start: int) -> tuple[int, int] | None:
 def context_tokens(ctx: Context) -> TokenCount:
     """The last usable assistant usage after the compaction, plus an estimate of what follows it.
 
-    Usage reported before the latest compaction measured the context before it was compacted,
-    so only messages after the compaction entry can anchor the count. Without an anchor the
+    Usage reported before the latest compaction or context edit measured the context before it
+    was compacted or edited (pi's `estimateProjectedContextTokens` distrusts it the same way), so
+    only messages after both can anchor the count. Without an anchor the
     whole context is estimated, plus the overhead measured at the first usage on the path.
     """
     overhead = _path_overhead(ctx) if ctx.tree is not None else 0
-    anchor = _anchor(ctx, ctx.after_index)
+    anchor = _anchor(ctx, ctx.usable_from)
     if anchor is not None:
         i, used = anchor
         estimate = _estimate(ctx.messages[i + 1:])
@@ -138,7 +139,7 @@ def leaf_tokens(tree: SessionTree, leaf_id: str | None) -> tuple[TokenCount, tup
     path = tree.path(leaf_id)
     for i in range(len(path) - 1, -1, -1):
         e = path[i]
-        if e.type == COMPACTION:
+        if e.type == COMPACTION or e.type == CONTEXT_EDIT:
             break
         used = usage_tokens(e)
         if used is not None and entry_messages(e):
@@ -149,7 +150,8 @@ def leaf_tokens(tree: SessionTree, leaf_id: str | None) -> tuple[TokenCount, tup
 
 
 def entry_cost(entry: Entry) -> float:
-    """What an entry cost: an assistant message's `usage.cost.total`, or the summary call behind a
-    compaction or branch summary (`details.usage.cost.total`); 0 when none is recorded. Taken
+    """What an entry cost: an assistant message's `usage.cost.total`, a tool result's or a `usage`
+    entry's, or the summary call behind a compaction or branch summary (its `usage`, or the
+    `details.usage` session-tree once wrote); 0 when none is recorded. Taken
     from the body when the entry was read (`entries.entry_facts`)."""
     return entry.cost

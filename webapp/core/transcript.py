@@ -20,7 +20,6 @@ from .entries import (
     THINKING_LEVEL_CHANGE,
     Entry,
     content_text,
-    entry_text,
     tool_calls,
 )
 from .subagents import SubAgentRun, subagent_runs
@@ -79,7 +78,7 @@ class Item:
     """One shown entry; an assistant message carries the tool results that answer its calls."""
 
     entry: Entry
-    kind: str  # user, assistant, tool, bash, custom, compaction, branch-summary, mark, meta
+    kind: str  # user, assistant, tool, bash, custom, system, compaction, branch-summary, mark, meta
     at: int  # its index in the path
     results: dict[str, Entry] = field(default_factory=dict)  # toolCallId -> toolResult entry
     subagents: dict[str, SubAgentRun] = field(default_factory=dict)  # Task call id -> the run it started
@@ -91,7 +90,7 @@ def kind_of(entry: Entry) -> str:
         role = entry.role
         if role in ("user", "assistant"):
             return role
-        return {"toolResult": "tool", "bashExecution": "bash", "custom": "custom"}.get(role or "", "meta")
+        return {"toolResult": "tool", "bashExecution": "bash", "custom": "custom", "system": "system"}.get(role or "", "meta")
     if t == CUSTOM_MESSAGE:
         return "custom"
     if t == COMPACTION:
@@ -219,21 +218,6 @@ def other_branches(tree: SessionTree, path: list[Entry], index: int) -> list[str
     on = tree.conversation_leaf(nxt) if nxt else None
     runs = () if path[index].sidechain else {k for k in kids if tree.by_id[k].sidechain}
     return [k for k in kids if k != nxt and k != on and k not in runs]
-
-
-def branch_name(tree: SessionTree, leaf: str, width: int = 70) -> str:
-    """A branch as people name it: by the nearest label above its tip, else by its last user
-    message (found by walking up from the tip, not by building the whole path)."""
-    node: str | None = leaf
-    while node is not None:
-        if node in tree.labels:
-            return tree.labels[node]
-        e = tree.by_id[node]
-        if e.type == MESSAGE and e.role == "user":
-            text = " ".join(entry_text(e).split())
-            return text if len(text) <= width else text[: width - 1] + "…"
-        node = tree.parent[node]
-    return leaf
 
 
 def turns(path: list[Entry]) -> list[int]:

@@ -11,9 +11,10 @@ from collections import Counter
 from collections.abc import Container, Iterator, Mapping
 from itertools import filterfalse
 
-from .entries import COMPACTION, CUSTOM, LABEL, MARKER_TYPES, SESSION_INFO, Entry, is_marker
+from .agents import read_only_formats
+from .context_edits import is_editable, replacement_problem, target_problem
+from .entries import COMPACTION, CONTEXT_EDIT, CUSTOM, LABEL, MARKER_TYPES, SESSION_INFO, Entry, is_marker
 from .errors import AmbiguousEntry, UnknownEntry
-from .formats import READ_ONLY_FORMATS
 from .reader import BadLine, Problem, SessionLog, first_kept_id, gc_paused
 
 
@@ -89,7 +90,7 @@ class Children(Mapping):
 
 # Entry types `_check_references` reads: markers, and those whose lines name another entry or the
 # session (SPEC §2).
-NOTED_TYPES = frozenset({*MARKER_TYPES, CUSTOM, SESSION_INFO, COMPACTION})
+NOTED_TYPES = frozenset({*MARKER_TYPES, CUSTOM, SESSION_INFO, COMPACTION, CONTEXT_EDIT})
 
 # Problems the file can live with: a model request is repaired for them (SPEC §5b).
 WARNING_KINDS = frozenset({"first-kept-tool-result", "unanswered-tool-call", "codex-rebuilt-history"})
@@ -124,6 +125,10 @@ def first_kept_reason(kept: str | None, known: bool, on_path: bool) -> str | Non
     if not on_path:
         return f"firstKeptEntryId {kept!r} is not on the path before the compaction; nothing before it is kept"
     return None
+
+
+def bad_context_edit(reason: str, line: int, entry_id: str) -> Problem:
+    return Problem("bad-context-edit", f"pi refuses this context edit: {reason}", line, entry_id)
 
 
 def first_kept_tool_result(kept: str, line: int, entry_id: str) -> Problem:
@@ -186,7 +191,7 @@ class SessionTree:
         a torn line read again): build a new tree then."""
         if log is not self._log or not self._grows or len(log.entries) < self._log_entries:
             return None
-        if self.format in READ_ONLY_FORMATS:  # their entries are made again from every line
+        if self.format in read_only_formats():  # their entries are made again from every line
             return None
         new = log.entries[self._log_entries:] + ([log.tail_entry] if log.tail_entry else [])
         ids = {e.id: e for e in new}
@@ -353,6 +358,15 @@ class SessionTree:
             elif t == SESSION_INFO:
                 value = e.get("name")
                 self.name = value if isinstance(value, str) and value.strip() else self.name
+            elif t == CONTEXT_EDIT and "replacement" in e.raw:
+                target = e.target_id
+                known = by_id.get(target) if target is not None else None
+                reason = replacement_problem(e.get("replacement")) or target_problem(
+                    target, known is not None,
+                    known is not None and e.parent_id is not None and self.is_ancestor(target, e.parent_id),
+                    known is not None and is_editable(known))
+                if reason:
+                    self.problems.append(bad_context_edit(reason, e.line, e.id))
             elif t == COMPACTION and "summary" in e.raw:
                 problem = self.first_kept_problem(e)
                 kept = first_kept_id(e)
@@ -386,7 +400,7 @@ class SessionTree:
     def first_kept_problem(self, compaction: Entry) -> str | None:
         """Why a compaction's `firstKeptEntryId` cannot be honoured, or None when it can."""
         kept = first_kept_id(compaction)
-        if kept is None and self.format in READ_ONLY_FORMATS:
+        if kept is None and self.format in read_only_formats():
             return None  # these agents' compactions keep nothing before them, by design
         known = kept is not None and kept in self.by_id
         return first_kept_reason(kept, known, known and self.is_ancestor(kept, compaction.id))

@@ -13,7 +13,8 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from dataclasses import dataclass
+import weakref
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import orjson
@@ -29,6 +30,20 @@ PERSON_VERDICTS = ("better", "worse", "winner")
 VERDICTS = (*PERSON_VERDICTS, "tie")  # a judge may find neither better
 PERSON = "person"
 MAX_NOTE = 2000
+# What a verdict says in words: "better" alone does not say better than what. A verdict is given
+# on a branch against the branches it was compared with (a judge's against those it judged).
+VERDICT_WORDS = {
+    "winner": "winner",
+    "better": "better than the others",
+    "worse": "worse than the others",
+    "tie": "tie with the others",
+}
+VERDICT_MEANINGS = {
+    "winner": "the branch to keep: every overview, presenter, print and export shows it first",
+    "better": "better than the other branches it was compared with",
+    "worse": "worse than the other branches it was compared with",
+    "tie": "neither better nor worse than the branches it was judged with",
+}
 
 
 @dataclass(frozen=True)
@@ -40,6 +55,15 @@ class Verdict:
     at: str  # when it was given
     where: str  # "file" (a custom entry of the session) or "data folder"
     reasons: tuple[str, ...] = ()  # a judge's
+
+    @property
+    def words(self) -> str:
+        """The verdict as a reader should take it ("better than the others")."""
+        return VERDICT_WORDS.get(self.verdict, self.verdict)
+
+    @property
+    def meaning(self) -> str:
+        return VERDICT_MEANINGS.get(self.verdict, self.verdict)
 
     @property
     def rank(self) -> int:
@@ -110,7 +134,19 @@ def give_verdict(session: Session, target: str, verdict: str, note: str | None =
     return _verdict(data, now_iso(), "data folder")
 
 
+_in_file: "weakref.WeakKeyDictionary[SessionTree, list[Verdict]]" = weakref.WeakKeyDictionary()
+
+
 def _from_file(tree: SessionTree) -> list[Verdict]:
+    """The verdicts among the session's entries, read once per tree (a tree does not change once
+    built): every page that draws the chosen branch first asks."""
+    known = _in_file.get(tree)
+    if known is None:
+        known = _in_file[tree] = _read_file(tree)
+    return known
+
+
+def _read_file(tree: SessionTree) -> list[Verdict]:
     out = []
     for e in tree.entries:
         if e.type != CUSTOM or e.get("customType") != VERDICT_TYPE:
@@ -169,3 +205,39 @@ def sort_by_verdict(rows: list, given: dict[str, Verdict], descending: bool = Tr
     """Rows with a `leaf` (LeafFigures) by a person's verdict on them: winner, better, none, worse
     (descending), stable so ties keep the tree's order."""
     return sorted(rows, key=lambda r: given[r.leaf.id].rank if r.leaf.id in given else 2, reverse=descending)
+
+
+def file_verdicts(tree: SessionTree) -> dict[str, dict[str, Verdict]]:
+    """Target id -> by -> the verdict that stands, from the session's own entries only (what a
+    tree read without its session, such as a redacted copy's, still holds)."""
+    found: dict[str, dict[str, Verdict]] = {}
+    for v in _from_file(tree):
+        found.setdefault(v.target, {})[v.by] = v
+    return found
+
+
+def winners(tree: SessionTree, found: dict[str, dict[str, Verdict]]) -> list[str]:
+    """The branches a person marked "winner", the latest first (entries the tree lacks left out)."""
+    marked = [v for v in persons(found).values() if v.verdict == "winner" and v.target in tree.by_id]
+    return [v.target for v in sorted(marked, key=lambda v: v.at, reverse=True)]
+
+
+def chosen_leaves(tree: SessionTree, found: dict[str, dict[str, Verdict]]) -> list[str]:
+    """The branches every overview, presenter, print and export shows first, in order: those a
+    person marked "winner" (the latest first), then the active leaf."""
+    active = tree.conversation_leaf(tree.active_leaf)
+    return list(dict.fromkeys([*winners(tree, found), *([active] if active else [])]))
+
+
+def chosen_leaf(tree: SessionTree, found: dict[str, dict[str, Verdict]]) -> str | None:
+    """The one branch a view opens on: the latest winner, else the active leaf."""
+    chosen = chosen_leaves(tree, found)
+    return chosen[0] if chosen else None
+
+
+def for_a_redacted_copy(found: dict[str, dict[str, Verdict]]) -> dict[str, dict[str, Verdict]]:
+    """The verdicts a redacted copy may show: those from the data folder without their notes and
+    reasons (free text the redaction never read), those in the file as they are (the copy's own
+    entries hold them redacted)."""
+    return {t: {by: v if v.where == "file" else replace(v, note="", reasons=()) for by, v in by_.items()}
+            for t, by_ in found.items()}

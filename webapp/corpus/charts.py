@@ -31,11 +31,12 @@ def _cut(text: str, chars: int = LABEL_CHARS) -> str:
     return "…" + text[-(chars - 1):] if text.startswith("/") else text[: chars - 1] + "…"
 
 
-def bar_chart(bars: list[Bar], title: str) -> Markup:
-    """An SVG of one bar per row, scaled to the largest value."""
+def bar_chart(bars: list[Bar], title: str, full: float | None = None) -> Markup:
+    """An SVG of one bar per row, scaled to the largest value, or to `full` (100 for a
+    percentage: a score of 2% draws a sliver, not a whole bar)."""
     if not bars:
         return Markup('<p class="empty">Nothing to show.</p>')
-    top = max(b.value for b in bars) or 1
+    top = full or max(b.value for b in bars) or 1
     height = ROW * len(bars) + 4
     width = LABEL_W + BAR_W + VALUE_W
     out = [f'<svg class="chart" role="img" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '

@@ -22,11 +22,12 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..core.catalog import first_message_preview, source_of
+from ..core.agents import source_of
+from ..core.catalog import first_message_preview
 from ..core.entries import BRANCH_SUMMARY, COMPACTION, LEAF, MESSAGE, NO_INSTANT, Entry, as_key
 from ..core.formats.base import Problem
-from ..core.formats.pi import PiReader, v1_migrated
-from ..core.formats.tools import tool_action
+from ..core.agents.pi.reader import PiReader, v1_migrated
+from ..core.agents.tools import tool_action
 from ..core.leaf_figures import leaf_figures
 from ..core.reader import SessionLog
 from ..core.tree import SessionTree

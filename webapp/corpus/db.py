@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -160,6 +161,15 @@ class Index:
             raise IndexUnavailable(open_failure(self.path, exc, "one process at a time may write an index: "
                                                 "stop that one, or give this one its own with --db PATH"),
                                    self.path, held_by(exc)) from None
+        try:
+            self._prepare()
+        except (duckdb.Error, sqlite3.Error, OSError) as exc:  # (a full disk, a read-only folder: one line)
+            self.con.close()
+            said = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise IndexUnavailable(f"{self.path}: the index cannot be written here ({said})", self.path, None) from None
+
+    def _prepare(self) -> None:
+        """The tables made (anew when an older build made them) and the text index opened."""
         # A checkpoint when the log holds 256 MB, not 16: a build of 1,000 sessions spent a sixth
         # less CPU writing (BENCHMARKS.md), and its peak memory did not grow.
         self.con.execute("SET checkpoint_threshold = '256MB'")

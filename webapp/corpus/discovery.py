@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..core.catalog import agent_places
-from ..core.storage import discover, discover_names
+from ..core.agents.places import agent_places, discover, discover_names
 
 
 def corpus_files(root: Path) -> list[Path]:
     """Every session file under `root`: under the agents' folders it holds when it holds any (see
-    `catalog.agent_places`: as the home folder is searched), else under it as a sessions folder."""
+    `places.agent_places`: as the home folder is searched), else under it as a sessions folder."""
     return discover(root, agent_places(root))
 
 

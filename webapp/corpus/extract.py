@@ -3,7 +3,7 @@ figures: the catalog's summary, the one-walk leaf figures and outcome, the audit
 the tool actions. Pure: no database here, so the same function runs in the indexer, in a Ray
 worker or in a test, and gives the same rows.
 
-The file's bytes are read once. A pi file is read as a server reads a big one (`formats.pi`'s
+The file's bytes are read once. A pi file is read as a server reads a big one (`agents.pi.reader`'s
 loop for the usual line: an entry without its body, its facts in typed columns), which costs a
 third of making every entry hold its body; each body is then parsed once more, from the bytes
 held, when the rows read it (`_Parsed`: a line parsed twice by orjson costs less than an entry
@@ -18,8 +18,9 @@ from pathlib import Path
 
 import orjson
 
+from ..core.agents import source_of
 from ..core.audit import audit_entry
-from ..core.catalog import first_message_preview, source_of
+from ..core.catalog import first_message_preview
 from ..core.entries import (BRANCH_SUMMARY, COMPACTION, MESSAGE, MODEL_CHANGE, Entry, as_key,
                             parse_time)
 from ..core.bodies import Bodies
@@ -28,7 +29,7 @@ from ..core.search import searchable_text
 from ..core.reader import SessionLog
 from ..core.tree import SessionTree
 from ..core.storage import sidecar_stamp, url_name
-from ..core.formats.tools import tool_action
+from ..core.agents.tools import tool_action
 
 # The columns of each table, in order (docs/corpus-tables.md tells what each one means).
 COLUMNS: dict[str, tuple[str, ...]] = {
@@ -36,7 +37,8 @@ COLUMNS: dict[str, tuple[str, ...]] = {
                  "created", "modified", "size", "entries", "leaves", "compactions", "branch_summaries",
                  "bad_lines", "problems", "warnings", "cost", "input_tokens", "output_tokens", "model"),
     "entries": ("file", "entry_id", "parent_id", "leaf_id", "line", "type", "role", "time", "model",
-                "usage_tokens", "input_tokens", "output_tokens", "cost", "tool_name", "is_error", "text"),
+                "usage_tokens", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost",
+                "tool_name", "is_error", "text"),
     "branches": ("file", "leaf_id", "label", "last_user", "depth", "turns", "tokens", "cost", "calls",
                  "errors", "wall_seconds", "status", "active", "model", "time"),
     "summaries": ("file", "entry_id", "kind", "time", "tokens_before", "tokens_after", "score",
@@ -63,15 +65,21 @@ def as_time(instant: float | None) -> datetime | None:
     return None if instant is None else datetime.fromtimestamp(instant, timezone.utc).replace(tzinfo=None)
 
 
-def _usage(msg: dict) -> tuple[int | None, int | None]:
-    """(input tokens, cache included, and output tokens) a message reports."""
+def _usage(msg: dict) -> tuple[int | None, int | None, int | None, int | None]:
+    """(input tokens, cache included; output tokens; cache reads; cache writes) a message reports:
+    the kinds a cost is computed from (`core/prices.py`) kept apart."""
     u = msg.get("usage")
     if not isinstance(u, dict):
-        return None, None
-    # (JSON numbers: exactly int or float; a bool is not one)
-    vals = [v for v in (u.get("input"), u.get("cacheRead"), u.get("cacheWrite")) if type(v) is int or type(v) is float]
-    out = u.get("output")
-    return (int(sum(vals)) if vals else None), (int(out) if type(out) is int or type(out) is float else None)
+        return None, None, None, None
+
+    def n(key: str) -> int | float | None:
+        v = u.get(key)  # (JSON numbers: exactly int or float; a bool is not one)
+        return v if type(v) is int or type(v) is float else None
+
+    read, write, out = n("cacheRead"), n("cacheWrite"), n("output")
+    vals = [v for v in (n("input"), read, write) if v is not None]
+    whole = lambda v: None if v is None else int(v)  # noqa: E731
+    return (int(sum(vals)) if vals else None), whole(out), whole(read), whole(write)
 
 
 def _model(e: Entry) -> str | None:
@@ -119,7 +127,7 @@ def extract(path: str | os.PathLike, from_line: int = 0, later: bool = False) ->
     for e in tree.entries:  # (every entry of every session: each body read once, each fact once)
         t, role, raw = e.type, e.role, e.raw
         instant, spent, _, used, failed = e.figures
-        used_in = used_out = None
+        used_in = used_out = cache_read = cache_write = None
         if t == MESSAGE:
             msg = raw.get("message")
             if not isinstance(msg, dict):
@@ -127,7 +135,7 @@ def extract(path: str | os.PathLike, from_line: int = 0, later: bool = False) ->
             model = None
             if role == "assistant":
                 model = as_key(msg.get("model"))
-                used_in, used_out = _usage(msg)
+                used_in, used_out, cache_read, cache_write = _usage(msg)
                 tokens_in += used_in or 0
                 tokens_out += used_out or 0
         else:
@@ -157,7 +165,7 @@ def extract(path: str | os.PathLike, from_line: int = 0, later: bool = False) ->
         tool_name = as_key(msg.get("toolName")) if role == "toolResult" else None
         entry_rows.append((
             file, e.id, e.parent_id, leaf_of(e.id), e.line, t, role, time, model, used, used_in, used_out,
-            spent, tool_name, failed, None if later else searchable_text(raw)[:TEXT_CHARS]))
+            cache_read, cache_write, spent, tool_name, failed, None if later else searchable_text(raw)[:TEXT_CHARS]))
 
     for f in leaf_figures(tree):
         model = None

@@ -1,12 +1,18 @@
 """The figures of the corpus page, asked of the tables: cost and tokens by model, project, agent
 and week; the sessions with most branches; compactions and their audit scores; tool error rates;
-branch outcomes by model. Each row says which sessions are behind it (`behind`)."""
+branch outcomes by model. Each row says which sessions are behind it (`behind`).
+
+A cost is the one a session recorded, else the one computed from its tokens and a named price
+table (`core/prices.py`) when the query is asked: both builds of the index (and a Parquet
+dataset) hold the tokens by kind, and a newer price table prices them without a rebuild."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import duckdb
+
+from ..core.prices import PriceTable, litellm_prices
 
 TOP = 12  # rows of one figure
 
@@ -24,40 +30,93 @@ BEHIND = {
 
 @dataclass
 class Figures:
-    by_model: list[tuple]  # (model, cost, input tokens, output tokens, assistant messages)
-    by_project: list[tuple]  # (project, cost, input, output, sessions)
-    by_agent: list[tuple]  # (agent, cost, input, output, sessions)
-    by_week: list[tuple]  # (week starting, cost, input, output)
+    by_model: list[tuple]  # (model, cost, input tokens, output tokens, assistant messages, computed cost, priced as)
+    by_project: list[tuple]  # (project, cost, input, output, sessions, computed cost)
+    by_agent: list[tuple]  # (agent, cost, input, output, sessions, computed cost)
+    by_week: list[tuple]  # (week starting, cost, input, output, computed cost)
     most_branches: list[tuple]  # (file, title, leaves)
     summaries: list[tuple]  # (file, entry id, kind, score, missing, facts, tokens before, tokens after)
     summary_totals: dict[str, tuple]  # kind -> (count, average score)
     tool_errors: list[tuple]  # (tool name, calls, errors, rate)
     outcomes: list[tuple]  # (model, {status: branches})
-    totals: tuple  # (sessions, entries, cost, input, output)
+    totals: tuple  # (sessions, entries, cost, input, output): cost recorded and computed
+    costs: "Costs | None" = None  # what of the cost was recorded, what computed, from which table
     audits_to_come: int = 0  # summaries whose audit a build is still making (`later.py`)
+
+
+@dataclass
+class Costs:
+    """Where the corpus's cost comes from: recorded by the sessions (pi writes it), computed from a
+    named price table (Claude Code and Codex write only their tokens), and the tokens of models
+    the table has no price for (counted in no cost)."""
+
+    recorded: float
+    computed: float
+    unpriced_tokens: int
+    table: str  # the price table's name
+    unpriced_models: list[str]  # models with tokens and neither a recorded cost nor a price
 
 
 def _under(prefix: str, alias: str = "") -> str:
     return f"starts_with({alias}file, ?)" if prefix else "TRUE"
 
 
-def corpus_figures(cur: duckdb.DuckDBPyConnection, prefix: str = "") -> Figures:
-    """Every figure of the corpus page, over the sessions whose file starts with `prefix`."""
+def priced_entries(cur: duckdb.DuckDBPyConnection, prices: PriceTable, prefix: str = "") -> tuple[str, list]:
+    """A WITH clause that adds to each entry under `prefix` (the CTE `priced`) its cost as
+    recorded (`recorded_cost`: a cost above zero), as computed (`computed_cost`: its tokens at the
+    rates of `prices`' row for its model, ccusage-style, where nothing was recorded) and the
+    tokens no price covers (`unpriced_tokens`); `per_file` sums them by session. With its
+    parameters, which come first. Prices are looked up for the models the entries name (a few),
+    not for the table's thousands of rows."""
+    p = [prefix] if prefix else []
+    models = [m for (m,) in cur.execute(f"SELECT DISTINCT model FROM entries WHERE {_under(prefix)} AND role = 'assistant' "
+                                        "AND model IS NOT NULL", p).fetchall()]
+    rows = [(m, r.input, r.output, r.cache_read, r.cache_write, r.key) for m in models if (r := prices.rates(m))]
+    values = ", ".join(["(?, ?::DOUBLE, ?::DOUBLE, ?::DOUBLE, ?::DOUBLE, ?)"] * len(rows)) or \
+        "(NULL::VARCHAR, NULL::DOUBLE, NULL::DOUBLE, NULL::DOUBLE, NULL::DOUBLE, NULL::VARCHAR)"
+    plain_input = "greatest(e.input_tokens - coalesce(e.cache_read_tokens, 0) - coalesce(e.cache_write_tokens, 0), 0)"
+    unrecorded = "coalesce(e.cost, 0) <= 0"
+    sql = (f"WITH prices(model, pin, pout, pread, pwrite, priced_as) AS (VALUES {values}), "
+           f"priced AS (SELECT e.*, p.priced_as, CASE WHEN e.cost > 0 THEN e.cost ELSE 0 END AS recorded_cost, "
+           f"CASE WHEN {unrecorded} AND p.model IS NOT NULL THEN coalesce({plain_input} * p.pin, 0) "
+           f"+ coalesce(e.output_tokens * p.pout, 0) + coalesce(e.cache_read_tokens * p.pread, 0) "
+           f"+ coalesce(e.cache_write_tokens * p.pwrite, 0) ELSE 0 END AS computed_cost, "
+           f"CASE WHEN {unrecorded} AND p.model IS NULL AND e.role = 'assistant' "
+           f"THEN coalesce(e.input_tokens, 0) + coalesce(e.output_tokens, 0) ELSE 0 END AS unpriced_tokens "
+           f"FROM entries e LEFT JOIN prices p ON p.model = e.model WHERE {_under(prefix, 'e.')}), "
+           f"per_file AS (SELECT file, sum(recorded_cost) AS recorded_cost, sum(computed_cost) AS computed_cost "
+           f"FROM priced GROUP BY file) ")
+    return sql, [x for r in rows for x in r] + p
+
+
+def corpus_figures(cur: duckdb.DuckDBPyConnection, prefix: str = "", prices: PriceTable | None = None) -> Figures:
+    """Every figure of the corpus page, over the sessions whose file starts with `prefix`; costs
+    as recorded, else computed from `prices` (litellm's table unless told)."""
+    prices = prices if prices is not None else litellm_prices()
     p = [prefix] if prefix else []
     w = _under(prefix)
+    with_priced, wp = priced_entries(cur, prices, prefix)
 
     def rows(sql: str, params=None) -> list[tuple]:
         return cur.execute(sql, p if params is None else params).fetchall()
 
-    by_model = rows(f"SELECT model, sum(cost), sum(coalesce(input_tokens, 0)), sum(coalesce(output_tokens, 0)), count(*) "
-                    f"FROM entries WHERE {w} AND role = 'assistant' AND model IS NOT NULL "
-                    f"GROUP BY model ORDER BY 2 DESC, 3 DESC, 1 LIMIT {TOP}")
-    grouped = "sum(cost), sum(input_tokens), sum(output_tokens), count(*)"
-    by_project = rows(f"SELECT project, {grouped} FROM sessions WHERE {w} GROUP BY project ORDER BY 2 DESC, 3 DESC, 1 LIMIT {TOP}")
-    by_agent = rows(f"SELECT agent, {grouped} FROM sessions WHERE {w} GROUP BY agent ORDER BY 2 DESC, 3 DESC, 1")
-    by_week = rows(f"SELECT strftime(date_trunc('week', time), '%Y-%m-%d') AS week, sum(cost), "
-                   f"sum(coalesce(input_tokens, 0)), sum(coalesce(output_tokens, 0)) FROM entries "
-                   f"WHERE {w} AND time IS NOT NULL AND role = 'assistant' GROUP BY week ORDER BY week DESC LIMIT {TOP}")
+    def priced_rows(sql: str, params: tuple = ()) -> list[tuple]:
+        return cur.execute(with_priced + sql, wp + list(params)).fetchall()
+
+    by_model = priced_rows(
+        "SELECT model, sum(recorded_cost + computed_cost), sum(coalesce(input_tokens, 0)), sum(coalesce(output_tokens, 0)), "
+        "count(*), sum(computed_cost), any_value(priced_as) FROM priced WHERE role = 'assistant' AND model IS NOT NULL "
+        f"GROUP BY model ORDER BY 2 DESC, 3 DESC, 1 LIMIT {TOP}")
+    grouped = ("sum(coalesce(f.recorded_cost, 0) + coalesce(f.computed_cost, 0)), sum(s.input_tokens), sum(s.output_tokens), "
+               "count(*), sum(coalesce(f.computed_cost, 0))")
+    by_project = priced_rows(f"SELECT s.project, {grouped} FROM sessions s LEFT JOIN per_file f USING (file) "
+                             f"WHERE {_under(prefix, 's.')} GROUP BY s.project ORDER BY 2 DESC, 3 DESC, 1 LIMIT {TOP}", p)
+    by_agent = priced_rows(f"SELECT s.agent, {grouped} FROM sessions s LEFT JOIN per_file f USING (file) "
+                           f"WHERE {_under(prefix, 's.')} GROUP BY s.agent ORDER BY 2 DESC, 3 DESC, 1", p)
+    by_week = priced_rows(
+        "SELECT strftime(date_trunc('week', time), '%Y-%m-%d') AS week, sum(recorded_cost + computed_cost), "
+        "sum(coalesce(input_tokens, 0)), sum(coalesce(output_tokens, 0)), sum(computed_cost) FROM priced "
+        f"WHERE time IS NOT NULL AND role = 'assistant' GROUP BY week ORDER BY week DESC LIMIT {TOP}")
     most = rows(f"SELECT file, coalesce(name, first_message, ''), leaves FROM sessions WHERE {w} AND leaves > 1 "
                 f"ORDER BY leaves DESC, file LIMIT {TOP}")
     # (a summary whose audit is still coming has no facts yet: not among the lowest scores)
@@ -72,10 +131,16 @@ def corpus_figures(cur: duckdb.DuckDBPyConnection, prefix: str = "") -> Figures:
     for model, status, n in outcome_rows:
         outcomes.setdefault(model, {})[status] = n
     ordered = sorted(outcomes.items(), key=lambda kv: (-sum(kv[1].values()), kv[0]))[:TOP]
-    total = rows(f"SELECT count(*), coalesce(sum(entries), 0), coalesce(sum(cost), 0), coalesce(sum(input_tokens), 0), "
+    recorded, computed, unpriced = priced_rows(
+        "SELECT coalesce(sum(recorded_cost), 0), coalesce(sum(computed_cost), 0), coalesce(sum(unpriced_tokens), 0) FROM priced")[0]
+    unpriced_models = [m for (m,) in priced_rows(
+        "SELECT model FROM priced WHERE unpriced_tokens > 0 GROUP BY model ORDER BY sum(unpriced_tokens) DESC, model LIMIT 8")]
+    total = rows(f"SELECT count(*), coalesce(sum(entries), 0), coalesce(sum(input_tokens), 0), "
                  f"coalesce(sum(output_tokens), 0) FROM sessions WHERE {w}")[0]
     to_come = rows(f"SELECT count(*) FROM summaries WHERE {w} AND facts IS NULL")[0][0]
-    return Figures(by_model, by_project, by_agent, by_week, most, summaries, totals, tools, ordered, total, to_come)
+    return Figures(by_model, by_project, by_agent, by_week, most, summaries, totals, tools, ordered,
+                   (total[0], total[1], recorded + computed, total[2], total[3]),
+                   Costs(recorded, computed, int(unpriced), prices.name, [str(m) for m in unpriced_models]), to_come)
 
 
 def texts_to_come(cur: duckdb.DuckDBPyConnection, prefix: str = "") -> int:
@@ -87,11 +152,14 @@ def texts_to_come(cur: duckdb.DuckDBPyConnection, prefix: str = "") -> int:
 
 
 def sessions_behind(cur: duckdb.DuckDBPyConnection, by: str, value: str, prefix: str = "",
-                    limit: int = 200) -> list[tuple]:
-    """(file, title, cost, entries) of the sessions behind one row of a figure."""
+                    limit: int = 200, prices: PriceTable | None = None) -> list[tuple]:
+    """(file, title, cost, entries) of the sessions behind one row of a figure; cost as recorded,
+    else computed (see corpus_figures)."""
     if by not in BEHIND:
         raise ValueError(f"no figure row of kind {by!r}: one of {', '.join(BEHIND)}")
-    w = _under(prefix)
-    return cur.execute(f"SELECT file, coalesce(name, first_message, ''), cost, entries FROM sessions "
-                       f"WHERE {w} AND {BEHIND[by]} ORDER BY cost DESC, file LIMIT ?",
-                       [*([prefix] if prefix else []), value, limit]).fetchall()
+    with_priced, wp = priced_entries(cur, prices if prices is not None else litellm_prices(), prefix)
+    return cur.execute(f"{with_priced}SELECT s.file, coalesce(s.name, s.first_message, ''), "
+                       f"coalesce(f.recorded_cost, 0) + coalesce(f.computed_cost, 0) AS cost, s.entries "
+                       f"FROM sessions s LEFT JOIN per_file f USING (file) "
+                       f"WHERE {_under(prefix, 's.')} AND {BEHIND[by]} ORDER BY cost DESC, s.file LIMIT ?",
+                       [*wp, *([prefix] if prefix else []), value, limit]).fetchall()

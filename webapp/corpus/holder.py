@@ -89,16 +89,24 @@ def holder_of(db: Path, pid: int) -> Holder | None:
     return holder
 
 
-def ask(holder: Holder, query: str, how: str, limit: int, seconds: float) -> tuple[str, bool]:
-    """(what `sql` prints, whether rows were left out) for `query`, answered by `holder`."""
+def ask(holder: Holder, query: str, how: str, limit: int, seconds: float) -> tuple[str, bool, bool]:
+    """(what `sql` prints, whether rows were left out, whether the byte cap left them out) for
+    `query`, answered by `holder`."""
     got = get(holder, "sql", {"sql": query, "how": how, "limit": limit, "seconds": seconds}, seconds + 30)
-    return got["output"], bool(got["truncated"])
+    return got["output"], bool(got["truncated"]), bool(got.get("over_bytes"))
 
 
 def listed(holder: Holder, root: Path) -> list[dict]:
     """`ls --index`'s rows of the sessions under `root` (a path under the server's root), from
     the server's index once it is up to date."""
     return get(holder, "ls", {"root": str(root)}, None)["rows"]
+
+
+def searched(holder: Holder, root: Path, query: str, limit: int) -> dict:
+    """`search`'s hits (`Hit.as_dict()`, at most `limit`) for `query` in the sessions under `root`
+    (a path under the server's root), from the server's index once it is up to date, with how
+    many entries match in all."""
+    return get(holder, "search", {"root": str(root), "q": query, "limit": limit}, None)
 
 
 def indexed(holder: Holder, roots: list[Path]) -> dict:

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import duckdb
 
-from ..core.catalog import SessionSummary, pi_version
+from ..core.agents import order_sql
+from ..core.agents.pi import version_of
+from ..core.catalog import SessionSummary
 from .text import match_query, matching_files
 
 PAGE = 200  # sessions on one page of the index
-
-_AGENT_ORDER = "CASE agent WHEN 'pi' THEN 0 WHEN 'claude-code' THEN 1 ELSE 2 END"
 
 
 def _created_sql(column: str) -> str:
@@ -49,7 +49,7 @@ def _summary(r: tuple) -> SessionSummary:
     file, sid, name, first, cwd, created, modified, size, entries, leaves, comp, bad, problems, fmt, warnings = r
     return SessionSummary(path=file, id=sid, name=name, first_message=first, cwd=cwd, created=created,
                           modified=modified, size=size, entries=entries, leaves=leaves, compactions=comp,
-                          bad_lines=bad, problems=problems, version=pi_version(fmt), format=fmt, warnings=warnings)
+                          bad_lines=bad, problems=problems, version=version_of(fmt), format=fmt, warnings=warnings)
 
 
 def content_matches(text_db: Path, query: str) -> list[str]:
@@ -92,7 +92,7 @@ def list_sessions(cur: duckdb.DuckDBPyConnection, text_db: Path, root: Path, que
     page = min(max(page, 1), pages)
     rows = cur.execute(
         f"SELECT {_COLUMNS} FROM sessions WHERE {sql_where} "
-        f"ORDER BY {_AGENT_ORDER}, coalesce(cwd, ''), file LIMIT ? OFFSET ?",
+        f"ORDER BY {order_sql('agent')}, coalesce(cwd, ''), file LIMIT ? OFFSET ?",
         params + [per_page, (page - 1) * per_page]).fetchall()
     out = [(r[0], _summary(r), None) for r in rows]
     if page == pages:

@@ -1,6 +1,6 @@
 """pi's lines as entry rows, in one SQL projection that DuckDB runs over a batch of files
 (`lines.lines_table`): every JSON line parsed once in C++, outside the GIL, each field the
-corpus tables hold taken out in bulk, as the format seam (`formats.pi.PiReader`, `entries`)
+corpus tables hold taken out in bulk, as the format seam (`agents.pi.reader.PiReader`, `entries`)
 reads it from the same line.
 
 The projection reads a line as the seam does only where the line is as pi writes it: an object
@@ -18,7 +18,7 @@ from __future__ import annotations
 from functools import cache
 
 from ..core.entry_types import REQUIRED_FIELDS
-from ..core.formats.tools import action_tables
+from ..core.agents.tools import action_tables
 
 # The JSON paths whose type is read from each line (`json_type`), and those whose value is (as
 # text: a string's value, any other value's JSON; `json_extract_string`), in the order of the

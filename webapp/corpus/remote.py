@@ -16,13 +16,16 @@ from pathlib import Path
 
 from .db import Progress
 from .holder import Holder, get
-from .sql import QueryResult
+from .sql import CutText, QueryResult
 
 SECONDS = 60.0  # the longest a page's query is given on the holder (its figures of 10,000 sessions take ~1 s)
 
 
 def encoded(value):
-    """A value of a row as JSON carries it: a time, a date and a float that is no number tagged."""
+    """A value of a row as JSON carries it: a time, a date, a float that is no number and a value
+    cut by the query (with its full length) tagged."""
+    if isinstance(value, CutText):
+        return {"$cut": str(value), "n": value.full_length}
     if isinstance(value, datetime):
         return {"$dt": value.isoformat()}
     if isinstance(value, date):
@@ -42,18 +45,23 @@ def decoded(value):
             return date.fromisoformat(value["$d"])
         if "$f" in value:
             return float(value["$f"])
+        if "$cut" in value:
+            return CutText.of(value["$cut"], value["n"])
     if isinstance(value, list):
         return [decoded(v) for v in value]
     return value
 
 
-def ask(holder: Holder, query: str, params: list | None, limit: int | None, seconds: float) -> QueryResult:
+def ask(holder: Holder, query: str, params: list | None, limit: int | None, seconds: float,
+        max_bytes: int | None = None, cell_chars: int | None = None) -> QueryResult:
     """`query`'s rows, run by the server that holds the index."""
     args = {"sql": query, "params": json.dumps([encoded(p) for p in params or []]), "seconds": seconds}
-    if limit is not None:
-        args["limit"] = limit
+    for name, value in (("limit", limit), ("bytes", max_bytes), ("cell_chars", cell_chars)):
+        if value is not None:
+            args[name] = value
     got = get(holder, "rows", args, seconds + 30)
-    return QueryResult(got["columns"], [tuple(decoded(v) for v in r) for r in got["rows"]], bool(got["truncated"]))
+    return QueryResult(got["columns"], [tuple(decoded(v) for v in r) for r in got["rows"]], bool(got["truncated"]),
+                       bool(got.get("over_bytes")))
 
 
 class RemoteCursor:
@@ -106,8 +114,8 @@ class RemoteService:
     def memo(self, name: str, make):
         return make()
 
-    def query(self, query: str, limit: int, seconds: float) -> QueryResult:
-        return ask(self.index.holder, query, None, limit, seconds)
+    def query(self, query: str, limit: int, seconds: float, max_bytes: int, cell_chars: int | None = None) -> QueryResult:
+        return ask(self.index.holder, query, None, limit, seconds, max_bytes, cell_chars)
 
     def refreshed(self) -> Progress:
         return self.progress

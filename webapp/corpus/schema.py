@@ -11,7 +11,7 @@ from .extract import COLUMNS
 if TYPE_CHECKING:
     import pyarrow as pa
 
-SCHEMA_VERSION = 2  # 2: problems are damage only, warnings apart
+SCHEMA_VERSION = 3  # 2: problems are damage only, warnings apart; 3: entries' cache reads and writes apart
 
 _V, _I, _B, _D, _T, _F = "VARCHAR", "INTEGER", "BIGINT", "DOUBLE", "TIMESTAMP", "BOOLEAN"
 TYPES: dict[str, dict[str, str]] = {
@@ -20,7 +20,8 @@ TYPES: dict[str, dict[str, str]] = {
                      compactions=_I, branch_summaries=_I, bad_lines=_I, problems=_I, warnings=_I, cost=_D,
                      input_tokens=_B, output_tokens=_B, model=_V),
     "entries": dict(file=_V, entry_id=_V, parent_id=_V, leaf_id=_V, line=_I, type=_V, role=_V, time=_T, model=_V,
-                    usage_tokens=_B, input_tokens=_B, output_tokens=_B, cost=_D, tool_name=_V,
+                    usage_tokens=_B, input_tokens=_B, output_tokens=_B, cache_read_tokens=_B, cache_write_tokens=_B,
+                    cost=_D, tool_name=_V,
                     is_error=_F, text=_V),
     "branches": dict(file=_V, leaf_id=_V, label=_V, last_user=_V, depth=_I, turns=_I, tokens=_B, cost=_D,
                      calls=_I, errors=_I, wall_seconds=_D, status=_V, active=_F, model=_V, time=_T),

@@ -20,6 +20,7 @@ HITS = 30  # on one page of results
 # the latest indexed ones, and the page says so.
 RANKED = 5_000
 _OPEN, _CLOSE = "\x02", "\x03"  # around a match in a snippet, before it is escaped
+_UNMARKED = str.maketrans("", "", _OPEN + _CLOSE)
 
 
 @dataclass
@@ -71,6 +72,13 @@ class Hit:
     snippet: Markup
     title: str = ""  # the session's name or first message
     branch: str = ""  # the branch's label or last prompt
+    text: str = ""  # the snippet as plain text (what a terminal shows)
+
+    def as_dict(self) -> dict:
+        """The hit as `session-tree search --json` prints it (`path`: the file as the index names it)."""
+        return {"path": self.file, "entryId": self.entry_id, "leafId": self.leaf_id, "role": self.role,
+                "type": self.type, "model": self.model, "time": self.time, "agent": self.agent,
+                "project": self.project, "title": self.title, "branch": self.branch, "snippet": self.text}
 
 
 @dataclass
@@ -119,7 +127,8 @@ def search(text_db: Path, cur: duckdb.DuckDBPyConnection, query: str, filters: F
     finally:
         con.close()
     out.more = len(rows) > limit
-    out.hits = [Hit(*r[:9], snippet=highlight(r[9])) for r in rows[:limit]]
+    out.hits = [Hit(*r[:9], snippet=highlight(r[9]), text=" ".join(r[9].translate(_UNMARKED).split()))
+                for r in rows[:limit]]
     _name_them(cur, out.hits)
     return out
 

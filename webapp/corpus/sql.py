@@ -26,6 +26,16 @@ from ..core.errors import SessionError
 ROW_CAP = 1000  # rows the SQL box shows
 SECONDS = 5.0  # before the SQL box stops a query
 MAX_SECONDS = 86_400.0  # the longest time limit a query is given (`sql --timeout`)
+BYTE_CAP = 64 * 1024 * 1024  # of the values an answer holds (`session-tree sql`, here or through a server)
+PAGE_BYTE_CAP = 4 * 1024 * 1024  # of the values the SQL box's page holds (each cut first: `cell_chars`)
+FETCH_ROWS = 256  # rows read at a time, counted against the byte cap as they come
+# Types whose values have a small fixed size: every other (text, blobs, lists, structs, maps...) is
+# cut inside the query when a caller asks for `cell_chars` (DuckDB hands rows over 2,048 at a
+# time: 0.5 MB values would be a gigabyte before the first row is counted).
+FIXED_SIZE = frozenset({"boolean", "tinyint", "smallint", "integer", "bigint", "hugeint", "utinyint", "usmallint",
+                        "uinteger", "ubigint", "uhugeint", "float", "double", "decimal", "date", "time",
+                        "timestamp", "timestamp with time zone", "timestamp_s", "timestamp_ms", "timestamp_ns",
+                        "time with time zone", "interval", "uuid"})
 
 
 # The table functions a query may call: none of them reads a file (`read_blob`, `read_text`,
@@ -72,6 +82,19 @@ class QueryResult:
     columns: list[str]
     rows: list[tuple]
     truncated: bool
+    over_bytes: bool = False  # stopped at the byte cap (`truncated` too): fewer rows than the row cap
+
+
+class CutText(str):
+    """A value cut inside the query to the characters asked for; `full_length` says how long it was."""
+
+    full_length: int = 0
+
+    @classmethod
+    def of(cls, text: str, full_length: int) -> "CutText":
+        cut = cls(text)
+        cut.full_length = full_length
+        return cut
 
 
 def default_db_path() -> Path:
@@ -101,10 +124,13 @@ def lock_down(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("SET lock_configuration = true")
 
 
-def run_query(con: duckdb.DuckDBPyConnection, query: str, limit: int | None = ROW_CAP,
-              seconds: float = SECONDS, params: list | None = None) -> QueryResult:
+def run_query(con: duckdb.DuckDBPyConnection, query: str, limit: int | None = ROW_CAP, seconds: float = SECONDS,
+              max_bytes: int = BYTE_CAP, cell_chars: int | None = None, params: list | None = None) -> QueryResult:
     """Run `query` (with `params`) if it is one SELECT; stop it after `seconds`; keep its first
-    `limit` rows (None: all of them)."""
+    `limit` rows (None: all of them), and no more rows than hold `max_bytes` of values. With
+    `cell_chars`, each value that is not of a small fixed size is cut to that many characters
+    inside the query (a `CutText` that says its full length), so that no long value reaches this
+    process at all."""
     if not 0 < seconds <= MAX_SECONDS:  # (NaN too)
         raise QueryError(f"the time limit must be above 0 and at most {MAX_SECONDS:,.0f} seconds, not {seconds:g}")
     try:
@@ -121,9 +147,16 @@ def run_query(con: duckdb.DuckDBPyConnection, query: str, limit: int | None = RO
     timer.start()
     try:
         cur.execute("BEGIN TRANSACTION READ ONLY")
-        cur.execute(query, params or None)
-        columns = [d[0] for d in cur.description or ()]
-        rows = cur.fetchall() if limit is None else cur.fetchmany(limit + 1)
+        cut: list[int] = []
+        if cell_chars is not None:
+            cur.execute(f"SELECT * FROM (\n{query}\n) LIMIT 0", params or None)
+            columns = [d[0] for d in cur.description or ()]
+            wrapped, cut = _cutting(query, cur.description or (), cell_chars)
+            cur.execute(wrapped, params or None)
+        else:
+            cur.execute(query, params or None)
+            columns = [d[0] for d in cur.description or ()]
+        rows, over = _fetch(cur, limit, max_bytes, cut, cell_chars)
     except duckdb.InterruptException:
         raise QueryError(f"the query was stopped after {seconds:g} s") from None
     except duckdb.Error as exc:
@@ -135,7 +168,55 @@ def run_query(con: duckdb.DuckDBPyConnection, query: str, limit: int | None = RO
         except duckdb.Error:  # the transaction had not begun (interrupted first)
             pass
         cur.close()
-    return QueryResult(columns, rows[:limit], limit is not None and len(rows) > limit)
+    return QueryResult(columns, rows[:limit], (limit is not None and len(rows) > limit) or over, over)
+
+
+def _cutting(query: str, description, chars: int) -> tuple[str, list[int]]:
+    """`query` wrapped so that each column not of a fixed size comes cut to `chars` + 1 characters,
+    its full length in a column added at the end; and the positions of the cut columns. (The query
+    is on lines of its own: a `--` comment at its end cannot reach the wrapper.)"""
+    names = [f"c{i}" for i in range(len(description))]
+    shown, lengths, cut = [], [], []
+    for i, (name, kind, *_) in enumerate(description):
+        label = '"' + str(name).replace('"', '""') + '"'
+        if getattr(kind, "id", "") in FIXED_SIZE:
+            shown.append(f"__q.{names[i]} AS {label}")
+            continue
+        text = f"CAST(__q.{names[i]} AS VARCHAR)"
+        shown.append(f"left({text}, {chars + 1}) AS {label}")
+        lengths.append(f"length({text})")
+        cut.append(i)
+    select = ", ".join(shown + lengths) or "*"
+    return f"SELECT {select} FROM (\n{query}\n) AS __q({', '.join(names)})", cut
+
+
+def _fetch(cur, limit: int | None, max_bytes: int, cut: list[int], chars: int | None) -> tuple[list[tuple], bool]:
+    """Up to `limit` + 1 rows (None: every row), read a few at a time, stopping before the values pass `max_bytes`;
+    (rows, stopped at the byte cap). Cut columns become CutText where they were cut."""
+    rows: list[tuple] = []
+    size = 0
+    width = None
+    while limit is None or len(rows) <= limit:
+        batch = cur.fetchmany(FETCH_ROWS if limit is None else min(FETCH_ROWS, limit + 1 - len(rows)))
+        if not batch:
+            return rows, False
+        for row in batch:
+            if cut:
+                width = width or len(row) - len(cut)
+                row = _with_cuts(row[:width], row[width:], cut, chars)
+            size += sum(len(v) if isinstance(v, (str, bytes)) else 16 for v in row)
+            if size > max_bytes:
+                return rows, True
+            rows.append(row)
+    return rows, False
+
+
+def _with_cuts(row: tuple, lengths: tuple, cut: list[int], chars: int) -> tuple:
+    values = list(row)
+    for i, n in zip(cut, lengths):
+        if n is not None and n > chars:
+            values[i] = CutText.of(values[i][:chars], n)
+    return tuple(values)
 
 
 # JSON escapes the C0 controls, not DEL and the C1 controls (U+0080-U+009F), which a terminal may
@@ -149,9 +230,14 @@ def json_safe(text: str) -> str:
     return text.translate(_JSON_CONTROLS)
 
 
+# In `text`, a value's tab, newline or backslash is written as `\t`, `\n`, `\\` (as PostgreSQL's
+# COPY text format does): a message's newline would otherwise start a row of its own.
+_TEXT_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+
+
 def format_result(result: QueryResult, how: str) -> str:
     """The rows as `session-tree sql` prints them: `json` (one object a row), `csv`, or `text`
-    (tab-separated, a header line first)."""
+    (tab-separated, a header line first, each row on one line)."""
     if how == "json":
         import orjson
 
@@ -165,7 +251,7 @@ def format_result(result: QueryResult, how: str) -> str:
         w.writerows(result.rows)
     else:
         for r in (result.columns, *result.rows):
-            out.write("\t".join("" if v is None else str(v) for v in r) + "\n")
+            out.write("\t".join("" if v is None else str(v).translate(_TEXT_ESCAPES) for v in r) + "\n")
     return out.getvalue()
 
 

@@ -20,8 +20,9 @@ from ..core.context import build_context
 from ..core.errors import InvalidWrite, SessionError
 from ..core.session import Session, user_message
 from ..core.tokens import context_tokens, estimate_message_tokens
+from .cancel import Cancel
 from .errors import Cancelled, ModelError
-from .llm import ModelConfig, reply_to, waiting_user
+from .llm import ModelConfig, check_fits, reply_to, waiting_user
 from .table import estimated_cost
 
 MAX_MODELS = 8  # columns side by side; more is a benchmark, not a comparison
@@ -78,7 +79,15 @@ class Column:
     entry: str | None = None  # the assistant entry written
     error: str | None = None  # why nothing was written
     seconds: float = 0.0
-    cancel: threading.Event = field(default_factory=threading.Event)
+    cancel: Cancel = field(default_factory=Cancel)
+    sent: dict = field(default_factory=dict)  # the context sent, as context_sent says it
+
+
+def context_sent(usage: dict) -> dict:
+    """The context a reply was sent with: the server's own count where it reported usage
+    (`sent_tokens`), else this app's estimate, said to be one (`sent_estimated`)."""
+    tokens = sum(int(usage.get(k) or 0) for k in ("input", "cacheRead", "cacheWrite"))
+    return {"sent_tokens": tokens, "sent_estimated": bool(usage.get("estimated"))}
 
 
 @dataclass
@@ -98,13 +107,25 @@ class AskRun:
         return all(c.status != "waiting" for c in self.columns)
 
 
-def start(session: Session, at: str, models: list[str], message: str | None) -> AskRun:
+def check_models(config: ModelConfig, models: list[str]) -> None:
+    """Refuse the whole ask, before its message is written, when a model cannot be called at all
+    (its provider's key is missing: ModelConfig.check_usable)."""
+    for model in models:
+        replace(config, model=model).check_usable()
+
+
+def start(session: Session, at: str, models: list[str], message: str | None,
+          config: ModelConfig | None = None) -> AskRun:
     """Write what the models answer (a new user message at `at`, once) or find it (the user
-    message a regenerate at `at` answers); InvalidWrite/UnknownEntry before anything is sent."""
+    message a regenerate at `at` answers); InvalidWrite/UnknownEntry before anything is sent,
+    and ModelError "too-long" when the message would not fit a model's window (with `config`,
+    the server the models are asked on): nothing is written then."""
     if message is not None:
         if not message.strip():
             raise InvalidWrite("the message is empty")
         session.entry(at)
+        for model in models if config is not None else ():
+            check_fits(session, replace(config, model=model), at, message)
         user = session.append_message(user_message(message), parent=at)["id"]
         return AskRun(user, [Column(m) for m in models], True)
     return AskRun(answered_user(session, at), [Column(m) for m in models], False)
@@ -129,6 +150,7 @@ def run(session: Session, config: ModelConfig, ask: AskRun, on_event: EventCallb
         try:
             entry = reply_to(session, replace(config, model=col.model), ask.user, delta, cancel=col.cancel)
             col.entry, col.status = entry["id"], "done"
+            col.sent = context_sent(entry["message"].get("usage") or {})
         except Cancelled as exc:
             col.status, col.error = "cancelled", str(exc)
         except (ModelError, SessionError) as exc:
@@ -136,7 +158,8 @@ def run(session: Session, config: ModelConfig, ask: AskRun, on_event: EventCallb
         except Exception as exc:  # whatever else breaks one column must not lose the others
             col.status, col.error = "failed", f"{type(exc).__name__}: {exc}. Nothing was written for {col.model}."
         col.seconds = time.monotonic() - began
-        tell(i, col.status, {"entry": col.entry, "error": col.error, "seconds": round(col.seconds, 2)})
+        tell(i, col.status, {"entry": col.entry, "error": col.error, "seconds": round(col.seconds, 2),
+                             **col.sent})
 
     threads = [threading.Thread(target=work, args=(i, c), name=f"ask-{c.model}", daemon=True)
                for i, c in enumerate(ask.columns)]

@@ -22,7 +22,7 @@ class ModelError(Exception):
 
     KINDS = frozenset({
         "no-model", "auth", "rate-limit", "timeout", "connection", "server", "bad-request", "stream",
-        "bad-response", "cancelled",
+        "bad-response", "cancelled", "cut", "too-long",
     })
 
     def __init__(self, kind: str, message: str, raw: str | None = None):

@@ -21,6 +21,7 @@ from ..core.errors import InvalidWrite
 from ..core.session import Session
 from ..core.verdicts import Verdict, give_verdict
 from .errors import ModelError
+from .limits import JUDGE_MAX_TOKENS
 from .llm import ModelConfig, complete
 
 MAX_ANSWER = 6000  # characters of each final answer shown to the judge
@@ -31,18 +32,26 @@ SYSTEM = (
     'Answer with one JSON object and nothing else: {"better": "A" or "B" or "tie", "reasons": '
     '"one or two sentences"}.'
 )
+RESTATED = ('That was not in the format asked. Answer again with exactly one JSON object and nothing '
+            'else: {"better": "A" or "B" or "tie", "reasons": "one or two sentences"}.')
 _JSON = re.compile(r"\{.*\}", re.S)
 
 
-def task_of(cmp: Comparison, rubric: str | None) -> str:
-    """What the outcomes are judged against: the rubric, else the first user prompt after the
-    divergence (the first branch that has one), else the last one they share."""
+def tasks_of(cmp: Comparison, rubric: str | None) -> list[str]:
+    """Each branch's task: the rubric for all, else each branch's own first prompt after the
+    divergence (branches asked different things are each judged against theirs), else the last
+    prompt they share."""
     if rubric and rubric.strip():
-        return rubric.strip()
-    for b in cmp.branches:
-        for t in b.turns:
-            if t.user is not None and t.user_text.strip():
-                return t.user_text.strip()
+        return [rubric.strip()] * len(cmp.branches)
+    shared = _shared_prompt(cmp)
+    return [_own_prompt(b) or shared for b in cmp.branches]
+
+
+def _own_prompt(b: Branch) -> str | None:
+    return next((t.user_text.strip() for t in b.turns if t.user is not None and t.user_text.strip()), None)
+
+
+def _shared_prompt(cmp: Comparison) -> str:
     shared = [t for t in cmp.shared_turns if t.user is not None]
     return shared[-1].user_text.strip() if shared else "(no task was stated)"
 
@@ -59,20 +68,59 @@ def outcome_text(b: Branch) -> str:
     return "\n".join(did) + "\nfinal answer:\n" + answer
 
 
-def _ask(config: ModelConfig, task: str, first: Branch, second: Branch) -> tuple[str, str, dict]:
-    """("A" | "B" | "tie", reasons, usage) of one judgment, A being `first`."""
-    prompt = f"Task:\n{task}\n\n--- Outcome A ---\n{outcome_text(first)}\n\n--- Outcome B ---\n{outcome_text(second)}"
-    reply = complete(config, [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}])
-    found = _JSON.search(reply.text or "")
+def judge_prompt(task_a: str, task_b: str, first: Branch, second: Branch) -> str:
+    """The judge's question: one task for both outcomes, or each outcome with its own task."""
+    if task_a == task_b:
+        return (f"Task:\n{task_a}\n\n--- Outcome A ---\n{outcome_text(first)}\n\n"
+                f"--- Outcome B ---\n{outcome_text(second)}")
+    return ("The two attempts were given different tasks: judge each against its own task.\n\n"
+            f"--- Task A ---\n{task_a}\n\n--- Outcome A ---\n{outcome_text(first)}\n\n"
+            f"--- Task B ---\n{task_b}\n\n--- Outcome B ---\n{outcome_text(second)}")
+
+
+def _verdict_in(text: str) -> tuple[str, str] | None:
+    """("A" | "B" | "tie", reasons) when `text` holds the JSON asked for, else None."""
+    found = _JSON.search(text or "")
     try:
         data = orjson.loads(found.group(0)) if found else None
     except orjson.JSONDecodeError:
         data = None
     better = str(data.get("better", "")).strip().upper() if isinstance(data, dict) else ""
     if better not in ("A", "B", "TIE"):
-        raise ModelError("bad-response", f"The judge {config.model} did not answer with "
-                         '{"better": "A" | "B" | "tie", …}, so no verdict was written.', reply.text)
-    return ("tie" if better == "TIE" else better), str(data.get("reasons") or "").strip(), reply.usage
+        return None
+    return ("tie" if better == "TIE" else better), str(data.get("reasons") or "").strip()
+
+
+def _ask(config: ModelConfig, task_a: str, task_b: str, first: Branch, second: Branch) -> tuple[str, str, dict]:
+    """("A" | "B" | "tie", reasons, usage) of one judgment, A being `first`. An answer not in
+    the format (or cut at its small bound) is asked again once, the format restated; a second
+    one is a JudgeFailed that holds the model's words, and nothing is written."""
+    messages = [{"role": "system", "content": SYSTEM},
+                {"role": "user", "content": judge_prompt(task_a, task_b, first, second)}]
+    usage: dict = {}
+    said = []
+    for attempt in range(2):
+        reply = complete(config, messages, stream=True, max_tokens=JUDGE_MAX_TOKENS)
+        _merge(usage, reply.usage)
+        said.append(reply.text)
+        found = None if reply.cut else _verdict_in(reply.text)
+        if found:
+            return found[0], found[1], usage
+        messages = messages + [{"role": "assistant", "content": reply.text or "(nothing)"},
+                               {"role": "user", "content": RESTATED}]
+    raise JudgeFailed(config.model or "", said[-1])
+
+
+class JudgeFailed(ModelError):
+    """The judge answered twice, never in the format asked: its words are kept to be shown."""
+
+    def __init__(self, model: str, words: str):
+        shown = " ".join((words or "").split())
+        shown = shown if len(shown) <= 600 else shown[:600] + " […]"
+        super().__init__("bad-response", f'The judge {model} did not answer with {{"better": "A" | "B" | "tie", '
+                                         f'…}}, even when asked again, so no verdict was written. It said: '
+                                         f'“{shown or "(nothing)"}”', words)
+        self.words = words
 
 
 @dataclass
@@ -113,19 +161,19 @@ def _verdict_of(score: int, best: int, unique_best: bool, n: int) -> str:
 def judge(session: Session, config: ModelConfig, tips: list[str], rubric: str | None = None) -> Judgment:
     """Judge the branches ending at `tips` (two or more) pairwise and record the judge's verdict
     on each. Every call is made before anything is written: a failed call writes no verdict."""
-    if not config.configured:
-        raise ModelError("no-model", "No judge model: pass --model (a litellm model string).")
+    config.check_usable("No judge model: pass --model (a litellm model string).")
     tree = session.tree
     tips = list(dict.fromkeys(tree.find(t).id if t not in tree.by_id else t for t in tips))
     if len(tips) < 2:
         raise InvalidWrite("judge at least two different branches")
     cmp = compare(tree, tips)
-    task = task_of(cmp, rubric)
+    tasks = tasks_of(cmp, rubric)
+    task = tasks[0] if len(set(tasks)) == 1 else "each branch's own prompt"
     out = Judgment(config.model or "", task, [])
     for i, j in combinations(range(len(tips)), 2):
         a, b = cmp.branches[i], cmp.branches[j]
-        one, why_one, use_one = _ask(config, task, a, b)
-        two, why_two, use_two = _ask(config, task, b, a)  # swapped: A is now the second branch
+        one, why_one, use_one = _ask(config, tasks[i], tasks[j], a, b)
+        two, why_two, use_two = _ask(config, tasks[j], tasks[i], b, a)  # swapped: A is now the second branch
         _merge(out.usage, use_one)
         _merge(out.usage, use_two)
         first = {"A": i, "B": j}.get(one)
@@ -150,6 +198,6 @@ def judge(session: Session, config: ModelConfig, tips: list[str], rubric: str | 
         reasons = [r for p in mine for r in p.reasons if r]
         out.verdicts.append(give_verdict(
             session, tip, _verdict_of(scores[k], best, unique_best, len(tips)), note, by,
-            extra={"reasons": reasons, "usage": out.usage, "cost": share, "task": task[:500]},
+            extra={"reasons": reasons, "usage": out.usage, "cost": share, "task": tasks[k][:500]},
         ))
     return out

@@ -9,20 +9,27 @@ behind the user's back, so a failure is reported at once and they decide what to
 
 from __future__ import annotations
 
+import json
 import os
+import socket
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable
+from urllib.parse import urlsplit
 
 import orjson
 
 from ..core.context import build_context
-from ..core.entries import MODEL_CHANGE, THINKING_LEVEL_CHANGE
+from ..core.entries import MESSAGE, MODEL_CHANGE, THINKING_LEVEL_CHANGE, now_iso
 from ..core.errors import InvalidWrite
+from ..core.messages import message_messages
 from ..core.request import build_request
 from ..core.session import ACTIVE, Session, user_message
+from .cancel import Cancel
 from .errors import Cancelled, ModelError, detail, model_error
+from .keys import missing_key
+from .limits import bounded, env_whole_number
 
 DEFAULT_TIMEOUT = 60.0
 NO_MODEL = "No model configured: pass --model or set SESSION_TREE_MODEL (e.g. openai/gpt-4o-mini)."
@@ -30,16 +37,32 @@ NO_MODEL = "No model configured: pass --model or set SESSION_TREE_MODEL (e.g. op
 DeltaCallback = Callable[[str, str], None]  # (kind: "text" | "thinking", text)
 
 
+def checked_api_base(url: str | None) -> str | None:
+    """An --api-base / $SESSION_TREE_API_BASE a client can call: http(s), a host, printable ASCII.
+    Anything else is refused here, by name, before a request library fails on it mid-call."""
+    if url is None:
+        return None
+    parts = urlsplit(url)
+    if not url.isascii() or not url.isprintable() or " " in url or parts.scheme not in ("http", "https") \
+            or not parts.hostname:
+        raise ModelError("bad-request", f"the API base must be an http:// or https:// URL with a host, not {url!r}.")
+    return url
+
+
 @dataclass
 class ModelConfig:
     model: str | None  # a litellm model string: openai/gpt-4o-mini, anthropic/..., ollama/...
     api_base: str | None = None  # an OpenAI-compatible server (a local one included)
     api_key: str | None = None  # else the provider's usual variable (OPENAI_API_KEY, ...)
-    timeout: float = DEFAULT_TIMEOUT
+    timeout: float = DEFAULT_TIMEOUT  # seconds of silence: a streamed answer may take longer, if it keeps coming
+    context_window: int | None = None  # the person's word for the window (else the table, else the server's)
+    max_tokens: int | None = None  # the longest reply the person allows (else the model's limit)
 
     @classmethod
-    def from_env(cls, model: str | None = None, api_base: str | None = None) -> "ModelConfig":
-        """Explicit arguments first, then $SESSION_TREE_MODEL / _API_BASE / _API_KEY / _TIMEOUT."""
+    def from_env(cls, model: str | None = None, api_base: str | None = None,
+                 context_window: int | None = None, max_tokens: int | None = None) -> "ModelConfig":
+        """Explicit arguments first, then $SESSION_TREE_MODEL / _API_BASE / _API_KEY / _TIMEOUT /
+        _CONTEXT_WINDOW / _MAX_TOKENS."""
         env = os.environ
         raw_timeout = env.get("SESSION_TREE_TIMEOUT", "").strip()
         try:
@@ -50,14 +73,25 @@ class ModelConfig:
             ) from None
         return cls(
             model=model or env.get("SESSION_TREE_MODEL") or None,
-            api_base=api_base or env.get("SESSION_TREE_API_BASE") or None,
+            api_base=checked_api_base(api_base or env.get("SESSION_TREE_API_BASE") or None),
             api_key=env.get("SESSION_TREE_API_KEY") or None,
             timeout=timeout,
+            context_window=context_window or env_whole_number("SESSION_TREE_CONTEXT_WINDOW"),
+            max_tokens=max_tokens or env_whole_number("SESSION_TREE_MAX_TOKENS"),
         )
 
     @property
     def configured(self) -> bool:
         return bool(self.model)
+
+    def check_usable(self, no_model: str = NO_MODEL) -> None:
+        """Refuse a configuration that cannot call a model (none named, or a known provider's key
+        missing: model/keys.py) before anything is written, and before litellm is imported."""
+        if not self.configured:
+            raise ModelError("no-model", no_model)
+        why = missing_key(self.model, self.api_base, self.api_key)
+        if why:
+            raise ModelError("auth", why)
 
 
 @dataclass
@@ -71,6 +105,12 @@ class Reply:
     model: str
     response_id: str | None
     timestamp: int = field(default_factory=lambda: _now_ms())  # when it finished
+    max_tokens: int | None = None  # the bound the call carried
+
+    @property
+    def cut(self) -> bool:
+        """The model stopped at the length limit, mid-answer: not a finished reply."""
+        return self.stop_reason == "length"
 
     def assistant_message(self) -> dict:
         """The pi-style assistant message, ready for a `{"type": "message", "message": ...}` entry."""
@@ -146,13 +186,24 @@ def complete(
     stream: bool = False,
     on_delta: DeltaCallback | None = None,
     tools: list[dict] | None = None,
+    max_tokens: int | None = None,
+    cancel: Cancel | None = None,
 ) -> Reply:
     """One model call. Streaming calls `on_delta` as text arrives and still returns the whole
     Reply; a stream that breaks raises ModelError("stream") rather than return part of one.
     A reply with neither text nor tool calls is not a reply: ModelError("bad-response").
+
+    Every call carries a `max_tokens`: `max_tokens` (what the purpose wants), bounded by the
+    person's setting, the model's limit and the room its window leaves; a request that cannot fit
+    is refused here, before it is sent (limits.bounded). A `cancel` set while the answer streams
+    closes the connection at once (the server stops generating) and raises Cancelled.
     Every ModelError raised here carries the messages that were sent (`request`)."""
-    if not config.configured:
-        raise ModelError("no-model", NO_MODEL)
+    config.check_usable()
+    try:
+        bound = bounded(config, messages, max_tokens)
+    except ModelError as exc:
+        exc.request = messages
+        raise
     litellm = _litellm()
     provider, model_id, extra = _route(litellm, config)
     kwargs = {
@@ -165,6 +216,8 @@ def complete(
         "drop_params": True,
         **extra,
     }
+    if bound:
+        kwargs["max_tokens"] = bound
     if tools:
         kwargs["tools"] = tools
     if stream:
@@ -172,18 +225,28 @@ def complete(
     import openai  # litellm's exceptions are openai's, subclassed
 
     try:
+        if cancel is not None and cancel.is_set():
+            raise Cancelled()
         try:
             response = litellm.completion(**kwargs)
         except openai.OpenAIError as exc:
             raise _model_error(exc, config) from exc
         if stream:
-            response, raw, reported = _collect(litellm, response, messages, on_delta, config)
+            forget = cancel.on_cancel(_closer(response)) if cancel is not None else (lambda: None)
+            try:
+                response, raw, reported = _collect(litellm, response, messages, on_delta, config, cancel)
+            finally:
+                forget()
         else:
             raw = orjson.dumps(response.model_dump(exclude_none=True)).decode()
             usage = getattr(response, "usage", None)
             reported = bool(usage and (usage.prompt_tokens or usage.completion_tokens))
         reply = _reply(litellm, response, config, provider, model_id, reported)
+        reply.max_tokens = bound
         if not reply.text.strip() and not reply.tool_calls:
+            if reply.cut:
+                raise ModelError("cut", f"The model {config.model} used all {bound} tokens it was allowed "
+                                        "without saying anything, so nothing was written.", raw)
             raise ModelError("bad-response", f"The model {config.model} answered with neither text nor tool "
                                              "calls, so nothing was written. Try again.", raw)
         return reply
@@ -192,13 +255,16 @@ def complete(
         raise
 
 
-def _collect(litellm, chunks_in, messages: list[dict], on_delta: DeltaCallback | None, config: ModelConfig):
+def _collect(litellm, chunks_in, messages: list[dict], on_delta: DeltaCallback | None, config: ModelConfig,
+             cancel: Cancel | None = None):
     """Read a stream to its end, passing on deltas; assemble the chunks into one response.
+    A cancel ends the reading at the next piece (the connection is already closed by then).
 
     Returns (response, raw, reported): raw is the server's chunks as received, for debugging;
     reported says whether the server sent usage (litellm makes up an estimate when it did not)."""
     chunks = []
     received = 0
+    finished = False  # a server that ends its answer says why (finish_reason); a crashed one does not
     it = iter(chunks_in)
     ctype = (getattr(chunks_in, "_response_headers", None) or {}).get("content-type", "")
     if ctype and "event-stream" not in ctype and "json" not in ctype:
@@ -206,11 +272,16 @@ def _collect(litellm, chunks_in, messages: list[dict], on_delta: DeltaCallback |
                                          f"{ctype.split(';')[0]}, not a model reply. "
                                          "Check --api-base / SESSION_TREE_API_BASE.", f"content-type: {ctype}")
     while True:
+        if cancel is not None and cancel.is_set():
+            chunks_in.close()
+            raise Cancelled()
         try:
             chunk = next(it)
         except StopIteration:
             break
         except Exception as exc:  # whatever breaks the stream loses the reply
+            if cancel is not None and cancel.is_set():
+                raise Cancelled() from exc
             if not chunks:  # some providers report a refused request only here
                 raise _model_error(exc, config) from exc
             raise ModelError(
@@ -222,18 +293,47 @@ def _collect(litellm, chunks_in, messages: list[dict], on_delta: DeltaCallback |
         chunks.append(chunk)
         if not chunk.choices:
             continue
+        finished = finished or bool(chunk.choices[0].finish_reason)
         delta = chunk.choices[0].delta
         for kind, text in (("thinking", getattr(delta, "reasoning_content", None)), ("text", delta.content)):
             if text:
                 received += len(text)
                 if on_delta is not None:
                     on_delta(kind, text)
+    if cancel is not None and cancel.is_set():
+        raise Cancelled()
     server_chunks = getattr(chunks_in, "chunks", None) or chunks  # litellm keeps the server's own
     raw = _raw_chunks(server_chunks)
     response = litellm.stream_chunk_builder(chunks, messages=messages) if chunks else None
-    if response is None or not response.choices:
-        raise ModelError("stream", "The reply stream ended before the model sent anything. Try again.", raw)
+    sent_nothing = getattr(chunks_in, "chunks", None) == [] and not received  # (litellm adds a "stop" of its own)
+    if response is None or not response.choices or sent_nothing or not (finished or received or _has_calls(response)):
+        raise ModelError("stream", f"The server at {config.api_base or 'the provider'} accepted the request "
+                                   "and then sent nothing (it may have crashed: see its log). Nothing was "
+                                   "written; try again.", raw)
     return response, raw, any(getattr(c, "usage", None) is not None for c in server_chunks)
+
+
+def _has_calls(response) -> bool:
+    return bool(getattr(response.choices[0].message, "tool_calls", None))
+
+
+def _closer(response) -> Callable[[], None]:
+    """What closes a streamed answer from another thread, at once: the socket is shut down
+    (a close alone does not wake a thread blocked reading it, so a model still reading a long
+    prompt would go on until its first token), then the stream is closed as litellm closes it."""
+    http = getattr(getattr(response, "completion_stream", None), "response", None)
+    network = (getattr(http, "extensions", None) or {}).get("network_stream")
+    sock = network.get_extra_info("socket") if network is not None else None
+
+    def close() -> None:
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:  # already closed
+                pass
+        response.close()
+
+    return close
 
 
 def _raw_chunks(chunks) -> str:
@@ -281,7 +381,10 @@ def _arguments(raw) -> dict:
     try:
         value = orjson.loads(raw or "{}")
     except orjson.JSONDecodeError:
-        return {"_raw": raw}
+        try:  # (JSON orjson refuses, `1e400` say: the tool then says which argument it cannot take)
+            value = json.loads(raw)
+        except (ValueError, TypeError, RecursionError):
+            return {"_raw": raw}
     return value if isinstance(value, dict) else {"_raw": raw}
 
 
@@ -332,20 +435,20 @@ def _model_error(exc: BaseException, config: ModelConfig) -> ModelError:
 # -- continuing a branch ---------------------------------------------------------------------------
 
 
-def record_model_choice(session: Session, config: ModelConfig, user_id: str) -> str:
-    """Where the reply to `user_id` goes. A model that differs from the branch's is first
-    recorded after the user message (a `model_change`), so the tree says which model answers from
-    here on; a retry reuses the one an earlier attempt wrote."""
+def model_choice(session: Session, config: ModelConfig, user_id: str) -> tuple[str, dict | None]:
+    """Where the reply to `user_id` goes, and the `model_change` to write before it (None when
+    none is needed). A model that differs from the branch's is recorded after the user message,
+    so the tree says which model answers from here on; one an earlier attempt wrote is reused."""
     tree = session.tree
     settings = build_context(tree, user_id).settings
     provider, model_id = model_identity(config)
     if (settings.provider, settings.model_id) == (provider, model_id):
-        return user_id
+        return user_id, None
     for child in tree.children.get(user_id, ()):
         e = tree.by_id[child]
         if e.type == MODEL_CHANGE and (e.get("provider"), e.get("modelId")) == (provider, model_id):
-            return child
-    return session.append_model_change(provider, model_id, parent=user_id)["id"]
+            return child, None
+    return user_id, {"type": MODEL_CHANGE, "provider": provider, "modelId": model_id}
 
 
 def waiting_user(session: Session, entry_id: str | None) -> str:
@@ -362,27 +465,30 @@ def waiting_user(session: Session, entry_id: str | None) -> str:
 
 
 def reply_to(session: Session, config: ModelConfig, user_id: str, on_delta: DeltaCallback | None = None,
-             cancel: threading.Event | None = None) -> dict:
+             cancel: Cancel | None = None) -> dict:
     """The one way a reply is asked for and written, by the CLI and the web alike (continue, retry,
-    fork with a message, regenerate, several models at once): record the model choice, send the
-    request of SPEC §5b for the context there, append the reply as a child once it is whole. A
-    failure writes no reply; nor does a `cancel` set before the reply is written (`Cancelled`)."""
-    if not config.configured:
-        raise ModelError("no-model", NO_MODEL)
-    at = record_model_choice(session, config, user_id)
+    fork with a message, regenerate, several models at once): send the request of SPEC §5b for
+    the context there, then append the model choice (stamped when the call began) and the reply
+    together once the reply is whole. A failure writes nothing; nor does a `cancel` (`Cancelled`).
+    A reply cut at the length limit is written as what it is (`stopReason: "length"`)."""
+    config.check_usable()
+    at, change = model_choice(session, config, user_id)
     request = build_request(build_context(session.tree, at))
-    if cancel is not None:
-        passed_on = on_delta
-
-        def on_delta(kind: str, text: str) -> None:
-            if cancel.is_set():
-                raise Cancelled()
-            if passed_on is not None:
-                passed_on(kind, text)
-    reply = complete(config, request.llm_messages(), stream=True, on_delta=on_delta)
+    began = now_iso()
+    reply = complete(config, request.llm_messages(), stream=True, on_delta=on_delta, cancel=cancel,
+                     tools=request.tools or None)
     if cancel is not None and cancel.is_set():
         raise Cancelled()
-    return session.append_message(reply.assistant_message(), parent=at)
+    batch = [change] if change else []
+    batch.append({"type": MESSAGE, "message": reply.assistant_message()})
+    return session.append_entries(batch, parent=at, stamps=[began] if change else None)[-1]
+
+
+def check_fits(session: Session, config: ModelConfig, leaf: str | None, text: str) -> None:
+    """Refuse, before a user message is written, one that the model's window could not take
+    with the context before it (ModelError "too-long", with the figures)."""
+    request = build_request(build_context(session.tree, leaf)).llm_messages()
+    bounded(config, request + message_messages(user_message(text)), None)
 
 
 def continue_branch(
@@ -399,14 +505,14 @@ def continue_branch(
     in place (it was said; `ModelError.kept_user` names it) and writes no assistant entry. Tool
     calls in the reply are stored, not run.
     """
-    if not config.configured:
-        raise ModelError("no-model", NO_MODEL)
+    config.check_usable()
     if text is None:
         user_id = waiting_user(session, session.tree.active_leaf if leaf is None else leaf)
         user = {**session.entry(user_id).raw, "id": user_id}
     else:
         if not text.strip():
             raise InvalidWrite("the message is empty")
+        check_fits(session, config, session.tree.active_leaf if leaf is None else leaf, text)
         user = session.append_message(user_message(text), parent=ACTIVE if leaf is None else leaf)
     try:
         assistant = reply_to(session, config, user["id"], on_delta)

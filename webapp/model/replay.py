@@ -14,24 +14,27 @@ fails or is cancelled, a `session-tree.replay-stop` entry ends the branch and sa
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Callable
 
 from ..core.context import build_context
-from ..core.entries import short_id
+from ..core.entries import MESSAGE, MODEL_CHANGE, now_iso, short_id
 from ..core.errors import InvalidWrite, SessionError
 from ..core.messages import message_messages
 from ..core.outcome import REPLAY_STOP
 from ..core.replay_plan import (
-    DEFAULT_MAX_COPY_MB, DEFAULT_MAX_STEPS, TOOL_MODES, UNFAIR, UNFAIR_SHARE, ReplayPlan, counted, plan_replay,
+    DEFAULT_MAX_COPY_MB, DEFAULT_MAX_STEPS, REFUSED, TOOL_MODES, UNFAIR, UNFAIR_SHARE, ReplayPlan, counted,
+    plan_replay,
 )
 from ..core.request import build_request
 from ..core.session import Session
+from .cancel import Cancel
 from .errors import Cancelled, ModelError
 from .llm import ModelConfig, complete, model_identity
-from .tool_runner import RecordedTools, SandboxTools
+from .table import cost_text, priced
+from .tool_runner import RecordedTools, SandboxTools, ToolResult
 
 USUAL_TOOLS = ("read", "bash", "edit", "write")  # pi's default tool set, offered in a recorded replay
 
@@ -72,7 +75,7 @@ class Replay:
     config: ModelConfig
     tools: RecordedTools | SandboxTools
     budget: Budget = field(default_factory=Budget)
-    cancel: threading.Event = field(default_factory=threading.Event)
+    cancel: Cancel = field(default_factory=Cancel)
     steps: int = 0
     tokens: int = 0
     cost: float = 0.0
@@ -81,6 +84,7 @@ class Replay:
     stopped: str | None = None  # why it was stopped (a budget, a failure, a cancel)
     error: str | None = None  # a failure that wrote nothing at all
     seconds: float = 0.0
+    began: str | None = None  # when it started (ISO-8601): the stamp of its model_change
 
     @property
     def mode(self) -> str:
@@ -95,6 +99,11 @@ class Replay:
     def finished(self) -> bool:
         return self.stopped is None and self.error is None
 
+    @property
+    def known_cost(self) -> float | None:
+        """What the replies cost, or None when the table has no price for the model (not $0)."""
+        return self.cost if priced(self.config.model) else None
+
     def counts(self) -> dict:
         if isinstance(self.tools, RecordedTools):
             return {"hits": self.tools.hits, "misses": self.tools.misses}
@@ -105,7 +114,7 @@ class Replay:
         if self.error:
             return self.error
         what = f"replay of {short_id(self.plan.leaf)} from {short_id(self.plan.start)} on {self.config.model}: "
-        what += f"{counted(self.steps, 'model call')}, {self.tokens} tokens, ${self.cost:.4f}"
+        what += f"{counted(self.steps, 'model call')}, {self.tokens} tokens, cost {cost_text(self.known_cost)}"
         c = self.counts()
         if self.mode == "recorded":
             what += f"; recorded tools: {counted(c['hits'], 'hit')}, {counted(c['misses'], 'miss')}"
@@ -122,12 +131,14 @@ def prepare(session: Session, config: ModelConfig, leaf: str, start: str, tools:
     """A replay ready to run, every check made before anything is sent or written: the session
     may be written, a model is named, the start is on the branch, the sandbox's copy is made."""
     session.check_writable()
-    if not config.configured:
-        raise ModelError("no-model", "name the model to replay on (e.g. openai/gpt-4o-mini)")
+    config.check_usable("name the model to replay on (e.g. openai/gpt-4o-mini)")
     if tools not in TOOL_MODES:
         raise InvalidWrite(f"tools {tools!r}: use one of {', '.join(TOOL_MODES)}")
     if allow_bash and tools != "sandbox":
         raise InvalidWrite("bash runs only in a sandbox replay (--tools sandbox)")
+    if budget is not None and budget.max_cost is not None and not priced(config.model):
+        raise InvalidWrite(f"a cost budget needs a model with a known price: {config.model} has none in "
+                           "litellm's table, so its cost is unknown (use a step or token budget)")
     tree = session.tree
     plan = plan_replay(tree, tree.find(leaf).id, tree.find(start).id)
     if tools == "sandbox":
@@ -145,6 +156,7 @@ def run(replay: Replay, on_event: EventCallback | None = None) -> Replay:
             on_event(event, data)
 
     began = time.monotonic()
+    replay.began = now_iso()
     try:
         _work(replay, tell)
     finally:
@@ -171,6 +183,7 @@ def _work(replay: Replay, tell: EventCallback) -> None:
             if reason:
                 return _stop(replay, at, reason, tell)
             tell("step", {"step": replay.steps + 1, "prompt": _text(pending)})
+            sent_at = now_iso()
             try:
                 reply = _call(replay, at, pending, tell)
             except ModelError as exc:
@@ -183,30 +196,58 @@ def _work(replay: Replay, tell: EventCallback) -> None:
             replay.steps += 1
             replay.tokens += int(reply.usage.get("totalTokens") or 0)
             replay.cost += float((reply.usage.get("cost") or {}).get("total") or 0.0)
-            if not replay.written:  # the branch says which model it ran on, whichever the branch had
-                provider, model_id = model_identity(replay.config)
-                at = _written(replay, session.append_model_change(provider, model_id, parent=at)["id"])
-            if pending is not None:
-                at = _written(replay, session.append_message(_fresh(pending), parent=at)["id"])
-                pending = None
-            details = None
-            if replay.first_reply is None:
-                details = {"replayOf": plan.leaf, "replayFrom": plan.start, "tools": replay.mode}
-            entry = session.append_message(reply.assistant_message(), parent=at, details=details)
-            at = _written(replay, entry["id"])
-            replay.first_reply = replay.first_reply or at
+            at = _write_turn(replay, at, pending, sent_at, reply)
+            pending = None
             tell("reply", {"entry": at, "step": replay.steps, "text": reply.text, "tokens": replay.tokens,
-                           "cost": round(replay.cost, 6), "calls": [c["name"] for c in reply.tool_calls]})
-            if not reply.tool_calls:
+                           "cost": None if replay.known_cost is None else round(replay.known_cost, 6),
+                           "calls": [c["name"] for c in reply.tool_calls], "cut": reply.cut})
+            if not reply.tool_calls and not reply.cut:
                 break
             for call in reply.tool_calls:
-                result = replay.tools.run(call["name"], call["arguments"])
+                result = _tool_result(replay, call)
                 message = {"role": "toolResult", "toolCallId": call["id"], "toolName": call["name"],
                            "content": [{"type": "text", "text": result.text}], "isError": result.is_error,
                            "details": {"replay": result.how}, "timestamp": int(time.time() * 1000)}
                 at = _written(replay, session.append_message(message, parent=at)["id"])
                 tell("tool", {"entry": at, "name": call["name"], "how": result.how, "error": result.is_error,
                               **replay.counts()})
+            if reply.cut:  # (its calls answered first: a call without a result is no context to go on from)
+                return _stop(replay, at, f"the reply was cut at the length limit ({reply.max_tokens} tokens): "
+                                         "the model did not finish", tell)
+
+
+def _write_turn(replay: Replay, at: str, pending: dict | None, sent_at: str, reply) -> str:
+    """Write a step once its reply is whole, each entry stamped when it happened: the branch's
+    `model_change` when the replay began (first step only), the user message when it was sent,
+    the reply when it came back. Returns the reply's id."""
+    batch: list[dict] = []
+    stamps: list[str | None] = []
+    if not replay.written:  # the branch says which model it ran on, whichever the branch had
+        provider, model_id = model_identity(replay.config)
+        batch.append({"type": MODEL_CHANGE, "provider": provider, "modelId": model_id})
+        stamps.append(replay.began)
+    if pending is not None:
+        batch.append({"type": MESSAGE, "message": _sent(pending, sent_at)})
+        stamps.append(sent_at)
+    reply_fields: dict = {"type": MESSAGE, "message": reply.assistant_message()}
+    if replay.first_reply is None:
+        reply_fields["details"] = {"replayOf": replay.plan.leaf, "replayFrom": replay.plan.start,
+                                   "tools": replay.mode}
+    batch.append(reply_fields)
+    stamps.append(None)
+    for entry in replay.session.append_entries(batch, parent=at, stamps=stamps):
+        _written(replay, entry["id"])
+    replay.first_reply = replay.first_reply or replay.written[-1]
+    return replay.written[-1]
+
+
+def _tool_result(replay: Replay, call: dict) -> ToolResult:
+    """The result of one tool call, whatever happens: a call without a result would leave the
+    branch one that no model accepts as a context."""
+    try:
+        return replay.tools.run(call["name"], call["arguments"])
+    except Exception as exc:  # (a tool runner's own failure is that call's error, not the replay's end)
+        return ToolResult(f"Error: the tool call could not be answered: {type(exc).__name__}: {exc}", True, REFUSED)
 
 
 def _written(replay: Replay, entry_id: str) -> str:
@@ -215,9 +256,10 @@ def _written(replay: Replay, entry_id: str) -> str:
     return entry_id
 
 
-def _fresh(message: dict) -> dict:
-    """A user message of the original branch, written again now."""
-    return {**message, "timestamp": int(time.time() * 1000)}
+def _sent(message: dict, sent_at: str) -> dict:
+    """A user message of the original branch, as sent again at `sent_at` (ISO-8601)."""
+    moment = datetime.strptime(sent_at, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
+    return {**message, "timestamp": int(moment.timestamp() * 1000)}
 
 
 def _text(message: dict | None) -> str | None:
@@ -232,20 +274,17 @@ def _call(replay: Replay, at: str, pending: dict | None, tell: EventCallback):
         request += message_messages(pending)
 
     def delta(kind: str, text: str) -> None:
-        if replay.cancel.is_set():
-            raise Cancelled()
         tell("delta", {"kind": kind, "text": text})
 
-    reply = complete(replay.config, request, stream=True, on_delta=delta, tools=replay.tools.schemas())
-    if replay.cancel.is_set():
-        raise Cancelled()
-    return reply
+    return complete(replay.config, request, stream=True, on_delta=delta, tools=replay.tools.schemas(),
+                    cancel=replay.cancel)
 
 
 def _stop(replay: Replay, at: str, reason: str, tell: EventCallback) -> None:
     """End the branch with the stop entry of SPEC §5d, saying why."""
     replay.stopped = reason
-    data = {"reason": reason, "steps": replay.steps, "tokens": replay.tokens, "cost": round(replay.cost, 6),
+    data = {"reason": reason, "steps": replay.steps, "tokens": replay.tokens,
+            "cost": None if replay.known_cost is None else round(replay.known_cost, 6),
             "replayOf": replay.plan.leaf, **replay.counts()}
     try:
         _written(replay, replay.session.append_custom(REPLAY_STOP, data, parent=at)["id"])

@@ -27,10 +27,14 @@ from ..core.compaction import (
 from ..core.context import settings_on
 from ..core.entries import BRANCH_SUMMARY, COMPACTION, Entry, as_key, content_text, tool_calls
 from ..core.errors import InvalidWrite
-from ..core.formats.tools import tool_action
+from ..core.agents.tools import tool_action
 from ..core.reader import first_kept_id
 from ..core.session import ForkResult, Session
 from ..core.summary_writes import write_branch_summary, write_compaction
+from ..core.messages import summary_message_of
+from .cancel import Cancel
+from .errors import ModelError
+from .limits import estimated_tokens, summary_max_tokens
 from .llm import DeltaCallback, ModelConfig, Reply, complete
 from .table import context_window
 
@@ -121,9 +125,21 @@ def _focus(instructions: str | None) -> str:
     return f"\n\nAdditional focus from the user: {text}" if text else ""
 
 
-def _ask(config: ModelConfig, prompt: str, on_delta: DeltaCallback | None = None) -> Reply:
-    """The model's summary (an empty reply raises); streamed to `on_delta` when one is given."""
-    return complete(config, _llm_messages(prompt), stream=on_delta is not None, on_delta=on_delta)
+def _ask(config: ModelConfig, prompt: str, replaced: list[dict], on_delta: DeltaCallback | None = None,
+         cancel: Cancel | None = None) -> Reply:
+    """The model's summary of the messages `replaced`, streamed (so a slow model is timed out on
+    silence, not on the whole call) and bounded to a share of what it replaces. An empty reply
+    raises; so does one cut at that bound, which is no finished summary (ModelError "cut", its
+    text in the details)."""
+    replaced_tokens = estimated_tokens(replaced)
+    reply = complete(config, _llm_messages(prompt), stream=True, on_delta=on_delta, cancel=cancel,
+                     max_tokens=summary_max_tokens(replaced_tokens))
+    if reply.cut:
+        raise ModelError("cut", f"The summary was cut at {reply.max_tokens} tokens, the most a summary of "
+                                f"these {replaced_tokens} tokens (estimated) may take, before the model finished "
+                                "it: nothing was written. Try again, or give it instructions to be brief.",
+                         reply.text)
+    return reply
 
 
 # -- model summaries -------------------------------------------------------------------------------
@@ -170,15 +186,21 @@ def branch_prompt(plan: BranchSummaryPlan, instructions: str | None = None) -> s
     )
 
 
+def _replaced(plan: CompactionPlan) -> list[dict]:
+    """What a compaction's summary takes the place of: the summarized messages and the summary before."""
+    previous = [summary_message_of(plan.previous_summary)] if plan.previous_summary else []
+    return previous + plan.messages_to_summarize()
+
+
 def model_compaction_summary(config: ModelConfig, plan: CompactionPlan, instructions: str | None = None,
-                             on_delta: DeltaCallback | None = None) -> Reply:
-    return _ask(config, compaction_prompt(plan, instructions), on_delta)
+                             on_delta: DeltaCallback | None = None, cancel: Cancel | None = None) -> Reply:
+    return _ask(config, compaction_prompt(plan, instructions), _replaced(plan), on_delta, cancel)
 
 
 def model_branch_summary(config: ModelConfig, plan: BranchSummaryPlan, instructions: str | None = None,
-                         on_delta: DeltaCallback | None = None) -> Reply:
+                         on_delta: DeltaCallback | None = None, cancel: Cancel | None = None) -> Reply:
     _check_branch(plan)
-    return _ask(config, branch_prompt(plan, instructions), on_delta)
+    return _ask(config, branch_prompt(plan, instructions), plan.messages(), on_delta, cancel)
 
 
 # -- extractive summaries --------------------------------------------------------------------------
@@ -386,22 +408,22 @@ def _made_by(config: ModelConfig | None, reply: Reply | None) -> dict:
 
 def summarize_compaction(
     config: ModelConfig | None, plan: CompactionPlan, instructions: str | None = None,
-    on_delta: DeltaCallback | None = None,
+    on_delta: DeltaCallback | None = None, cancel: Cancel | None = None,
 ) -> tuple[str, dict]:
     """(summary, details): the model when one is configured, else extractive (which ignores
     `instructions`). A model failure is raised, never silently replaced by an extract."""
     if config is not None and config.configured:
-        reply = model_compaction_summary(config, plan, instructions, on_delta)
+        reply = model_compaction_summary(config, plan, instructions, on_delta, cancel)
         return reply.text.strip(), _made_by(config, reply)
     return extractive_compaction_summary(plan), _made_by(None, None)
 
 
 def summarize_branch(
     config: ModelConfig | None, plan: BranchSummaryPlan, instructions: str | None = None,
-    on_delta: DeltaCallback | None = None,
+    on_delta: DeltaCallback | None = None, cancel: Cancel | None = None,
 ) -> tuple[str, dict]:
     if config is not None and config.configured:
-        reply = model_branch_summary(config, plan, instructions, on_delta)
+        reply = model_branch_summary(config, plan, instructions, on_delta, cancel)
         return reply.text.strip(), _made_by(config, reply)
     return extractive_branch_summary(plan), _made_by(None, None)
 
@@ -430,6 +452,7 @@ def fork_with_summary(
     position: str = "at",
     config: ModelConfig | None = None,
     instructions: str | None = None,
+    on_delta: DeltaCallback | None = None,
 ) -> ForkResult:
     """SPEC §4 fork that writes a branch_summary of the branch being left instead of a leaf entry.
 
@@ -442,7 +465,7 @@ def fork_with_summary(
     target = tree.entry(target_id)
     new_leaf = target_id if position == "at" else tree.parent[target_id]
     plan = plan_branch_summary(tree, tree.active_leaf, new_leaf)
-    summary, details = summarize_branch(config, plan, instructions)
+    summary, details = summarize_branch(config, plan, instructions, on_delta)
     entry = write_branch_summary(session, plan, summary, details)
     edit = None
     if position == "before" and target.role == "user":
@@ -476,12 +499,13 @@ def summarizer_for(plan: CompactionPlan | BranchSummaryPlan):
 
 
 def regenerate_summary(session: Session, config: ModelConfig | None, entry_id: str,
-                       text: str | None = None, details: dict | None = None) -> dict:
+                       text: str | None = None, details: dict | None = None,
+                       on_delta: DeltaCallback | None = None) -> dict:
     """A new summary beside an old one (see regeneration_plan): a new entry, which becomes the
     active leaf; the old line stays as it is. `text` (with its `details`) is a summary already
     drafted and read, else the summarizer makes one now. CLI and web share it."""
     plan = regeneration_plan(session.tree, entry_id)
     if text is None:
-        text, details = summarizer_for(plan)(config, plan)
+        text, details = summarizer_for(plan)(config, plan, None, on_delta)
     write = write_compaction if isinstance(plan, CompactionPlan) else write_branch_summary
     return write(session, plan, text, {**(details or {}), "regenerates": entry_id})

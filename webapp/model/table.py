@@ -23,6 +23,7 @@ class ModelInfo:
     key: str
     context_window: int | None
     input_price: float | None = None  # dollars per input token; None: the table gives none
+    max_output: int | None = None  # the longest answer it gives (`max_output_tokens`), if known
 
 
 def _table_path() -> Path | None:
@@ -33,8 +34,8 @@ def _table_path() -> Path | None:
 
 
 @functools.lru_cache(maxsize=1)
-def _windows() -> dict[str, tuple[int | None, float | None]]:
-    """Model key -> its context window and input price (None when the table gives none), for
+def _windows() -> dict[str, tuple[int | None, float | None, int | None]]:
+    """Model key -> its context window, input price and output limit (None when the table gives none), for
     the rows of the table that describe a model: all that is looked up of it, kept instead of the
     whole table (tens of thousands of objects a page would hold for two figures)."""
     path = _table_path()
@@ -46,13 +47,15 @@ def _windows() -> dict[str, tuple[int | None, float | None]]:
         return {}
     if not isinstance(table, dict):
         return {}
-    windows: dict[str, tuple[int | None, float | None]] = {}
+    windows: dict[str, tuple[int | None, float | None, int | None]] = {}
     for key, row in table.items():
         if isinstance(row, dict) and key != "sample_spec":
             window = row.get("max_input_tokens") or row.get("max_tokens")
             price = row.get("input_cost_per_token")
+            output = row.get("max_output_tokens")
             windows[key] = (window if isinstance(window, int) else None,
-                            float(price) if isinstance(price, (int, float)) else None)
+                            float(price) if isinstance(price, (int, float)) else None,
+                            output if isinstance(output, int) else None)
     return windows
 
 
@@ -81,6 +84,18 @@ def estimated_cost(model: str, tokens: int) -> float | None:
     provider, model_id = split_model(model)
     info = model_info(provider, model_id)
     return tokens * info.input_price if info and info.input_price is not None else None
+
+
+def priced(model: str | None) -> bool:
+    """Whether the table has a price for `model`: a cost reckoned without one is not $0 but
+    unknown (a local or custom model)."""
+    info = model_info(*split_model(model)) if model else None
+    return bool(info and info.input_price is not None)
+
+
+def cost_text(cost: float | None) -> str:
+    """A cost as the CLI says it: dollars, or "unknown" (None: no price for the model)."""
+    return "unknown" if cost is None else f"${cost:.4f}"
 
 
 def context_window(provider: str | None, model_id: str | None, override: int | None = None) -> int | None:

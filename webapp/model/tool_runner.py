@@ -5,33 +5,40 @@ the original branch with the result that call got; any other call gets an error 
 it is not available in a recorded replay. Nothing runs, so a replay of anyone's session is safe.
 
 `sandbox` runs pi's built-in tools (read, ls, grep, find, edit, write; bash only when allowed)
-against a throwaway copy of the session's working directory in a temporary folder, each call
-with a time limit and an output cap. A path is taken relative to the copy (an absolute path
-under the session's cwd is moved into the copy, since the model read those in the session);
-a path that resolves outside the copy is refused. The user's own folder is only read, to copy it.
-Bash runs in the copy too, but a shell can reach anything the user can: that is why it is opt-in.
+against a throwaway copy of the session's working directory in a temporary folder. Each call runs
+in a process of its own (sandbox_worker.py), isolated by bubblewrap where the machine has it
+(isolation.py: no network, nothing of the user's in view but the copy), with limits on CPU time,
+memory, file size and processes, killed with everything it started at the time limit, its output
+capped. A path is taken relative to the copy (an absolute path under the session's cwd names the
+copy too, since the model read those in the session); a path that resolves outside the copy is
+refused. The user's own folder is only read, to copy it (devices, sockets and FIFOs left out).
+Bash runs only where bubblewrap isolates it: without it a shell could reach anything the user can.
+Every call gets a result, an argument of the wrong type included (an error result saying which).
 """
 
 from __future__ import annotations
 
-import fnmatch
+import functools
+import math
 import os
-import re
+import selectors
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import orjson
+
 from ..core.errors import InvalidWrite
 from ..core.replay_plan import DEFAULT_MAX_COPY_MB, HIT, MISS, RAN, REFUSED, Recorded, call_key
+from .isolation import isolation, mount_point, process_user, wrapped
 
 TIME_LIMIT = 10.0  # seconds per tool call
 OUTPUT_CAP = 30_000  # characters of a tool result
-LIST_CAP = 500  # names an ls or a find lists
-GREP_CAP = 100  # matching lines a grep lists
 
 SANDBOX_TOOLS = ("read", "ls", "grep", "find", "edit", "write")
 
@@ -116,12 +123,50 @@ class RecordedTools:
 
 
 class Refused(Exception):
-    """A tool call the sandbox does not run (outside the copy, bash not allowed, bad arguments)."""
+    """A tool call the sandbox does not run (bash not allowed, an argument of the wrong type)."""
+
+
+# What a sandbox's tool call may use, besides its time limit (each process; see isolation.py).
+MEMORY_LIMIT = 1024 * 1024 * 1024  # bytes of address space
+FILE_LIMIT = 64 * 1024 * 1024  # bytes of one file written
+PROCESS_LIMIT = 64  # processes (bash and what it starts)
+OPEN_FILES_LIMIT = 256
+ANSWER_CAP = 4 * OUTPUT_CAP + 65_536  # bytes read of a worker's answer (JSON escapes included)
+COPY_ENTRIES = 200_000  # files and folders a copy may hold
+_KINDS = {"string": (str,), "boolean": (bool,)}
+
+
+def checked_arguments(name: str, arguments) -> dict:
+    """The arguments as the tool's schema types them; Refused, naming the argument, when one is
+    of another type (`"limit": [1]`, `1e400`): that call gets an error result, the replay goes on."""
+    if not isinstance(arguments, dict) or "_raw" in arguments:
+        raise Refused(f"the arguments of {name} are not a JSON object")
+    props = SCHEMAS[name][1] if name in SCHEMAS else {}
+    out = dict(arguments)
+    for key, value in arguments.items():
+        kind = props.get(key, {}).get("type")
+        if value is None or kind is None:
+            continue
+        if kind == "integer":
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise Refused(f"{name}'s argument {key} must be a whole number, not {_shown_value(value)}")
+            out[key] = value
+        elif not isinstance(value, _KINDS[kind]):
+            raise Refused(f"{name}'s argument {key} must be a {kind}, not {_shown_value(value)}")
+    return out
+
+
+def _shown_value(value) -> str:
+    text = repr(value)
+    return f"{type(value).__name__} {text[:40]}{'…' if len(text) > 40 else ''}"
 
 
 @dataclass
 class SandboxTools:
-    """pi's built-in tools on a copy of `cwd`; `close()` deletes the copy."""
+    """pi's built-in tools on a copy of `cwd`, each call in a process of its own (isolation.py);
+    `close()` deletes the copy."""
 
     cwd: Path  # the session's working directory (only read, to copy it), resolved
     named: Path  # the same as the session's header names it (the paths the model saw start so)
@@ -131,6 +176,7 @@ class SandboxTools:
     root: Path = field(init=False)  # the copy
     ran: int = 0
     refused: int = 0
+    skipped: int = 0  # devices, sockets and FIFOs the copy left out
     mode = "sandbox"
 
     def __post_init__(self):
@@ -140,23 +186,33 @@ class SandboxTools:
     @classmethod
     def copy_of(cls, cwd: str | None, max_copy_mb: float = DEFAULT_MAX_COPY_MB, allow_bash: bool = False,
                 time_limit: float = TIME_LIMIT) -> "SandboxTools":
-        """A sandbox over a copy of `cwd`; InvalidWrite when it is not a folder here, or holds more
-        than `max_copy_mb` (a replay must not fill the disk behind the user's back)."""
-        if not cwd:
+        """A sandbox over a copy of `cwd`; InvalidWrite when it names no absolute folder here,
+        holds more than `max_copy_mb`, or bash is asked for where nothing can isolate it."""
+        if not cwd or not isinstance(cwd, str):
             raise InvalidWrite("the session names no working directory (cwd), so there is nothing to copy "
                                "for a sandbox; use the recorded tools")
+        if not os.path.isabs(cwd) or "\0" in cwd:
+            raise InvalidWrite(f"the session's working directory {cwd!r} is not an absolute path, so it names no "
+                               "folder a sandbox may copy (it would be the folder the server runs in); "
+                               "use the recorded tools")
+        if not (isinstance(max_copy_mb, (int, float)) and math.isfinite(max_copy_mb) and max_copy_mb > 0):
+            raise InvalidWrite(f"the copy limit must be a number of MB above 0, not {max_copy_mb!r}")
+        if allow_bash and not isolation().available:
+            raise InvalidWrite(f"bash is refused: {isolation().describe()}")
         src = Path(cwd)
         if not src.is_dir():
             raise InvalidWrite(f"the session's working directory {cwd} does not exist here, so a sandbox "
                                "cannot copy it; use the recorded tools")
-        size = folder_bytes(src, int(max_copy_mb * 1024 * 1024) + 1)
-        if size > max_copy_mb * 1024 * 1024:
-            raise InvalidWrite(f"the session's working directory {cwd} holds more than {max_copy_mb:g} MB; "
-                               f"pass --max-copy-mb with a larger limit to copy it for a sandbox anyway")
         box = cls(src.resolve(), src, allow_bash, time_limit)
         try:
-            shutil.copytree(src, box.root, symlinks=True)
-        except (OSError, shutil.Error) as exc:
+            box.skipped = copy_folder(src, box.root, int(max_copy_mb * 1024 * 1024))
+            if isolation().user is not None:  # (the tool calls run as that user: the copy is theirs)
+                _give(box._tmp, isolation().user)
+        except _TooBig as exc:
+            box.close()
+            raise InvalidWrite(f"the session's working directory {cwd} holds more than {exc}; "
+                               f"pass --max-copy-mb with a larger limit to copy it for a sandbox anyway") from None
+        except OSError as exc:
             box.close()
             raise InvalidWrite(f"cannot copy {cwd} for a sandbox: {exc}") from None
         return box
@@ -174,191 +230,158 @@ class SandboxTools:
     # -- running a call ----------------------------------------------------------------------
 
     def run(self, name: str, arguments) -> ToolResult:
-        deadline = time.monotonic() + self.time_limit
+        """The call's result, always: a refusal, an error, a stop at the time limit, or its output."""
         try:
-            if not isinstance(arguments, dict) or "_raw" in arguments:
-                raise Refused(f"the arguments of {name} are not a JSON object")
             if name == "bash" and not self.allow_bash:
                 raise Refused("bash is not allowed in this sandbox replay (start it with --allow-bash to allow it)")
-            tool = getattr(self, f"_tool_{name}", None) if name in (*SANDBOX_TOOLS, "bash") else None
-            if tool is None:
+            if name not in (*SANDBOX_TOOLS, "bash"):
                 raise Refused(f"no tool {name!r} in the sandbox (it has {', '.join(self.names)})")
-            text, failed = tool(arguments, deadline)
+            args = checked_arguments(name, arguments)
         except Refused as exc:
             self.refused += 1
             return ToolResult(f"Refused: {exc}", True, REFUSED)
-        except TimeoutError:
-            text, failed = f"Stopped: the call took longer than {self.time_limit:g} s.", True
-        except (OSError, UnicodeError, re.error, ValueError) as exc:
-            text, failed = f"Error: {exc}", True
+        text, failed, refused = self._in_process(name, args)
+        if refused:
+            self.refused += 1
+            return ToolResult(text, True, REFUSED)
         self.ran += 1
         return ToolResult(self._cap(text), failed, RAN)
 
     def _cap(self, text: str) -> str:
-        if len(text) <= self.output_cap:
+        if len(text) <= self.output_cap + 200:  # (the worker cut it already, with its note)
             return text
         return text[: self.output_cap] + f"\n[output cut at {self.output_cap} characters of {len(text)}]"
 
-    def _path(self, value, default: str | None = None) -> Path:
-        """The file in the copy a path argument names; Refused when it resolves outside the copy."""
-        if value is None and default is not None:
-            value = default
-        if not isinstance(value, str) or not value:
-            raise Refused("a path argument (a string) is needed")
-        p = Path(value)
-        if p.is_absolute():
-            for base in (self.named, self.cwd):
-                if p == base or base in p.parents:
-                    p = p.relative_to(base)
-                    break
-            else:
-                raise Refused(f"{value} is outside the session's working directory {self.named}")
-        target = (self.root / p).resolve()
-        root = self.root.resolve()
-        if target != root and root not in target.parents:
-            raise Refused(f"{value} resolves outside the sandbox's copy of {self.cwd}")
-        return target
-
-    def _shown(self, path: Path) -> str:
-        rel = path.relative_to(self.root.resolve())
-        return str(rel) if str(rel) != "." else "."
-
-    def _files(self, base: Path, deadline: float):
-        """Files under `base` (itself when a file), skipping links that leave the copy."""
-        if base.is_file():
-            yield base
-            return
-        root = self.root.resolve()
-        for folder, dirs, files in os.walk(base):
-            if time.monotonic() > deadline:
-                raise TimeoutError
-            dirs.sort()
-            for name in sorted(files):
-                f = Path(folder) / name
-                if f.resolve() == root or root in f.resolve().parents:
-                    yield f
-
-    def _tool_read(self, args: dict, deadline: float) -> tuple[str, bool]:
-        path = self._path(args.get("path"))
-        if not path.is_file():
-            return f"Error: {args.get('path')} is not a file", True
-        data = path.read_bytes()
-        if b"\0" in data[:8192]:
-            return f"{args.get('path')} is a binary file ({len(data)} bytes)", False
-        lines = data.decode("utf-8", "replace").split("\n")
-        offset = max(int(args.get("offset") or 1), 1)
-        limit = args.get("limit")
-        part = lines[offset - 1: offset - 1 + int(limit)] if limit else lines[offset - 1:]
-        return "\n".join(part), False
-
-    def _tool_ls(self, args: dict, deadline: float) -> tuple[str, bool]:
-        path = self._path(args.get("path"), ".")
-        if not path.is_dir():
-            return f"Error: {args.get('path')} is not a directory", True
-        names = sorted((p.name + "/" if p.is_dir() else p.name) for p in path.iterdir())
-        cap = min(int(args.get("limit") or LIST_CAP), LIST_CAP)
-        more = f"\n[{len(names) - cap} more]" if len(names) > cap else ""
-        return ("\n".join(names[:cap]) or "(empty directory)") + more, False
-
-    def _tool_find(self, args: dict, deadline: float) -> tuple[str, bool]:
-        pattern = args.get("pattern")
-        if not isinstance(pattern, str) or not pattern:
-            raise Refused("find needs a pattern")
-        base = self._path(args.get("path"), ".")
-        cap = min(int(args.get("limit") or LIST_CAP), LIST_CAP)
-        found = []
-        for f in self._files(base, deadline):
-            rel = self._shown(f)
-            if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(f.name, pattern) or (
-                pattern.startswith("**/") and fnmatch.fnmatch(rel, pattern[3:])):
-                found.append(rel)
-                if len(found) >= cap:
-                    break
-        return "\n".join(found) or "No files found", False
-
-    def _tool_grep(self, args: dict, deadline: float) -> tuple[str, bool]:
-        pattern = args.get("pattern")
-        if not isinstance(pattern, str) or not pattern:
-            raise Refused("grep needs a pattern")
-        flags = re.IGNORECASE if args.get("ignoreCase") else 0
-        rx = re.compile(re.escape(pattern) if args.get("literal") else pattern, flags)
-        base = self._path(args.get("path"), ".")
-        glob = args.get("glob")
-        cap = min(int(args.get("limit") or GREP_CAP), GREP_CAP)
-        out = []
-        for f in self._files(base, deadline):
-            if isinstance(glob, str) and glob and not fnmatch.fnmatch(f.name, glob.split("/")[-1]):
-                continue
-            data = f.read_bytes()
-            if b"\0" in data[:8192]:
-                continue
-            for n, line in enumerate(data.decode("utf-8", "replace").split("\n"), 1):
-                if rx.search(line):
-                    out.append(f"{self._shown(f)}:{n}: {line}")
-                    if len(out) >= cap:
-                        return "\n".join(out) + f"\n[stopped at {cap} matches]", False
-            if time.monotonic() > deadline:
-                raise TimeoutError
-        return "\n".join(out) or "No matches found", False
-
-    def _tool_edit(self, args: dict, deadline: float) -> tuple[str, bool]:
-        path = self._path(args.get("path"))
-        old, new = args.get("oldText"), args.get("newText")
-        if not isinstance(old, str) or not isinstance(new, str) or not old:
-            raise Refused("edit needs oldText (not empty) and newText, as strings")
-        if not path.is_file():
-            return f"Error: {args.get('path')} is not a file", True
-        text = path.read_text("utf-8")
-        count = text.count(old)
-        if count != 1:
-            where = "is not in" if count == 0 else f"occurs {count} times in"
-            return f"Error: oldText {where} {args.get('path')}; it must occur exactly once", True
-        path.write_text(text.replace(old, new, 1), "utf-8")
-        return f"Edited {args.get('path')}: replaced {len(old)} characters with {len(new)}.", False
-
-    def _tool_write(self, args: dict, deadline: float) -> tuple[str, bool]:
-        path = self._path(args.get("path"))
-        content = args.get("content")
-        if not isinstance(content, str):
-            raise Refused("write needs content, a string")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content, "utf-8")
-        return f"Wrote {len(content.encode())} bytes to {args.get('path')}.", False
-
-    def _tool_bash(self, args: dict, deadline: float) -> tuple[str, bool]:
-        command = args.get("command")
-        if not isinstance(command, str) or not command.strip():
-            raise Refused("bash needs a command")
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(self._tmp), "PWD": str(self.root),
-               "LANG": "C.UTF-8"}
-        # In a session of its own, so that the time limit stops what the command started in the
-        # background too, not only the shell.
-        proc = subprocess.Popen(["bash", "-c", command], cwd=self.root, env=env, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, start_new_session=True)
+    def _in_process(self, name: str, args: dict) -> tuple[str, bool, bool]:
+        """(text, is_error, refused) of the call, run by sandbox_worker.py in a process of its own,
+        isolated where the machine allows; killed with all it started at the time limit."""
+        iso = isolation()
+        mount = mount_point(str(self.named)) if iso.available else str(self.root)
+        request = {"tool": name, "args": args, "root": mount, "aliases": [str(self.named), str(self.cwd)],
+                   "cap": self.output_cap, "seconds": max(self.time_limit - 0.25, 0.1),
+                   "limits": {"cpu": math.ceil(self.time_limit) + 1, "memory": MEMORY_LIMIT, "file": FILE_LIMIT,
+                              "processes": PROCESS_LIMIT, "files": OPEN_FILES_LIMIT}}
+        argv = [iso.python, "-I", "-S", "-c", _worker_source()]
+        extra = {}
+        if iso.available:
+            argv, extra = wrapped(iso, self.root, mount, argv), process_user()
+        deadline = time.monotonic() + self.time_limit
         try:
-            stdout, stderr = proc.communicate(timeout=max(deadline - time.monotonic(), 0.01))
-        except subprocess.TimeoutExpired:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            proc.communicate()
-            raise TimeoutError from None
-        out = (stdout + stderr).decode("utf-8", "replace")
-        if proc.returncode:
-            return f"{out}\n\nCommand exited with code {proc.returncode}".lstrip("\n"), True
-        return out or "(no output)", False
+            proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    cwd=self.root, start_new_session=True, **extra)
+        except OSError as exc:
+            return f"Error: the sandbox could not start: {exc}", True, False
+        out, err, stopped = _answer(proc, orjson.dumps(request), deadline)
+        if stopped:
+            return f"Stopped: the call took longer than {self.time_limit:g} s.", True, False
+        try:
+            answer = orjson.loads(out)
+            return str(answer["text"]), bool(answer["error"]), bool(answer.get("refused"))
+        except (orjson.JSONDecodeError, KeyError, TypeError):
+            pass
+        if proc.returncode in (-signal.SIGXCPU, -signal.SIGKILL):
+            return f"Stopped: the call used more than {math.ceil(self.time_limit)} s of CPU time.", True, False
+        said = err.decode("utf-8", "replace").strip().splitlines()
+        return (f"Error: the sandbox process ended without an answer (exit code {proc.returncode}"
+                f"{': ' + said[-1][:300] if said else ''})"), True, False
 
 
-def folder_bytes(folder: Path, stop_at: int) -> int:
-    """The bytes the files under `folder` hold (links not followed), counted until `stop_at`."""
-    total = 0
-    for base, dirs, files in os.walk(folder):
-        for name in files:
-            try:
-                total += os.lstat(os.path.join(base, name)).st_size
-            except OSError:
-                continue
-            if total >= stop_at:
-                return total
+def _answer(proc: subprocess.Popen, request: bytes, deadline: float) -> tuple[bytes, bytes, bool]:
+    """(stdout, stderr, stopped): the worker's answer, read up to ANSWER_CAP bytes each (what a
+    call prints past that is read and dropped); at `deadline` the worker and everything it
+    started are killed (`stopped`)."""
+    kept = {proc.stdout: bytearray(), proc.stderr: bytearray()}
+    try:
+        proc.stdin.write(request)
+        proc.stdin.close()
+    except OSError:  # (it ended before reading: what it said is read below)
+        pass
+    stopped = False
+    with selectors.DefaultSelector() as sel:
+        for stream in kept:
+            sel.register(stream, selectors.EVENT_READ)
+        while sel.get_map():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                stopped = True
+                break
+            for key, _ in sel.select(left):
+                chunk = os.read(key.fd, 65536)
+                if not chunk:
+                    sel.unregister(key.fileobj)
+                elif len(kept[key.fileobj]) < ANSWER_CAP:
+                    kept[key.fileobj] += chunk
+    if stopped:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    proc.stdout.close()
+    proc.stderr.close()
+    proc.wait()
+    return bytes(kept[proc.stdout]), bytes(kept[proc.stderr]), stopped
+
+
+@functools.lru_cache(maxsize=1)
+def _worker_source() -> str:
+    return Path(__file__).with_name("sandbox_worker.py").read_text("utf-8")
+
+
+class _TooBig(Exception):
+    """The folder holds more than the copy may (the message: how much)."""
+
+
+def copy_folder(src: Path, dest: Path, max_bytes: int) -> int:
+    """Copy `src` to `dest`: folders, regular files (their bytes counted as read, so a file that
+    grows or lies about its size is still stopped at `max_bytes`) and links (as links); devices,
+    sockets and FIFOs are left out (a device would be read for ever). Returns how many were left
+    out; _TooBig past `max_bytes` or COPY_ENTRIES."""
+    total = entries = skipped = 0
+    os.mkdir(dest, 0o700)
+    stack = [(str(src), str(dest))]
+    while stack:
+        here, there = stack.pop()
+        with os.scandir(here) as listing:
+            for item in listing:
+                entries += 1
+                if entries > COPY_ENTRIES:
+                    raise _TooBig(f"{COPY_ENTRIES:,} files and folders")
+                target = os.path.join(there, item.name)
+                st = item.stat(follow_symlinks=False)
+                if stat.S_ISLNK(st.st_mode):
+                    os.symlink(os.readlink(item.path), target)
+                elif stat.S_ISDIR(st.st_mode):
+                    os.mkdir(target, (st.st_mode & 0o777) | 0o700)
+                    stack.append((item.path, target))
+                elif stat.S_ISREG(st.st_mode):
+                    total = _copy_file(item.path, target, total, max_bytes)
+                else:
+                    skipped += 1
+    return skipped
+
+
+def _copy_file(path: str, target: str, total: int, max_bytes: int) -> int:
+    """Copy one regular file (opened without following a link or blocking on a FIFO put there
+    since it was listed); the running total of bytes copied."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return total
+        with open(target, "wb") as out:
+            while chunk := f.read(1 << 20):
+                total += len(chunk)
+                if total > max_bytes:
+                    raise _TooBig(f"{max_bytes / 1024 / 1024:g} MB")
+                out.write(chunk)
+    os.chmod(target, (st.st_mode & 0o777) | 0o600)
+    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
     return total
+
+
+def _give(folder: Path, uid: int) -> None:
+    """Make `folder` and all under it belong to `uid` (its group too), links included."""
+    os.chown(folder, uid, uid)
+    for base, dirs, files in os.walk(folder):
+        for name in dirs + files:
+            os.lchown(os.path.join(base, name), uid, uid)

@@ -9,12 +9,8 @@ instead, reads the reply as server-sent events and shows it as it streams.
 from __future__ import annotations
 
 import json
-import queue
-import threading
 
-from flask import (
-    Blueprint, Response, abort, current_app, redirect, render_template, request, stream_with_context, url_for,
-)
+from flask import Blueprint, abort, redirect, render_template, request, url_for
 
 from ..core.compaction import plan_branch_summary
 from ..core.context import build_context
@@ -23,7 +19,8 @@ from ..core.entries import content_text
 from ..core.errors import InvalidWrite, ReadOnlySession, SessionError
 from ..core.session import THINKING_LEVELS, Session, user_message
 from ..core.summary_writes import write_branch_summary, write_compaction
-from ..model.llm import ModelConfig, ModelError, reply_to
+from ..model.cancel import Cancel
+from ..model.llm import ModelConfig, ModelError, check_fits, reply_to
 from ..model.summarize import (
     DRAFT_LABEL,
     draft_digest,
@@ -35,18 +32,12 @@ from ..model.summarize import (
     written_details,
 )
 from .guard import computes_only, creates_file, write_refusal
-from .current import store
+from .current import store, wants_stream
+from .owner import chosen_config, model_config
+from .streaming import event_response, event_stream, sse
 from .views import compaction_plan
 
 bp = Blueprint("actions", __name__)
-
-def model_config() -> ModelConfig:
-    return current_app.config["MODEL_CONFIG"]
-
-
-def wants_stream() -> bool:
-    return "text/event-stream" in request.headers.get("Accept", "")
-
 
 def _form_node(session: Session, field: str = "node", required: bool = True) -> str | None:
     value = request.form.get(field, "")
@@ -79,20 +70,21 @@ def _branch_summary_plan(session: Session, new_leaf: str | None):
 def _done(rel: str, node: str | None, message: str):
     """The end of a write: an event for fetch, a redirect for a plain form."""
     if wants_stream():
-        return Response(_sse("done", {"node": node, "message": message}), mimetype="text/event-stream")
+        return event_response([sse("done", {"node": node, "message": message})])
     return redirect(url_for("sessions.session_page", rel=rel, node=node), code=303)
-
-
-def _sse(event: str, data: dict) -> str:
-    return f"event: {event}\ndata: {json.dumps(data)}\n\n"
 
 
 def _failure(exc: Exception, status: int):
     status = 403 if isinstance(exc, ReadOnlySession) else status
     if wants_stream():
-        return Response(_sse("error", {"message": str(exc), "kind": getattr(exc, "kind", "write")}),
-                        mimetype="text/event-stream")
+        return event_response([sse("error", {"message": str(exc), "kind": getattr(exc, "kind", "write")})])
     abort(status, description=str(exc))
+
+
+def _error_data(exc: Exception, **more) -> dict:
+    """An `error` event's data: the message, its kind, and a model call's request and raw answer."""
+    debug = exc.debug_text() if isinstance(exc, ModelError) else None
+    return {"message": str(exc), "kind": getattr(exc, "kind", "write"), **more, "details": debug}
 
 
 def _model_failure(exc: ModelError, then: str):
@@ -168,8 +160,7 @@ def _summary_editor(summarize, plan):
     server-sent events, the model's text streams as it comes (see _summary_stream)."""
     instructions = request.form.get("instructions") or None
     if wants_stream():
-        return Response(stream_with_context(_summary_stream(summarize, plan, instructions)),
-                        mimetype="text/event-stream", headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+        return _summary_stream(summarize, plan, instructions)
     try:
         text, details = summarize(model_config(), plan, instructions)
     except ModelError as exc:
@@ -184,23 +175,24 @@ def _editor_html(text: str, details: dict) -> str:
 def _summary_stream(summarize, plan, instructions: str | None):
     """Server-sent events: the model's text deltas, then `done` with the editor (the summary with
     its file lists, as the plain route answers) or `error`. An extractive summary, made without
-    a model, comes whole in `done`. Nothing is written, so a browser that gives up loses nothing."""
+    a model, comes whole in `done`. Nothing is written, so a browser that gives up loses nothing
+    (and the model server is told to stop)."""
     config = model_config()
+    cancel = Cancel()
 
     def work(send) -> None:
         def delta(kind: str, text: str) -> None:
             if kind == "text":
                 send("delta", {"text": text})
         try:
-            send("summary", summarize(config, plan, instructions, on_delta=delta))
+            send("summary", summarize(config, plan, instructions, on_delta=delta, cancel=cancel))
         except (ModelError, SessionError) as exc:
-            debug = exc.debug_text() if isinstance(exc, ModelError) else None
-            send("error", {"message": str(exc), "kind": getattr(exc, "kind", "write"), "details": debug})
+            send("error", _error_data(exc))
 
-    for event, data in _events_of(work):
-        if event == "summary":
-            event, data = "done", {"html": _editor_html(*data)}
-        yield _sse(event, data)
+    def shape(event: str, data):
+        return ("done", {"html": _editor_html(*data)}) if event == "summary" else (event, data)
+
+    return event_stream(work, cancel, shape=shape)
 
 
 # -- writes ---------------------------------------------------------------------------------------------
@@ -220,7 +212,10 @@ def fork(rel: str):
     message = _form_text("message").strip()
     if node is None and not (summary or message):
         abort(400, description="nothing to do: give a node to fork at, or a message")
+    config = _model_for_request() if message else None  # (a model the server does not offer: nothing written)
     try:
+        if config is not None and config.configured:  # refused before anything is written when it cannot fit
+            check_fits(session, config, new_leaf, message)
         parent = new_leaf
         if summary:
             plan = _branch_summary_plan(session, new_leaf)
@@ -235,9 +230,9 @@ def fork(rel: str):
         if not message:
             return _done(rel, parent, "forked")
         user = session.append_message(user_message(message), parent=parent)
-    except SessionError as exc:
+    except (SessionError, ModelError) as exc:
         return _failure(exc, 409)
-    return _reply_or_done(rel, session, user["id"])
+    return _reply_or_done(rel, session, user["id"], config)
 
 
 @bp.post("/s/<path:rel>/-/continue-new")
@@ -260,16 +255,13 @@ def reply(rel: str):
 
 
 def _model_for_request() -> ModelConfig:
-    """The configured model, or the one picked in the composer (same server and key)."""
-    config = model_config()
-    picked = request.form.get("model", "").strip()
-    if picked and picked != config.model:
-        return ModelConfig(picked, config.api_base, config.api_key, config.timeout)
-    return config
+    """The configured model, or the one picked in the composer among those the server offers
+    (same server and key); 403 for another."""
+    return chosen_config(request.form.get("model"))
 
 
-def _reply_or_done(rel: str, session: Session, user_id: str):
-    config = _model_for_request()
+def _reply_or_done(rel: str, session: Session, user_id: str, config: ModelConfig | None = None):
+    config = config or _model_for_request()
     if not config.configured:
         return _done(rel, user_id, "message added; no model is configured, so no reply was asked for")
     if not wants_stream():
@@ -280,43 +272,27 @@ def _reply_or_done(rel: str, session: Session, user_id: str):
         except ModelError as exc:
             return _model_failure(exc, "The message was kept: retry from its panel.")
         return _done(rel, user_id, "replied")
-    return Response(_stream(session, config, user_id), mimetype="text/event-stream",
-                    headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    return _stream(session, config, user_id)
 
 
 def _stream(session: Session, config: ModelConfig, user_id: str):
     """Server-sent events: the user entry, text deltas as they arrive, then done or error.
+    A browser that gives up (Cancel, or leaving the page) cancels the call: no reply is written,
+    the user message stays, as after a failure."""
+    cancel = Cancel()
 
-    The model call runs in a thread so deltas can be sent while it works; the reply is written
-    by that thread even if the browser goes away, since it has been paid for."""
     def work(send) -> None:
         try:
-            entry = reply_to(session, config, user_id, lambda kind, text: send("delta", {"kind": kind, "text": text}))
-            send("done", {"node": entry["id"], "user": user_id, "message": "replied"})
+            entry = reply_to(session, config, user_id, lambda kind, text: send("delta", {"kind": kind, "text": text}),
+                             cancel=cancel)
+            cut = entry["message"].get("stopReason") == "length"
+            send("done", {"node": entry["id"], "user": user_id, "cut": cut,
+                          "message": "replied, but cut at the length limit: the model did not finish" if cut
+                          else "replied"})
         except (ModelError, SessionError) as exc:
-            debug = exc.debug_text() if isinstance(exc, ModelError) else None
-            send("error", {"message": str(exc), "kind": getattr(exc, "kind", "write"), "user": user_id,
-                           "details": debug})
+            send("error", _error_data(exc, user=user_id))
 
-    yield _sse("user", {"node": user_id})
-    for item in _events_of(work):
-        yield _sse(*item)
-
-
-def _events_of(work):
-    """The (event, data) pairs `work(send)` sends, as they come: it runs in a thread, so a model
-    call can stream its deltas while it works."""
-    events: queue.Queue = queue.Queue()
-
-    def run() -> None:
-        try:
-            work(lambda event, data: events.put((event, data)))
-        finally:
-            events.put(None)
-
-    threading.Thread(target=run, daemon=True).start()
-    while (item := events.get()) is not None:
-        yield item
+    return event_stream(work, cancel, first=[("user", {"node": user_id})])
 
 
 @bp.post("/s/<path:rel>/-/settings")
@@ -388,7 +364,7 @@ def compact(rel: str):
         if moved or (expected and expected != plan.first_kept_entry_id):
             raise InvalidWrite("the session changed since the preview: open the compaction preview again")
         details = _summary_details()
-        entry = write_compaction(session, plan, _form_text("summary"), details)
+        entry = write_compaction(session, plan, _form_text("summary"), details, must_shrink=True)
     except SessionError as exc:
         return _failure(exc, 409)
     return _done(rel, entry["id"], "compacted")

@@ -19,15 +19,14 @@ from pathlib import Path
 from flask import Flask, abort, render_template, request
 from jinja2 import BytecodeCache
 
-from ..core.catalog import agent_places
+from ..bundled import SAMPLES, STATIC, TEMPLATES, bundled_folder
+from ..core.agents.places import agent_places
 from ..core.errors import ReadOnlySession, SessionError, SessionNotFound, UnknownEntry
 from ..core.session import Session
 from ..model.llm import ModelConfig, warm_up
 from .client import ClientGone
 from .store import SessionStore
 
-PROJECT_DIR = Path(__file__).resolve().parents[2]
-SAMPLE_SESSIONS = PROJECT_DIR / "sample_sessions"
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]", "::1")
 
 CSP = (
@@ -80,27 +79,37 @@ def create_app(
     model: str | None = None,
     api_base: str | None = None,
     within: tuple[str, ...] = (),
+    models: tuple[str, ...] = (),
     **config,
 ) -> Flask:
-    """Build the app for a sessions root (default: $SESSION_TREE_ROOT, else the bundled samples),
-    serving only its folders `within` when given (the agents' folders under a home folder);
-    `model` / `api_base` (else $SESSION_TREE_MODEL / _API_BASE) choose the model for replies.
+    """Build the app for a sessions root (default: $SESSION_TREE_ROOT, else the bundled samples,
+    read-only: `session-tree demo` serves a copy that may be written), serving only its folders
+    `within` when given (the agents' folders under a home folder); `model` / `api_base` (else
+    $SESSION_TREE_MODEL / _API_BASE) choose the model for replies, `models` the others a form may
+    pick (owner.py: a form names no model the server was not started with). `ALLOW_SANDBOX=True` /
+    `ALLOW_BASH=True` let a replay run sandbox tools / bash.
 
     Settings (`config`): `READ_ONLY=True` serves without writing anything (no write control is
     shown, every write route answers 403; see guard.py); `NO_AUTH=True` asks nobody who they are,
     `AUTH_TOKEN` is the token to ask for (else a random one; see auth.py)."""
     app = Flask(
         __name__,
-        template_folder=str(PROJECT_DIR / "templates"),
-        static_folder=str(PROJECT_DIR / "static"),
+        template_folder=str(bundled_folder(TEMPLATES)),
+        static_folder=str(bundled_folder(STATIC)),
     )
     app.jinja_options = {**Flask.jinja_options, "bytecode_cache": COMPILED_TEMPLATES}
-    root = root or os.environ.get("SESSION_TREE_ROOT") or SAMPLE_SESSIONS
+    root = root or os.environ.get("SESSION_TREE_ROOT")
+    if not root:
+        root = bundled_folder(SAMPLES)
+        config.setdefault("READ_ONLY", True)
     app.config.update(
         SESSION_TREE_ROOT=str(root),
         ALLOWED_HOSTS=allowed_hosts(host, allow_hosts or tuple(os.environ.get("SESSION_TREE_ALLOWED_HOSTS", "").split(","))),
         SEND_FILE_MAX_AGE_DEFAULT=3600,
         MODEL_CONFIG=ModelConfig.from_env(model, api_base),
+        MODELS=tuple(models),
+        ALLOW_SANDBOX=False,
+        ALLOW_BASH=False,
     )
     app.config.update(config)
     warm_up(app.config["MODEL_CONFIG"])
@@ -150,8 +159,8 @@ def create_app(
     def http_error(exc):
         return error_page(exc.code, exc.description)
 
-    from . import (actions, ask, audit, auth, compare, context_pages, corpus, csrf, export, filters, follow, guard,
-                   present, printing, replay, sessions, share, short_ids, transcript, verdicts)
+    from . import (actions, ask, audit, auth, compare, context_edits, context_pages, corpus, csrf, export, filters,
+                   follow, guard, mcp_http, present, printing, replay, sessions, share, short_ids, transcript, verdicts)
 
     auth.protect(app)  # (before the CSRF check: a stranger learns nothing, not even that a token is stale)
     csrf.protect(app)
@@ -161,6 +170,7 @@ def create_app(
     app.register_blueprint(sessions.bp)
     app.register_blueprint(compare.bp)
     app.register_blueprint(context_pages.bp)
+    app.register_blueprint(context_edits.bp)
     app.register_blueprint(actions.bp)
     app.register_blueprint(audit.bp)
     app.register_blueprint(transcript.bp)
@@ -173,19 +183,23 @@ def create_app(
     app.register_blueprint(ask.bp)
     app.register_blueprint(replay.bp)
     app.register_blueprint(corpus.bp)
+    app.register_blueprint(mcp_http.bp)
     return app
 
 
 def serve(root=None, host: str = "127.0.0.1", port: int = 8000, open_browser: bool = False,
-          model: str | None = None, api_base: str | None = None, allow_hosts: tuple[str, ...] = (),
-          within: tuple[str, ...] = (), read_only: bool = False, corpus_db=None, no_auth: bool = False) -> int:
+          models: tuple[str, ...] = (), api_base: str | None = None, allow_hosts: tuple[str, ...] = (),
+          within: tuple[str, ...] = (), read_only: bool = False, corpus_db=None, no_auth: bool = False,
+          allow_sandbox: bool = False, allow_bash: bool = False) -> int:
     """Serve until stopped. Everything the server creates (its index, a new session, a verdict
     kept aside) is its user's alone: the agents' own sessions are 0600 too."""
     from ..core.private import private_umask
     from .auth import OPEN_WARNING, given_token, owner
 
-    app = create_app(root, host=host, allow_hosts=allow_hosts, model=model, api_base=api_base, within=within,
-                     READ_ONLY=read_only, CORPUS_DB=corpus_db, NO_AUTH=no_auth, AUTH_TOKEN=given_token())
+    app = create_app(root, host=host, allow_hosts=allow_hosts, model=models[0] if models else None,
+                     models=tuple(models[1:]), api_base=api_base, within=within, READ_ONLY=read_only,
+                     CORPUS_DB=corpus_db, NO_AUTH=no_auth, AUTH_TOKEN=given_token(),
+                     ALLOW_SANDBOX=allow_sandbox or allow_bash, ALLOW_BASH=allow_bash)
     url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}/"
     from .corpus import open_corpus
 
@@ -198,6 +212,7 @@ def serve(root=None, host: str = "127.0.0.1", port: int = 8000, open_browser: bo
         if no_auth:
             print(f"session-tree: warning: {OPEN_WARNING}", file=sys.stderr, flush=True)
         _say_password()
+        _say_what_runs(app)
         if open_browser:
             webbrowser.open(visit)
         # (a SIGTERM ends the server as Ctrl-C does: what it wrote beside the index goes with it)
@@ -214,6 +229,17 @@ def _say_password() -> None:
     problem = password_problem()
     if problem:
         print(f"session-tree: warning: {problem}", file=sys.stderr, flush=True)
+
+
+def _say_what_runs(app) -> None:
+    """The owner's decisions at start, said once: sandbox tools and bash on or off, and how a
+    sandbox is isolated on this machine."""
+    if not app.config["ALLOW_SANDBOX"]:
+        return
+    from ..model.isolation import isolation
+
+    said = "sandbox tools and bash allowed" if app.config["ALLOW_BASH"] else "sandbox tools allowed (no bash)"
+    print(f"session-tree: {said} in replays; {isolation().describe()}", flush=True)
 
 
 def _holding(service, url: str, token: str):
@@ -234,6 +260,10 @@ def export_session(path: Path, leaf: str | None = None, redaction: str | None = 
     `redaction` is the line a redacted copy's file shows first."""
     from .export import export_html, session_title
 
-    tree = Session.open(path).tree
+    from ..core.verdicts import verdicts
+
+    session = Session.open(path)
+    tree = session.tree
     leaf = tree.find(leaf).id if leaf else None
-    return export_html(create_app(path.parent), tree, session_title(tree, path.name), leaf, redaction)
+    return export_html(create_app(path.parent), tree, session_title(tree, path.name), leaf, redaction,
+                       given=verdicts(session))

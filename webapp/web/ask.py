@@ -8,31 +8,26 @@ Without JavaScript the form still works: the replies are waited for and the comp
 
 from __future__ import annotations
 
-import json
-import queue
-import threading
 import uuid
 from collections import OrderedDict
 
-from flask import Blueprint, Response, abort, current_app, redirect, render_template, request, url_for
+from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
 
 from ..core.entries import content_text
 from ..core.errors import InvalidWrite, SessionError, UnknownEntry
 from ..core.session import Session
 from ..model.ask import NO_MODELS, AskRun, answered_user, estimates, parse_models, run, start
+from ..model.cancel import Cancel
 from ..model.errors import ModelError
-from .actions import model_config, wants_stream
+from .current import store, wants_stream
 from .guard import computes_only
-from .sessions import store
+from .owner import model_config, offered_models, refusal_for_model
+from .streaming import event_stream
 
 bp = Blueprint("ask", __name__)
 
 MODES = {"new": "a new message here", "edit": "this message, edited, in its place", "again": "the reply here, again"}
 KEPT_RUNS = 32  # asks whose columns a cancel may still reach
-
-
-def _sse(event: str, data: dict) -> str:
-    return f"event: {event}\ndata: {json.dumps(data)}\n\n"
 
 
 def _runs() -> OrderedDict[str, AskRun]:
@@ -62,6 +57,10 @@ class _Form:
             raise InvalidWrite(f"cannot ask for {MODES.get(self.mode, self.mode)!r} at {at}")
         picked = request.form.getlist("model") + [request.form.get("more_models", "")]
         self.models = parse_models([m for m in picked if m.strip()] or [""])
+        for model in self.models:  # (the server's own key goes with each: only the models it offers)
+            refusal = refusal_for_model(model)
+            if refusal:
+                abort(403, description=refusal)
         text = request.form.get("message", "").replace("\r\n", "\n")
         self.message = None if self.mode == "again" else text
         self.where = session.tree.parent[at] if self.mode == "edit" else at
@@ -87,7 +86,7 @@ def ask_page(rel: str):
     entry = session.entry(at)
     return render_template(
         "ask.html", rel=rel, tree=session.tree, at=at, entry=entry, modes=_modes(session, at), mode_text=MODES,
-        configured=model_config().model, no_model=NO_MODELS,
+        configured=model_config().model, offered=offered_models(), no_model=NO_MODELS,
         edit_text=content_text(entry.message.get("content")) if entry.role == "user" else "",
     )
 
@@ -118,10 +117,10 @@ def ask(rel: str):
         form = _Form(session, at)
         where = form.where
         planned = estimates(session, where, form.models, form.message)
-        job = start(session, where, form.models, form.message)
+        job = start(session, where, form.models, form.message, model_config())
     except UnknownEntry as exc:
         abort(404, description=str(exc))
-    except SessionError as exc:
+    except (SessionError, ModelError) as exc:
         abort(400, description=str(exc))
     config = model_config()
     run_id = uuid.uuid4().hex
@@ -139,27 +138,24 @@ def ask(rel: str):
         return redirect(target, code=303)
     head = {"run": run_id, "user": job.user, "columns": [
         {"model": e.model, "tokens": e.tokens, "cost": e.cost} for e in planned]}
-    return Response(_stream(session, config, job, head, compare_url), mimetype="text/event-stream",
-                    headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    return _stream(session, config, job, head, compare_url)
 
 
 def _stream(session, config, job: AskRun, head: dict, compare_url):
-    """The ask's events as they come from its columns' threads, then "end" with the comparison."""
-    events: queue.Queue = queue.Queue()
+    """The ask's events as they come from its columns' threads, then "end" with the comparison.
+    A browser that leaves cancels every column still working."""
+    cancel = Cancel()
+    for column in job.columns:
+        cancel.on_cancel(column.cancel.set)
 
-    def work() -> None:
+    def work(send) -> None:
         try:
-            run(session, config, job, lambda i, event, data: events.put((event, {"col": i, **data})))
+            run(session, config, job, lambda i, event, data: send(event, {"col": i, **data}))
         except ModelError as exc:  # (each column catches its own; this is the run itself failing)
-            events.put(("failed", {"col": None, "error": str(exc)}))
-        finally:
-            events.put(None)
+            send("failed", {"col": None, "error": str(exc)})
+        send("end", {"compare": compare_url(), "answers": job.answers})
 
-    threading.Thread(target=work, name="ask-run", daemon=True).start()
-    yield _sse("start", head)
-    while (item := events.get()) is not None:
-        yield _sse(*item)
-    yield _sse("end", {"compare": compare_url(), "answers": job.answers})
+    return event_stream(work, cancel, first=[("start", head)])
 
 
 @bp.post("/s/<path:rel>/-/ask/cancel")

@@ -68,13 +68,7 @@ def audit_rows(audit: Audit) -> list[CategoryRow]:
 
 def cached_audit(rel: str, session: Session, entry_id: str) -> Audit:
     """The audit of a summary entry, computed once per version of the file."""
-    views = store().views
-    key = ("audit", rel, session.storage.version_key(), entry_id)
-    audit = views.get(key)
-    if audit is None:
-        audit = audit_entry(session.tree, entry_id)
-        views.put(key, audit)
-    return audit
+    return store().cached("audit", rel, session, lambda: audit_entry(session.tree, entry_id), entry=entry_id)
 
 
 def audit_view(audit: Audit, layout: GraphLayout | None) -> AuditView:

@@ -15,20 +15,24 @@ from pathlib import Path
 from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
 from markupsafe import Markup
 
+from ..core.branch_names import branch_names
 from ..core.compaction import plan_branch_summary
-from ..core.compare import ALIGNMENTS, FIGURE_ROWS, Branch, compare, is_user
-from ..core.errors import InvalidWrite, UnknownEntry
+from ..core.compare import ALIGNMENTS, FIGURE_ROWS, LEADING_TYPES, compare, is_user
+from ..core.errors import InvalidWrite, SessionError, UnknownEntry
 from ..core.leaf_figures import SORT_KEYS, sort_leaves
 from ..core.tokens import format_tokens
-from ..core.verdicts import persons, sort_by_verdict, verdicts
+from ..core.verdicts import file_verdicts, persons, sort_by_verdict, verdicts
 from ..core.tree import SessionTree
+from ..model.errors import ModelError
+from ..model.judge import judge
 from ..model.summarize import summarize_branch
-from . import render
+from . import render, share
 from .filters import cost
-from .guard import computes_only
+from .guard import computes_only, keeps_app_data
 from .leaves import cached_leaf_figures
 from .current import is_fragment, store
-from .views import last_user_text, short, tool_call_for
+from .owner import chosen_config
+from .views import tool_call_for
 
 bp = Blueprint("compare", __name__)
 
@@ -135,12 +139,9 @@ def figure_text(kind: str, value) -> str:
     return str(len(value)) if value else "–"
 
 
-def branch_title(tree: SessionTree, branch: Branch) -> str:
-    """A branch by a label of its own (never one it inherits: the header would say the same of
-    two branches), else by its last instruction."""
-    if branch.unique_labels:
-        return branch.unique_labels[-1]
-    return short(last_user_text(branch.path), 70) or "(no user message)"
+def person_words(rel: str) -> dict[str, str]:
+    """Leaf id -> a person's verdict word on it: what tells apart branches alike in all else."""
+    return {t: v.verdict for t, v in persons(verdicts(store().session(rel))).items()}
 
 
 def _too_few(rel: str, ids: list[str]):
@@ -148,8 +149,10 @@ def _too_few(rel: str, ids: list[str]):
     return redirect(url_for("sessions.session_page", rel=rel, tab="branches", pick=",".join(ids), compare=TOO_FEW))
 
 
-def _context(rel: str, ids: list[str], export: bool = False) -> dict:
-    tree = store().session(rel).tree
+def _context(rel: str, ids: list[str], export: bool = False, tree: SessionTree | None = None) -> dict:
+    # (a shared copy's tree, given, holds its verdicts among its entries: `rel` names no stored session then)
+    words = person_words(rel) if tree is None else {t: v.verdict for t, v in persons(file_verdicts(tree)).items()}
+    tree = tree or store().session(rel).tree
     left_out = max(0, len(ids) - MAX_COMPARED)
     ids = ids[:MAX_COMPARED]
     picks = Picks(rel, ids)
@@ -166,7 +169,7 @@ def _context(rel: str, ids: list[str], export: bool = False) -> dict:
         "picks": picks,
         "id_params": picks.params(),
         "cmp": cmp,
-        "titles": [branch_title(tree, b) for b in cmp.branches],
+        "titles": list(branch_names(tree, [b.tip for b in cmp.branches], words).values()),
         "figure_rows": FIGURE_ROWS,
         "figure_text": figure_text,
         "export": export,
@@ -189,6 +192,38 @@ def compare_page(rel: str):
     return render_template("compare.html", **_context(rel, ids))
 
 
+@bp.post("/s/<path:rel>/-/judge")
+@keeps_app_data
+def judge_branches(rel: str):
+    """A model judges the compared branches (pairwise, blind, both orders); its verdicts are
+    recorded beside a person's, and the comparison shows them. A judge that fails (an answer
+    not in the format, twice; a server error) writes nothing, and the comparison says why, with
+    the model's own words, where the form was."""
+    session = store().session(rel)
+    tips = [t for t in request.form.get("ids", "").split(",") if t]
+    config = chosen_config(request.form.get("model"))  # (403 for a model the server does not offer)
+    model = config.model or ""
+    try:
+        judge(session, config, tips, request.form.get("rubric", ""))
+    except UnknownEntry as exc:
+        abort(404, description=str(exc))
+    except (ModelError, SessionError) as exc:
+        if len(tips) < 2:
+            abort(400, description=str(exc))
+        failure = {"message": str(exc) if "no verdict was written" in str(exc) else f"{exc} No verdict was written.",
+                   "model": model, "rubric": request.form.get("rubric", "")}
+        return render_template("compare.html", **_context(rel, tips), judge_failure=failure)
+    return redirect(_back(tips[0] if tips else ""), code=303)
+
+
+def _back(target: str) -> str:
+    """Where the form came from (a path of this app), else the comparison of the judged branches."""
+    back = request.form.get("next", "")
+    if back.startswith("/") and not back.startswith("//") and "\\" not in back:
+        return back
+    return url_for("sessions.session_page", rel=request.view_args["rel"], node=target)
+
+
 @bp.get("/s/<path:rel>/compare/all")
 def all_leaves(rel: str):
     """Every branch of the session with its figures, sortable: a researcher's starting point."""
@@ -202,9 +237,10 @@ def all_leaves(rel: str):
     else:
         rows = sort_leaves(rows, key, descending)
     shown = len(rows) if request.args.get("all") else min(len(rows), ALL_LEAVES_SHOWN)
+    names = branch_names(session.tree, [r.leaf.id for r in rows], person_words(rel), 90)
     return render_template(
         "compare_all.html", rel=rel, tree=session.tree, rows=rows[:shown], total=len(rows),
-        sort=key, descending=descending, duration=duration,
+        sort=key, descending=descending, duration=duration, names=names,
     )
 
 
@@ -222,7 +258,8 @@ def turn(rel: str):
     at = next((i for i, e in enumerate(path) if e.id == start), None)
     if at is None:
         abort(404, description=f"no entry {start!r} on the branch at {tip!r}")
-    end = next((i for i in range(at + 1, len(path)) if is_user(path[i])), len(path))
+    opening = next((i for i in range(at, len(path)) if path[i].type not in LEADING_TYPES), at)  # after a model change
+    end = next((i for i in range(opening + 1, len(path)) if is_user(path[i])), len(path))
     return render_template(
         "partials/_compare_turn.html",
         rel=rel, entries=path[at:end], export=False, tool_call=lambda e: tool_call_for(tree, e),
@@ -265,11 +302,12 @@ def _inline_css() -> str:
     )
 
 
-def export_html(rel: str, ids: list[str], redaction: str | None = None) -> tuple[str, str]:
+def export_html(rel: str, ids: list[str], redaction: str | None = None, tree: SessionTree | None = None) -> tuple[str, str]:
     """The comparison as one HTML file that opens anywhere (styles inline, no script, nothing to
     fetch, every turn in full, a summary for every branch) and its file name; `redaction` says
-    at its top what was redacted (the session read is the redacted copy then)."""
-    ctx = _context(rel, ids, export=True)
+    at its top what was redacted (the session read is the redacted copy then: `tree`, or the
+    session at `rel`)."""
+    ctx = _context(rel, ids, export=True, tree=tree)
     tree, cmp = ctx["tree"], ctx["cmp"]
     ctx["summaries"] = {
         b.tip: branch_summary(tree, cmp.ancestor, b.tip) for b in cmp.branches if b.summary is None
@@ -281,11 +319,23 @@ def export_html(rel: str, ids: list[str], redaction: str | None = None) -> tuple
 
 @bp.get("/s/<path:rel>/compare/export")
 def export(rel: str):
+    """The comparison as one HTML file, downloaded after the review (asked without it, the
+    review comes first); with `redact=1`, from the session's redacted copy."""
     ids = requested_ids()
-    store().session(rel)
+    tree = store().session(rel).tree
     if len(ids) < 2:
         return _too_few(rel, ids)
-    html, name = export_html(rel, ids)
+    for i in ids[:MAX_COMPARED]:
+        tree.entry(i)  # (an unknown branch is a 404 here, not after the review)
+    first = share.unreviewed("share.compare_review", rel)
+    if first is not None:
+        return first
+    choice = share.choice_from_args()
+    if choice is None:
+        html, name = export_html(rel, ids)
+    else:
+        with share.shared_view(rel, choice) as shared:
+            html, name = export_html(shared.rel, [shared.replace.text(i) for i in ids], shared.note, shared.tree)
     response = current_app.response_class(html, mimetype="text/html")
     response.headers["Content-Disposition"] = f'attachment; filename="{name}"'
     return response

@@ -16,8 +16,12 @@ from typing import TYPE_CHECKING
 import orjson
 from flask import Blueprint, abort, current_app, render_template, request, url_for
 
+from .. import bundled
+from ..core.agents import places
 from ..core.outcome import STATUSES
 from ..core.storage import fs_name, url_name
+from .filters import CELL_CHARS
+from .guard import computes_only
 from ..corpus.text import text_path
 from .auth import token_only
 
@@ -102,6 +106,16 @@ def listing(store, query: str, page: int) -> tuple[Listing, object] | None:
     return got, progress
 
 
+def skipped_note(store) -> str | None:
+    """What the index page says of the folders under the root that the listing did not search
+    (deeper than their agents keep sessions), if any: those of the walk `store.list` just made,
+    or, with an index, of a walk made again only after each build (the index's own walk finds the
+    files)."""
+    service = corpus()
+    skipped = store.skipped if service is None else service.memo("skipped", store.skipped_folders)
+    return places.skipped_note(skipped) if skipped else None
+
+
 def _rel(store, file: str) -> str:
     """A row's file as `store.rel` names it: the index holds the file found under the (resolved)
     root, so its name is the part after the root's (no resolve of each file per page)."""
@@ -149,10 +163,13 @@ def hits(store, query: str, offset: int) -> dict | None:
             "more_args": more_args, "texts_to_come": texts_to_come(cur, str(store.root).rstrip("/") + "/")}
 
 
-@bp.get("/corpus")
+@bp.route("/corpus", methods=["GET", "POST"])
+@computes_only
 def corpus_page():
     """Figures across every session, with charts; the sessions behind a bar (`by`, `value`);
-    the SQL box (`sql`)."""
+    the SQL box (`sql`), run only when the form is posted: a GET from another site's page
+    (`<img src=/corpus?sql=...>`) must not make the server run a query. A GET's `sql` is only
+    put in the box, to run with a click."""
     from ..corpus import sql
     from ..corpus.figures import corpus_figures, sessions_behind
     from ..corpus.page import charts
@@ -168,7 +185,8 @@ def corpus_page():
         progress = service.fresh()
         prefix = str(store.root).rstrip("/") + "/"
         cur = service.index.cursor()
-    fig = corpus_figures(cur, prefix)
+    prices = current_app.config.get("PRICE_TABLE")  # (a test's fixed table; else litellm's)
+    fig = corpus_figures(cur, prefix, prices)
 
     def link(by: str, value: str) -> str:
         return url_for("corpus.corpus_page", by=by, value=value) + "#behind"
@@ -183,20 +201,23 @@ def corpus_page():
     behind = None
     if by:
         try:
-            behind = [(session_link(f), title, cost, n) for f, title, cost, n in sessions_behind(cur, by, value, prefix)]
+            behind = [(session_link(f), title, cost, n)
+                      for f, title, cost, n in sessions_behind(cur, by, value, prefix, prices=prices)]
         except ValueError as exc:
             abort(400, description=str(exc))
-    query = request.args.get("sql", "").strip()
+    posted = request.method == "POST"
+    query = (request.form if posted else request.args).get("sql", "").strip()
     result = error = None
-    if query:
+    if query and posted:
         try:
-            result = (sql.run_query(cur, query, sql.ROW_CAP, sql.SECONDS) if tables is not None
-                      else service.query(query, sql.ROW_CAP, sql.SECONDS))
+            result = (sql.run_query(cur, query, sql.ROW_CAP, sql.SECONDS, sql.PAGE_BYTE_CAP, CELL_CHARS)
+                      if tables is not None else service.query(query, sql.ROW_CAP, sql.SECONDS, sql.PAGE_BYTE_CAP, CELL_CHARS))
         except sql.QueryError as exc:
             error = str(exc)
     return render_template("corpus.html", fig=fig, charts=charts(fig, link, session_link), progress=progress,
                            by=by, value=value, behind=behind, sql=query, result=result, sql_error=error,
-                           root=store.root, row_cap=sql.ROW_CAP, seconds=sql.SECONDS, statuses=STATUSES)
+                           root=store.root, row_cap=sql.ROW_CAP, seconds=sql.SECONDS, statuses=STATUSES,
+                           page_mb=sql.PAGE_BYTE_CAP // 1024 // 1024, unrun=bool(query) and not posted)
 
 
 def _refused_cli():
@@ -230,7 +251,7 @@ def sql_for_cli():
         result = run_query(service.index.cursor(), a.get("sql", ""), limit, seconds)
     except QueryError as exc:
         return {"error": str(exc)}, 400
-    return {"output": format_result(result, how), "truncated": result.truncated}
+    return {"output": format_result(result, how), "truncated": result.truncated, "over_bytes": result.over_bytes}
 
 
 def _outside(roots: list[Path]):
@@ -269,6 +290,28 @@ def ls_for_cli():
     return current_app.response_class(orjson.dumps({"rows": got.dicts()}), mimetype="application/json")
 
 
+@bp.get("/-/corpus/search")
+@token_only
+def search_for_cli():
+    """`session-tree search` asking the server that holds the index: the best hits for `q` under
+    `root` (a folder under this server's), once a refresh that started after the question ended."""
+    from ..corpus.search import search
+
+    service, refused = _refused_cli()
+    root = Path(request.args.get("root", ""))
+    refused = refused or _outside([root]) or _refreshed(service)
+    if refused:
+        return refused
+    try:
+        limit = int(request.args.get("limit", ""))
+    except ValueError:
+        return {"error": "limit (a whole number) is asked for"}, 400
+    got = search(text_path(service.index.path), service.index.cursor(), request.args.get("q", ""), limit=limit,
+                 prefix=str(root).rstrip("/") + "/")
+    return {"hits": [h.as_dict() for h in got.hits], "matches": got.matches, "more": got.more,
+            "problem": got.problem}
+
+
 @bp.get("/-/corpus/index")
 @token_only
 def index_for_cli():
@@ -283,14 +326,36 @@ def index_for_cli():
     return built(service.index, service.progress)
 
 
+# The docs a page links to, by the name in their URL: only these files are ever read, from the
+# docs folder that travels with the code.
+DOCS = {"corpus-tables": "corpus-tables.md"}
+
+
+@bp.get("/docs/<name>")
+def doc_page(name: str):
+    """A doc of the project (the corpus tables the SQL box queries) as a page of this app: it is
+    read from the docs the package carries, rendered as any Markdown the app shows."""
+    from .render import render_markdown
+
+    if name not in DOCS:
+        abort(404, description=f"no doc {name!r}: there are {', '.join(DOCS)}")
+    try:
+        text = (bundled.bundled_folder(bundled.DOCS) / DOCS[name]).read_text(encoding="utf-8")
+    except OSError as exc:
+        abort(404, description=f"{DOCS[name]} is not with this installation ({exc.strerror or exc})")
+    title = next((line.lstrip("# ").strip() for line in text.splitlines() if line.startswith("# ")), name)
+    return render_template("doc.html", title=title, body=render_markdown(text))
+
+
 @bp.get("/-/corpus/rows")
 @token_only
 def rows_for_server():
     """A server reading this server's index (`corpus.remote`) asking for one query's rows: run
     as the SQL box runs one (one SELECT, read only, no table function that reads a file), with
-    its parameters (JSON) and a time limit; every row, or the first `limit`."""
+    its parameters (JSON) and a time limit; every row, or the first `limit`, within a byte cap
+    (`bytes`), each long value cut to `cell_chars` when asked."""
     from ..corpus.remote import decoded, encoded
-    from ..corpus.sql import MAX_SECONDS, QueryError, run_query
+    from ..corpus.sql import BYTE_CAP, MAX_SECONDS, QueryError, run_query
 
     service, refused = _refused_cli()
     if refused:
@@ -300,15 +365,19 @@ def rows_for_server():
         params = [decoded(p) for p in orjson.loads(a.get("params", "[]"))]
         seconds = float(a.get("seconds", ""))
         limit = int(a["limit"]) if "limit" in a else None
-        if not 0 < seconds <= MAX_SECONDS or limit is not None and limit < 1:
+        max_bytes = min(int(a.get("bytes", BYTE_CAP)), BYTE_CAP)
+        cell_chars = int(a["cell_chars"]) if "cell_chars" in a else None
+        if (not 0 < seconds <= MAX_SECONDS or limit is not None and limit < 1 or max_bytes < 1
+                or cell_chars is not None and cell_chars < 1):
             raise ValueError
     except (ValueError, TypeError, orjson.JSONDecodeError):
-        return {"error": "params (a JSON list), seconds and limit (a whole number) are asked for"}, 400
+        return {"error": "params (a JSON list), seconds, and limit, bytes and cell_chars (whole numbers) are asked for"}, 400
     try:
-        result = run_query(service.index.cursor(), a.get("sql", ""), limit, seconds, params)
+        result = run_query(service.index.cursor(), a.get("sql", ""), limit, seconds, max_bytes, cell_chars, params)
     except QueryError as exc:
         return {"error": str(exc)}, 400
-    body = {"columns": result.columns, "rows": [encoded(list(r)) for r in result.rows], "truncated": result.truncated}
+    body = {"columns": result.columns, "rows": [encoded(list(r)) for r in result.rows], "truncated": result.truncated,
+            "over_bytes": result.over_bytes}
     return current_app.response_class(orjson.dumps(body), mimetype="application/json")
 
 

@@ -39,6 +39,8 @@ def protect(app: Flask) -> None:
     def check_csrf():
         if request.method in ("GET", "HEAD", "OPTIONS"):
             return None
+        if getattr(app.view_functions.get(request.endpoint), "token_only", False):
+            return None  # its token came in a header (auth.py checked it), which no other site's page can send
         sent = request.headers.get(HEADER) or request.form.get(FIELD, "")
         if not _same_origin():
             abort(403, description="Cross-site request refused: writes are accepted from this app's own pages only")

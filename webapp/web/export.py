@@ -18,38 +18,39 @@ from pathlib import Path
 
 from flask import Blueprint, Flask, current_app, request
 
+from ..bundled import STATIC as STATIC_FOLDER
+from ..bundled import bundled_folder
+from ..core.branch_names import branch_name
 from ..core.catalog import first_user_message
 from ..core.entries import COMPACTION, MODEL_CHANGE
-from ..core.redact import redacted, summary
-from ..core.session import Session
 from ..core.subagents import runs_on
 from ..core.tokens import entry_cost
 from ..core.transcript import (
     FILTER_NAMES,
     FILTERS,
     Options,
-    branch_name,
     branch_sections,
 )
 from ..core.tree import WARNING_KINDS, SessionTree
+from ..core.verdicts import PERSON, Verdict, chosen_leaves, file_verdicts, for_a_redacted_copy, verdicts, winners
 from . import current, lexers, outline, render, share
 from .context_pages import path_timeline
 from .export_data import Part, cut, export_data, landing_spots
 from .graph import (
     DotTimeout,
     GraphLayout,
-    MoreBranches,
     build_layout,
     dom_id,
     render_svg,
 )
+from .graph.one_branch import only_the_branch, side_branches
 from .printing import title_block
 from .transcript import plain_item_body
 from .views import entry_summary, short
 
 bp = Blueprint("export", __name__)
 
-STATIC = Path(__file__).resolve().parents[2] / "static"
+STATIC = bundled_folder(STATIC_FOLDER)
 _STYLES = ("app.css", "transcript.css", "export.css", "context.css", "print.css", "text-tree.css")
 PYGMENTS_CSS = "pygments.css"  # (made by `render.pygments_css`, written beside the others by a project export)
 SITE_STYLES = (*_STYLES, PYGMENTS_CSS)
@@ -74,18 +75,23 @@ class SiteLinks:
 
 
 def export_html(app: Flask, tree: SessionTree, title: str, leaf: str | None = None, redaction: str | None = None,
-                site: SiteLinks | None = None, dot_timeout: float | None = None) -> str:
+                site: SiteLinks | None = None, dot_timeout: float | None = None,
+                given: dict[str, dict[str, Verdict]] | None = None) -> str:
     """The session (or only the branch to `leaf`) as a self-contained HTML page; `redaction`
     says on its first screen what was redacted (the tree given is the redacted copy then). With
     `site`, a page of a project export: styles and script linked from its static folder rather
     than held, and a link back to its index. `dot_timeout`: how long the drawing may take (a
-    command, which nobody waits on page by page, allows more than a web request)."""
-    active = tree.conversation_leaf(tree.active_leaf)
-    leaves = [leaf] if leaf else list(dict.fromkeys([x for x in [active] if x] + tree.leaves()))
+    command, which nobody waits on page by page, allows more than a web request). `given`: the
+    verdicts on its branches (those among its entries when None): the page opens on the branch a
+    person marked winner, then on the active one, and says every verdict beside its branch."""
+    given = file_verdicts(tree) if given is None else given
+    chosen = chosen_leaves(tree, given)
+    leaves = [leaf] if leaf else list(dict.fromkeys(chosen + tree.leaves()))
     sections = branch_sections(tree, leaves)
     options = Options(filter="all")  # everything is rendered; the filters only hide (CSS)
     shown = {e.id for s in sections for e in s.entries}
-    layout = branch_layout(tree, leaf) if leaf else build_layout(tree)
+    pinned = frozenset(winners(tree, given))  # (the chosen branch is never left out of the drawing)
+    layout = branch_layout(tree, leaf) if leaf else build_layout(tree, "auto", frozenset(), pinned)
     try:
         svg = render_svg(tree, layout, lambda entry_id: f"#t-{dom_id(entry_id)}", dot_timeout)
     except DotTimeout as exc:  # the page without its drawing rather than no page
@@ -94,8 +100,9 @@ def export_html(app: Flask, tree: SessionTree, title: str, leaf: str | None = No
         svg = _MORE_TITLE.sub(lambda m: m.group(1) + html.escape(_fork_note(m.group(2))), svg)
     # The sidebar's map: the skeleton as text (one branch's path in a one-branch file), each line
     # a link to its entry in the transcript below, readable with scripts off.
-    text_lines = outline.text_tree(tree, layout if leaf else build_layout(tree, "skeleton"),
-                                   lambda entry_id: f"#t-{dom_id(entry_id)}", lambda anchors: f"#t-{dom_id(anchors[0])}")
+    text_lines = outline.text_tree(tree, layout if leaf else build_layout(tree, "skeleton", frozenset(), pinned),
+                                   lambda entry_id: f"#t-{dom_id(entry_id)}", lambda anchors: f"#t-{dom_id(anchors[0])}",
+                                   first=leaves[0] if leaves else None)
     parts: list[Part] = []
 
     def part(key: str, entries: list, branch: bool) -> Part:
@@ -104,6 +111,7 @@ def export_html(app: Flask, tree: SessionTree, title: str, leaf: str | None = No
 
     blocks = [{
         "index": i, "section": s, "title": branch_name(tree, s.leaf, 80), "part": part(f"b-{i}", s.entries, True),
+        "verdicts": sorted((given.get(s.leaf) or {}).values(), key=lambda v: v.by != PERSON),
         # (a branch's context over its turns walks its whole path: drawn for the branch the page opens with)
         "timeline": path_timeline(tree, "", s.leaf, link=lambda entry_id: f"#t-{dom_id(entry_id)}") if i == 0 else None,
     } for i, s in enumerate(sections)]
@@ -130,7 +138,7 @@ def export_html(app: Flask, tree: SessionTree, title: str, leaf: str | None = No
             filter_names=FILTER_NAMES, focus_id=None, compactions=sum(1 for e in tree.entries if e.type == COMPACTION),
             leaf=leaf, dom=dom_id, redaction=redaction, subagents=subagents, data=_DATA_SLOT, landings=landings,
             total=sum(len(p.entries) for p in parts), rendered=sum(p.shown for p in parts),
-            block=title_block(tree, tree.path(sections[0].leaf) if sections else [], title), cost=sum(entry_cost(e) for e in tree.entries),
+            block=title_block(tree, tree.path(sections[0].leaf) if sections else [], title, given), cost=sum(entry_cost(e) for e in tree.entries),
             models=sorted({f"{e.get('provider')}/{e.get('modelId')}" for e in tree.entries if e.type == MODEL_CHANGE}),
         )
     # The data goes in last, past the template: a hundred megabytes copied once, not escaped or joined again.
@@ -144,34 +152,9 @@ _DATA_SLOT = "\x00export-data\x00"
 def branch_layout(tree: SessionTree, leaf: str) -> GraphLayout:
     """Only the path to `leaf`, folded as the app folds it, with a "more branches" node at each
     fork point on it saying how many branches leave there (they are not in the file)."""
-    path = tree.path(leaf)
-    on_path = {e.id for e in path}
-    forks = {e.id: [c for c in tree.conversation_children(e.id) if c not in on_path] for e in path}
-    forks = {f: side for f, side in forks.items() if side}
+    forks = side_branches(tree, leaf)
     layout = build_layout(tree, "auto", frozenset(), frozenset([leaf, *forks]))  # fork points stay drawn
-    nodes = [e for e in layout.nodes if e.id in on_path]
-    segments = [s for s in layout.segments if s.first_id in on_path]  # a fold never crosses a fork point
-    drawn = {dom_id(e.id) for e in nodes} | {s.id for s in segments}
-    out = dataclasses.replace(
-        layout, nodes=nodes, segments=segments, more=[], capped=False,
-        edges=[(a, b) for a, b in layout.edges if a in drawn and b in drawn],
-    )
-    leaves = set(tree.leaves())
-    for fork, side in forks.items():
-        below = _subtree(tree, side)
-        more = MoreBranches(out.dom_for(fork), [fork], sum(x in leaves for x in below), len(below))
-        out.more.append(more)
-        out.edges.append((more.attach, more.id))
-    return out
-
-
-def _subtree(tree: SessionTree, tops: list[str]) -> list[str]:
-    out, stack = [], list(tops)
-    while stack:
-        x = stack.pop()
-        out.append(x)
-        stack.extend(tree.conversation_children(x))
-    return out
+    return only_the_branch(tree, layout, leaf)
 
 
 # The tooltip of a "more branches" node says it opens them; in a one-branch file it cannot.
@@ -197,20 +180,30 @@ def session_title(tree: SessionTree, fallback: str) -> str:
 
 @bp.get("/s/<path:rel>/export")
 def export(rel: str):
-    """The session (or `?leaf=`'s branch) as one HTML file, downloaded; with `redact=1`, from a
-    redacted copy (the rules, patterns and kept tags chosen on the review page)."""
-    tree = current.store().session(rel).tree
+    """The session (or `?leaf=`'s branch) as one HTML file, downloaded, after the review (asked
+    without it, the review comes first); with `redact=1`, from a redacted copy (the rules,
+    patterns and kept tags chosen on the review page). It opens on the branch marked winner."""
+    session = current.store().session(rel)
+    tree = session.tree
     leaf = request.args.get("leaf") or None
     if leaf:
         leaf = tree.entry(leaf).id
+    first = share.unreviewed("share.review", rel)
+    if first is not None:
+        return first
+    given = verdicts(session)
     choice = share.choice_from_args()
     if choice is None:
-        html = export_html(current_app._get_current_object(), tree, session_title(tree, rel), leaf)
+        html = export_html(current_app._get_current_object(), tree, session_title(tree, rel), leaf, given=given)
+        name = export_name(tree, leaf)
     else:
-        with redacted(current.store().resolve(rel), choice) as (copy, review):
-            plain = Session.open(copy).tree
-            html = export_html(current_app._get_current_object(), plain, session_title(plain, rel), leaf,
-                               summary(review, choice.keep))
+        with share.shared_view(rel, choice) as shared:
+            plain = shared.tree
+            leaf = shared.replace.text(leaf) if leaf else None
+            # (a redacted copy's own entries hold its verdicts redacted; the data folder's notes are left out)
+            html = export_html(current_app._get_current_object(), plain, session_title(plain, shared.rel), leaf, shared.note,
+                               given={**for_a_redacted_copy(given), **file_verdicts(plain)})
+            name = export_name(plain, leaf)
     response = current_app.response_class(html, mimetype="text/html")
-    response.headers["Content-Disposition"] = f'attachment; filename="{export_name(tree, leaf)}"'
+    response.headers["Content-Disposition"] = f'attachment; filename="{name}"'
     return response

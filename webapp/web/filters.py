@@ -8,10 +8,13 @@ from flask import Flask
 
 from ..core import bodies
 from ..core.catalog import first_user_message
+from ..core.context_edits import is_editable
+from ..core.edit_preview import held_text
 from ..core.entries import parse_time, short_id
 from ..core.tokens import compaction_text, format_tokens, token_text, usage_text
 from ..core.tree import WARNING_KINDS
 from . import budget, render
+from .owner import offered_models
 from .views import context_meter, entry_summary, entry_title, session_counts, short
 
 
@@ -55,6 +58,9 @@ def cell(value) -> str:
     if value is None:
         return ""
     text = str(value)
+    full = getattr(value, "full_length", 0)  # (a value the query cut already: corpus.sql.CutText)
+    if full:
+        return f"{text[:CELL_CHARS]}… ({full:,} characters)"
     return text if len(text) <= CELL_CHARS else f"{text[:CELL_CHARS]}… ({len(text):,} characters)"
 
 
@@ -75,9 +81,12 @@ def register(app: Flask) -> None:
     app.add_template_global(compaction_text)
     app.add_template_filter(usage_text)
     app.add_template_global(lambda: app.config["MODEL_CONFIG"].configured, "model_configured")
+    app.add_template_global(offered_models)  # (the models a form may pick: owner.py)
     app.add_template_global(first_user_message)
     app.add_template_global(entry_title)
     app.add_template_global(entry_summary)
+    app.add_template_global(is_editable)  # what a context edit may change (pi 1.6)
+    app.add_template_global(held_text)  # the text of its content the file holds
     app.add_template_global(render.render_entry_body)
     app.add_template_global(render.render_markdown)
     app.add_template_global(render.raw_json)

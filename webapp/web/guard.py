@@ -30,10 +30,25 @@ def creates_file(view):
     return view
 
 
+def writes_or_continues(view):
+    """Mark a write route that writes the session it names when that may be written, and a new
+    file that continues it otherwise (SPEC §5c): only read-only mode refuses it."""
+    view.writes_or_continues = True
+    return view
+
+
 def keeps_app_data(view):
     """Mark a write route that writes the session it names when that may be written, and the
     app's own data folder otherwise (a verdict): only read-only mode refuses it."""
     view.keeps_app_data = True
+    return view
+
+
+def own_write_rule(view):
+    """Mark a POST route whose requests write only through tools it offers only where writes are
+    allowed (the MCP endpoint: no write tool on a read-only server), so reading through it stays
+    open in read-only mode."""
+    view.own_write_rule = True
     return view
 
 
@@ -58,9 +73,9 @@ def protect(app: Flask) -> None:
         if request.method != "POST":
             return None
         view = app.view_functions.get(request.endpoint)
-        if view is None or getattr(view, "computes_only", False):
+        if view is None or getattr(view, "computes_only", False) or getattr(view, "own_write_rule", False):
             return None
-        own = getattr(view, "creates_file", False) or getattr(view, "keeps_app_data", False)
+        own = any(getattr(view, mark, False) for mark in ("creates_file", "keeps_app_data", "writes_or_continues"))
         rel = None if own else (request.view_args or {}).get("rel")
         reason = write_refusal(rel)
         if reason:

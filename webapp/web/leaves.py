@@ -9,10 +9,4 @@ from .current import store
 
 
 def cached_leaf_figures(rel: str, session: Session) -> list[LeafFigures]:
-    views = store().views
-    key = ("leaf-figures", rel, session.storage.version_key())
-    rows = views.get(key)
-    if rows is None:
-        rows = leaf_figures(session.tree)
-        views.put(key, rows)
-    return rows
+    return store().cached("leaf-figures", rel, session, lambda: leaf_figures(session.tree))

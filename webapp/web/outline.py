@@ -86,12 +86,13 @@ def _more_words(more: MoreBranches) -> str:
     return f"⊞ {more.branches:,} more branch{'' if more.branches == 1 else 'es'} here · {more.entries:,} entries"
 
 
-def text_tree(tree: SessionTree, layout: GraphLayout, link, open_link=None) -> list[Line]:
-    """The lines of `layout`, depth-first with the active branch first. `link(entry_id)` is the
-    URL that selects an entry; `open_link(anchors)` the one that draws a group's branches (None:
-    a group links to its first fork point's entry)."""
+def text_tree(tree: SessionTree, layout: GraphLayout, link, open_link=None, first: str | None = None) -> list[Line]:
+    """The lines of `layout`, depth-first with the chosen branch first: `first` (the branch
+    marked winner) when given, else the active one; its lines are the ones marked "•".
+    `link(entry_id)` is the URL that selects an entry; `open_link(anchors)` the one that draws a
+    group's branches (None: a group links to its first fork point's entry)."""
     active_leaf = tree.conversation_leaf(tree.active_leaf)
-    active = set(layout.path_doms(active_leaf))
+    active = set(layout.path_doms(first or active_leaf))
     leaves = set(tree.leaves())
     units: dict[str, object] = {dom_id(e.id): e for e in layout.nodes}
     units.update((s.id, s) for s in layout.segments)

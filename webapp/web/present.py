@@ -10,8 +10,10 @@ from __future__ import annotations
 from flask import Blueprint, abort, redirect, render_template, request, url_for
 
 from ..core.transcript import Options, items_of, path_to_leaf, turns
+from ..core.verdicts import chosen_leaf, verdicts
 from . import current, sessions
 from .graph import dom_id
+from .graph.one_branch import only_the_branch, side_branches
 from .transcript import item_body
 
 bp = Blueprint("present", __name__)
@@ -26,7 +28,7 @@ def present(rel: str):
         if ref and ref not in tree.by_id:
             abort(404, description=f"no entry {ref!r} in this session")
     view = "turn" if request.args.get("view") == "turn" else "graph"
-    start = node or leaf or tree.conversation_leaf(tree.active_leaf)
+    start = node or leaf or chosen_leaf(tree, verdicts(session))  # (the winner, else the active leaf)
     if start is None:
         abort(404, description="this session has no entries to present")
     path = path_to_leaf(tree, start, leaf)
@@ -45,7 +47,11 @@ def present(rel: str):
     options = Options()
     graph = sessions.GraphOptions({"collapse": "skeleton"})  # the shape, read from afar
     graph.known(tree)
-    layout = sessions.layout_showing(rel, session, graph, entries[0].id)  # the turn is drawn, not folded
+    # The branch presented alone, one column that reads from afar (its fork points say how many
+    # branches leave there): never folded into a group; the turn is drawn, not folded.
+    forks = side_branches(tree, path[-1].id)
+    layout = sessions.layout_showing(rel, session, graph, entries[0].id, frozenset([path[-1].id, *forks]))
+    layout = only_the_branch(tree, layout, path[-1].id)
     svg, note = sessions.drawing_svg(rel, session, graph, layout) if view == "graph" else (None, None)
     return render_template(
         "present.html",

@@ -14,9 +14,11 @@ from flask import Blueprint, abort, render_template, request
 from ..core.entries import COMPACTION, MESSAGE, MODEL_CHANGE, Entry
 from ..core.subagents import starts_under
 from ..core.tokens import entry_cost
-from ..core.transcript import Options, branch_name, items_of, path_to_leaf
+from ..core.branch_names import branch_name
+from ..core.transcript import Options, items_of, path_to_leaf
 from ..core.tree import SessionTree
-from . import current
+from ..core.verdicts import PERSON, Verdict, chosen_leaf, file_verdicts, for_a_redacted_copy, verdicts
+from . import current, share
 from .graph import dom_id
 from .transcript import item_body
 from .views import short
@@ -24,8 +26,10 @@ from .views import short
 bp = Blueprint("printing", __name__)
 
 
-def title_block(tree: SessionTree, path: list[Entry], title: str) -> dict:
-    """What the first page says about the branch `path`."""
+def title_block(tree: SessionTree, path: list[Entry], title: str,
+                given: dict[str, dict[str, Verdict]] | None = None) -> dict:
+    """What the first page says about the branch `path`, with the verdicts `given` on it (a
+    person's first, then a judge's)."""
     models: dict[str, None] = {}
     for e in path:
         if e.type == MODEL_CHANGE:
@@ -45,6 +49,7 @@ def title_block(tree: SessionTree, path: list[Entry], title: str) -> dict:
         "turns": sum(1 for e in path if e.type == MESSAGE and e.role == "user"),
         "compactions": sum(1 for e in path if e.type == COMPACTION),
         "cost": sum(entry_cost(e) for e in path),
+        "verdicts": sorted(((given or {}).get(path[-1].id) or {}).values(), key=lambda v: v.by != PERSON) if path else [],
     }
 
 
@@ -54,13 +59,34 @@ def _day(instant: float) -> str:
 
 @bp.get("/s/<path:rel>/print")
 def print_branch(rel: str):
-    """The whole branch through `node` (or to `leaf`) to print, under its title block."""
-    tree = current.store().session(rel).tree
+    """The whole branch through `node` (or to `leaf`) to print, under its title block, after
+    the review (printed paper is shared too); with `redact=1`, from the redacted copy. With no
+    branch named, the one a person marked winner, else the active one."""
+    session = current.store().session(rel)
+    tree = session.tree
     node, leaf = request.args.get("node"), request.args.get("leaf")
     for ref in (node, leaf):
         if ref and ref not in tree.by_id:
             abort(404, description=f"no entry {ref!r} in this session")
-    start = node or leaf or tree.conversation_leaf(tree.active_leaf)
+    first = share.unreviewed("share.print_review", rel)
+    if first is not None:
+        return first
+    given = verdicts(session)
+    choice = share.choice_from_args()
+    if choice is None:
+        return _print_page(rel, tree, node, leaf, given)
+    with share.shared_view(rel, choice) as shared:  # (its links too name the session as shared: a PDF keeps them)
+        # (a verdict's note from the data folder is free text the review never read: left out)
+        given = {**for_a_redacted_copy(given), **file_verdicts(shared.tree)}
+        return _print_page(shared.rel, shared.tree, node and shared.replace.text(node), leaf and shared.replace.text(leaf),
+                           given, shared.note)
+
+
+def _print_page(rel: str, tree: SessionTree, node: str | None, leaf: str | None,
+                given: dict[str, dict[str, Verdict]], redaction: str | None = None) -> str:
+    """The page of `tree`: the session's, or its redacted copy's with the `redaction` line;
+    `given`: the verdicts its title block says."""
+    start = node or leaf or chosen_leaf(tree, given)
     if start is None:
         abort(404, description="this session has no entries to print")
     path = path_to_leaf(tree, start, leaf)
@@ -69,6 +95,6 @@ def print_branch(rel: str):
     name = tree.name or short(branch_name(tree, path[-1].id, 80), 80) or rel
     return render_template(
         "transcript_print.html", rel=rel, tree=tree, items=items, options=options, item_body=item_body,
-        labels=tree.labels, branches_at={}, focus_id=None, dom=dom_id, block=title_block(tree, path, name),
-        subagents_at={i.entry.id: starts_under(tree, i.entry.id) for i in items},
+        labels=tree.labels, branches_at={}, focus_id=None, dom=dom_id, block=title_block(tree, path, name, given),
+        subagents_at={i.entry.id: starts_under(tree, i.entry.id) for i in items}, redaction=redaction,
     )

@@ -12,6 +12,7 @@ that reads with damage gets its page with the problems listed, and neither stops
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import tempfile
@@ -22,12 +23,14 @@ from typing import Callable
 
 from flask import Flask
 
-from ..core.catalog import SOURCE_TITLES, SessionSummary, summarize_session
+from ..core.agents import titles
+from ..core.catalog import SessionSummary, summarize_session
 from ..core.errors import SessionError
 from ..core.redact import Replacer, copy_redacted
 from ..core.session import Session
 from ..core.storage import write_new_file
 from ..core.tokens import entry_cost
+from ..core.verdicts import for_a_redacted_copy, verdicts
 from .export import SiteLinks, export_html, session_title, site_assets
 
 GENERATOR = "session-tree project export"  # what marks a folder as one of ours (it may be written again)
@@ -112,7 +115,8 @@ def export_project(app: Flask, root: Path, files: list[Path], out: Path, redacti
     with tempfile.TemporaryDirectory(prefix="session-tree-project-") as tmp:
         for i, path in enumerate(files):
             started = time.perf_counter()
-            row, html = _session_page(app, root, path, page_name(i, path), redaction, Path(tmp) / str(i))
+            shown = Path(redaction.replace.text(path.name)) if redaction else path  # (a page's name shows the file's)
+            row, html = _session_page(app, root, path, page_name(i, shown), redaction, Path(tmp) / str(i))
             shutil.rmtree(Path(tmp) / str(i), ignore_errors=True)  # (a redacted copy: a project's worth of them would fill the disk)
             write_new_file(out / row.page, html.encode("utf-8"), replace=True)
             rows.append(row)
@@ -145,7 +149,8 @@ def _session_page(app: Flask, root: Path, path: Path, page: str, redaction: Reda
         tree = session.tree
         summary = summarize_session(path, session)  # (the file's own size and times, the copy's text)
         title = session_title(tree, file)
-        html = export_html(app, tree, title, None, redaction.note if redaction else None, LINKS, DOT_TIMEOUT)
+        html = export_html(app, tree, title, None, redaction.note if redaction else None, LINKS, DOT_TIMEOUT,
+                           given=for_a_redacted_copy(verdicts(session)) if redaction else verdicts(session))
     except (OSError, SessionError, ValueError, UnicodeError, RecursionError) as exc:
         error = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
         row = Row(page, file, folder, error=hide(error))
@@ -158,7 +163,7 @@ def render_index(app: Flask, root_name: str, rows: list[Row], redaction: str | N
     with app.app_context():
         return app.jinja_env.get_template("project_export_index.html").render(
             rows=rows, redaction=redaction, generator=GENERATOR, root=root_name,
-            agents=SOURCE_TITLES, made=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            agents=titles(), made=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
             damaged=sum(1 for r in rows if r.error or (r.summary and r.summary.problems)),
         )
 
@@ -171,7 +176,13 @@ def render_failed(app: Flask, row: Row, redaction: str | None) -> str:
 
 
 def site_note(out: Path) -> str:
-    """What the command prints at the end: where the site is and what it takes."""
-    size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
-    return f"{out / 'index.html'} ({size:,} bytes in {sum(1 for _ in (out / PAGES).glob('*.html'))} pages)"
+    """What the command prints at the end: the site's folder and what each part of it takes (the
+    index page's own bytes, the pages', the assets'), and the whole."""
+    def sizes(paths) -> list[int]:
+        return [p.stat().st_size for p in paths if p.is_file()]
 
+    index = (out / "index.html").stat().st_size
+    pages, assets = sizes((out / PAGES).glob("*.html")), sizes((out / "static").iterdir())
+    return (f"{out}{os.sep} ({index + sum(pages) + sum(assets):,} bytes): index.html {index:,} bytes, "
+            f"{len(pages)} pages in {PAGES}{os.sep} {sum(pages):,} bytes, "
+            f"{len(assets)} assets in static{os.sep} {sum(assets):,} bytes")

@@ -24,14 +24,15 @@ from pygments.lexers import TextLexer
 from pygments.token import STANDARD_TYPES
 
 from webapp.core import entries as E
-from webapp.core.entries import Entry, content_blocks
-from webapp.core.formats.tools import ToolAction, tool_action
-from webapp.core.tokens import compaction_text
+from webapp.core.entries import Entry, content_blocks, content_text
+from webapp.core.agents.tools import ToolAction, tool_action
+from webapp.core.tokens import compaction_text, usage_text
 
 from . import lexers
 
 FOLD_LINES = 20
 SHOWN_CHARS = 100_000  # past this a panel shows the start and says what it left out
+COUNTED_CHARS = 8_000_000  # of what is left out, counted in lines (past this: its characters only)
 CSS_STYLE = "friendly"
 CLASS_PREFIX = "hl-"
 CODE_CLASS = "code"
@@ -92,9 +93,17 @@ def _capped(text: str) -> tuple[str, Markup]:
         return text, _EMPTY
     cut = (text.rfind("\n", 0, allowed) + 1 or allowed) if allowed else 0
     _spend(cut)
-    left = text.count("\n", cut) + 1
-    note = f"{len(text) - cut:,} more characters ({left:,} lines) are not shown here; the raw JSON has all {len(text):,}."
+    left = lines_from(text, cut)
+    lines = f" ({left:,} lines)" if left is not None else ""
+    note = f"{len(text) - cut:,} more characters{lines} are not shown here; the raw JSON has all {len(text):,}."
     return text[:cut], note_html(note)
+
+
+def lines_from(text: str, start: int) -> int | None:
+    """The lines of `text` from `start` on, counted when they are at most COUNTED_CHARS long (a
+    200 MB tool output took a tenth of a second per view to count, holding the server); None
+    past that."""
+    return text.count("\n", start) + 1 if len(text) - start <= COUNTED_CHARS else None
 
 
 def highlight(code: str, language: str | None) -> Markup:
@@ -110,10 +119,11 @@ def _folded(code: str, lexer: Lexer) -> Markup:
     if len(lines) <= FOLD_LINES:
         return _pre(_EMPTY.join(lines)) + note
     head, rest = _EMPTY.join(lines[:FOLD_LINES]), _EMPTY.join(lines[FOLD_LINES:])
-    total = len(lines) + (code.count("\n", len(shown)) + 1 if note else 0)
+    left = lines_from(code, len(shown)) if note else 0
+    said = f"show all {len(lines) + left} lines" if left is not None else f"show the first {len(lines)} lines"
     return Markup(
-        '{}<details class="more"><summary>show all {} lines</summary>{}{}</details>'
-    ).format(_pre(head), total, _pre(rest), note)
+        '{}<details class="more"><summary>{}</summary>{}{}</details>'
+    ).format(_pre(head), said, _pre(rest), note)
 
 
 def pygments_css() -> str:
@@ -220,13 +230,15 @@ def _field_value(value: Any) -> Markup:
     return escape(shown) + note
 
 
-def _fields(pairs: Iterable[tuple[str, Any]]) -> Markup:
-    """A definition list: the compact form for entries that only carry a few settings."""
+def _fields(pairs: Iterable[tuple[str, Any]], internal: bool = False) -> Markup:
+    """A definition list: the compact form for entries that only carry a few settings.
+    `internal`: fields of the file's machinery (ids, flags) that paper leaves out (print.css)."""
     rows = _EMPTY.join(
         Markup("<dt>{}</dt><dd>{}</dd>").format(k, v if isinstance(v, Markup) else _field_value(v))
         for k, v in pairs
     )
-    return Markup('<dl class="fields">{}</dl>').format(rows) if rows else _EMPTY
+    kind = "fields internal" if internal else "fields"
+    return Markup('<dl class="{}">{}</dl>').format(kind, rows) if rows else _EMPTY
 
 
 def image_html(block: dict) -> Markup:
@@ -419,7 +431,37 @@ def _message(entry: Entry, tool_call: dict | None) -> Markup:
         return _tool_result(msg, tool_call)
     if role == "bashExecution":
         return _bash_execution(msg)
+    if role == "system":
+        return system_message_html(msg)
     return _raw_fallback(f"message role {role}", entry.raw)
+
+
+def _tool_names(tools: Any) -> Markup:
+    names = [str(t.get("name")) for t in tools if isinstance(t, dict)] if isinstance(tools, list) else []
+    return Markup(", ").join(Markup("<code>{}</code>").format(n) for n in names) if names else _EMPTY
+
+
+def system_message_html(msg: dict) -> Markup:
+    """A pi 1.6 system message: its prompt text, each section by name (a removed one said so),
+    and the tools it adds and removes (each added one's description in a fold)."""
+    out = content_html(msg.get("content")) if content_text(msg.get("content")).strip() else _EMPTY
+    sections = msg.get("sections")
+    for name, text in (sections.items() if isinstance(sections, dict) else ()):
+        if isinstance(text, str):
+            out += Markup('<div class="sys-section"><h4>section {}</h4>{}</div>').format(name, render_markdown(text))
+        else:
+            out += note_html(f"section {name} removed")
+    added = [t for t in msg.get("toolsAdded") or () if isinstance(t, dict)] if isinstance(msg.get("toolsAdded"), list) else []
+    rows = []
+    if added:
+        rows.append(("tools added", _tool_names(added)))
+    if msg.get("toolsRemoved"):
+        rows.append(("tools removed", _tool_names(msg.get("toolsRemoved"))))
+    out += _fields(rows)
+    for tool in added:
+        out += Markup('<details class="sys-tool"><summary><code>{}</code> {}</summary>{}</details>').format(
+            tool.get("name"), str(tool.get("description") or "")[:200], highlight(json_text(tool.get("parameters")), "json"))
+    return out or note_html("(an empty system message)")
 
 
 # --- the other entry types ----------------------------------------------------------------------
@@ -439,7 +481,8 @@ def _compaction(entry: Entry) -> Markup:
     first = ("first kept entry", entry.get("firstKeptEntryId"))
     return (
         render_markdown(str(entry.get("summary") or ""))
-        + _fields([("tokens", tokens), first])
+        + _fields([("tokens", tokens)])
+        + _fields([first], internal=True)
         + render_files(entry.get("details"))
     )
 
@@ -447,17 +490,34 @@ def _compaction(entry: Entry) -> Markup:
 def _branch_summary(entry: Entry) -> Markup:
     return (
         render_markdown(str(entry.get("summary") or ""))
-        + _fields([("from", entry.get("fromId"))])
+        + _fields([("from", entry.get("fromId"))], internal=True)
         + render_files(entry.get("details"))
     )
 
 
 def _custom_message(entry: Entry) -> Markup:
+    """What an extension said, then the fields it was written with (its type as written, whether
+    pi displays it, its details): for an engineer on screen, left out of print (`internal`)."""
     details = entry.get("details")
     extra = [("details", details)] if details is not None else []
     return content_html(entry.get("content")) + _fields(
-        [("custom type", entry.get("customType")), ("display", entry.get("display")), *extra]
+        [("custom type", entry.get("customType")), ("display", entry.get("display")), *extra], internal=True
     )
+
+
+def _context_edit(entry: Entry) -> Markup:
+    """What a context edit does to its target: takes it out, or what the model is sent instead."""
+    replacement = entry.get("replacement")
+    target = Markup("<code>{}</code>").format(entry.target_id)
+    if replacement is None:
+        return Markup('<p>Takes {} out of what the model is sent (the file keeps it).</p>').format(target)
+    content = replacement.get("content") if isinstance(replacement, dict) else None
+    return Markup("<p>The model is sent this instead of the content of {}:</p>").format(target) + content_html(content)
+
+
+def _usage(entry: Entry) -> Markup:
+    return _fields([("kind", entry.get("kind")), ("model", f"{entry.get('provider')}/{entry.get('model')}"),
+                    ("spent", usage_text(entry.get("usage"))), *([("note", entry.get("note"))] if entry.get("note") else [])])
 
 
 def _meta(entry: Entry) -> Markup:
@@ -477,6 +537,8 @@ _ENTRY_VIEWS: dict[str, Callable[[Entry], Markup]] = {
     E.COMPACTION: _compaction,
     E.BRANCH_SUMMARY: _branch_summary,
     **{t: _meta for t in E.META_TYPES},
+    E.CONTEXT_EDIT: _context_edit,
+    E.USAGE: _usage,
 }
 
 

@@ -10,33 +10,29 @@ opens.
 
 from __future__ import annotations
 
-import json
-import queue
-import threading
 import uuid
 from collections import OrderedDict
 
-from flask import Blueprint, Response, abort, current_app, g, redirect, render_template, request, url_for
+from flask import Blueprint, abort, current_app, g, redirect, render_template, request, url_for
 
+from ..core.branch_names import branch_names
 from ..core.errors import InvalidWrite, SessionError, UnknownEntry
 from ..core.replay_plan import (
     DEFAULT_MAX_COPY_MB, DEFAULT_MAX_STEPS, ReplayInfo, default_start, replay_info, start_choices,
 )
 from ..core.session import Session
+from ..core.verdicts import persons, verdicts
 from ..model.errors import ModelError
-from ..model.llm import ModelConfig
+from ..model.isolation import isolation
 from ..model.replay import Budget, Replay, prepare, run
-from .actions import model_config, wants_stream
+from .current import store, wants_stream
 from .guard import computes_only
-from .sessions import store
+from .owner import bash_allowed, check_tools, chosen_config, model_config, offered_models, sandbox_allowed
+from .streaming import event_stream
 
 bp = Blueprint("replay", __name__)
 
 KEPT_RUNS = 16  # replays a cancel may still reach
-
-
-def _sse(event: str, data: dict) -> str:
-    return f"event: {event}\ndata: {json.dumps(data)}\n\n"
 
 
 def _runs() -> OrderedDict[str, Replay]:
@@ -76,10 +72,15 @@ def replay_page(rel: str):
     session = store().session(rel)
     leaf, start = _picked(session, request.args.get("leaf"), request.args.get("from"))
     tree = session.tree
+    words = {t: v.verdict for t, v in persons(verdicts(session)).items()}
     return render_template(
         "replay.html", rel=rel, tree=tree, leaf=leaf, start=start, leaves=tree.leaves(),
-        starts=start_choices(tree, leaf), configured=model_config().model, info=replay_info(tree, leaf),
-        max_steps=DEFAULT_MAX_STEPS, max_copy_mb=DEFAULT_MAX_COPY_MB, problem=session.read_only_reason,
+        names=branch_names(tree, [*tree.leaves(), leaf], words, 80),
+        starts=start_choices(tree, leaf), configured=model_config().model, offered=offered_models(),
+        info=replay_info(tree, leaf), max_steps=DEFAULT_MAX_STEPS, max_copy_mb=DEFAULT_MAX_COPY_MB,
+        problem=session.read_only_reason, sandbox=sandbox_allowed(), bash=bash_allowed(),
+        bash_flag=bool(current_app.config.get("ALLOW_BASH")),
+        isolation=isolation() if sandbox_allowed() else None,
     )
 
 
@@ -94,18 +95,18 @@ def _number(name: str, kind, default=None):
 
 
 def _prepared(session: Session, rel: str) -> Replay:
-    """The replay the form asks for, checked (400 with the reason, nothing written otherwise)."""
+    """The replay the form asks for, checked (400 with the reason, 403 for what the server was
+    not started to allow, nothing written otherwise)."""
+    tools, allow_bash = request.form.get("tools", "recorded"), bool(request.form.get("allow_bash"))
+    check_tools(tools, allow_bash)
+    config = chosen_config(request.form.get("model"))
     try:
-        model = request.form.get("model", "").strip() or model_config().model
-        if not model:
-            raise InvalidWrite("name the model to replay on (a litellm string such as openai/gpt-4o-mini)")
-        base = model_config()
-        config = ModelConfig(model, base.api_base, base.api_key, base.timeout)
+        if not config.model:
+            raise InvalidWrite("name the model to replay on: start the server with --model M")
         budget = Budget(_number("max_steps", int, DEFAULT_MAX_STEPS), _number("max_tokens", int),
                         _number("max_cost", float))
         return prepare(session, config, request.form.get("leaf", ""), request.form.get("from", ""),
-                       request.form.get("tools", "recorded"), bool(request.form.get("allow_bash")), budget,
-                       _number("max_copy_mb", float, DEFAULT_MAX_COPY_MB))
+                       tools, allow_bash, budget, _number("max_copy_mb", float, DEFAULT_MAX_COPY_MB))
     except UnknownEntry as exc:
         abort(404, description=str(exc))
     except (SessionError, ModelError) as exc:
@@ -131,33 +132,27 @@ def start_replay(rel: str):
         return redirect(url_for("sessions.session_page", rel=rel, node=job.leaf, tab="branches"), code=303)
     head = {"run": run_id, "leaf": job.plan.leaf, "start": job.plan.start, "model": job.config.model,
             "tools": job.mode, "prompts": len(job.plan.prompts)}
-    return Response(_stream(job, head, page, compare), mimetype="text/event-stream",
-                    headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    return _stream(job, head, page, compare)
 
 
 def _stream(job: Replay, head: dict, page: str, compare: str):
-    """The replay's events as its thread makes them; "end" names the new branch and its links."""
-    events: queue.Queue = queue.Queue()
-
-    def work() -> None:
+    """The replay's events as its thread makes them; "end" names the new branch and its links.
+    A browser that leaves stops the replay as its Cancel does."""
+    def work(send) -> None:
         try:
-            run(job, lambda event, data: events.put((event, data)))
+            run(job, send)
         except ModelError as exc:  # the first call failed: nothing was written
-            events.put(("failed", {"error": job.error or f"{exc} Nothing was written."}))
-        except Exception as exc:  # whatever else breaks is said, not lost in a log
-            events.put(("failed", {"error": f"{type(exc).__name__}: {exc}"}))
-        finally:
-            events.put(None)
+            send("failed", {"error": job.error or f"{exc} Nothing was written."})
 
-    threading.Thread(target=work, name="replay-run", daemon=True).start()
-    yield _sse("start", head)
-    while (item := events.get()) is not None:
-        event, data = item
+    def shape(event: str, data: dict):
         if event == "end":
             leaf = data.get("leaf")
             data = {**data, "open": f"{page}?node={leaf}&tab=branches" if leaf else None,
                     "compare": f"{compare}?ids={job.plan.leaf},{leaf}" if leaf else None}
-        yield _sse(event, data)
+        return event, data
+
+    return event_stream(work, job.cancel, first=[("start", head)], shape=shape,
+                        failed=lambda exc: ("failed", {"error": f"{type(exc).__name__}: {exc}"}))
 
 
 @bp.post("/s/<path:rel>/-/replay/cancel")

@@ -5,14 +5,11 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.entries import Entry
 from ..core.errors import SessionError
-from ..core.search import FileIndex, SessionIndex, Snippet, file_mentions, searchable_text, snippet
+from ..core.search import FileIndex, Hit, SessionIndex, file_mentions, session_hits
 from ..core.storage import JsonlStorage
-from ..core.transcript import branch_name, descend
 from ..core.tree import SessionTree
 from .store import LRU
 
@@ -68,25 +65,8 @@ def file_text_held() -> int:
         return sum(i.size for i in _file_indexes.values())
 
 
-@dataclass
-class Hit:
-    entry: Entry
-    snippet: Snippet | None
-    leaf: str  # the tip the result's branch leads to (its transcript opens there)
-    branch: str  # that branch, as people name it
-    on_active: bool
-
-
 def search_session(path: Path, tree: SessionTree, query: str) -> tuple[list[Hit], int]:
-    ids, total = session_index(path, tree).find(query, RESULTS)
-    active = tree.path_ids(tree.active_leaf) if tree.active_leaf else set()
-    hits = []
-    for entry_id in ids:
-        e = tree.by_id[entry_id]
-        text = searchable_text(e.raw) + ("\n" + tree.labels[entry_id] if entry_id in tree.labels else "")
-        leaf = descend(tree, entry_id, active)
-        hits.append(Hit(e, snippet(text, query), leaf, branch_name(tree, leaf, 60), entry_id in active))
-    return hits, total
+    return session_hits(tree, session_index(path, tree), query, RESULTS)
 
 
 def search_context(path: Path, tree: SessionTree, query: str) -> dict:

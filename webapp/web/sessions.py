@@ -13,11 +13,10 @@ from flask import Blueprint, abort, current_app, redirect, render_template, requ
 
 from ..core.catalog import group_sessions
 from ..core.context import build_context
-from ..core.metadata import metadata_rows
 from ..core.request import build_request
 from ..core.session import Session
-from .audit import audit_tab, cached_audit, is_summary
-from . import budget, client, corpus, outline, render, search, transcript
+from ..core.verdicts import chosen_leaf, verdicts, winners
+from . import budget, client, corpus, outline, render, search, tabs, transcript
 from .graph import (
     LEVELS,
     MAX_EXPAND,
@@ -32,21 +31,14 @@ from .graph import (
     render_drawing,
 )
 from .current import is_fragment, store
-from .leaves import cached_leaf_figures
-from .views import (
-    awaits_reply,
-    compaction_overlay,
-    compaction_plan,
-    context_view,
-    node_nav,
-    summary_rows,
-    tool_call_for,
-)
+from .store import view_key
+from .tabs import Shown, tab_context
+from .views import context_notes, node_nav
 
 bp = Blueprint("sessions", __name__)
 
 MORE_KINDS = ("problems", "messages", "raw", "line", "context")  # what /-/more/<kind> pages through
-TABS = ("node", "transcript", "search", "context", "branches", "summaries", "problems", "audit", "compact")
+TABS = tuple(tabs.TABS)  # (the table of tabs: tabs.py)
 
 
 # -- index -----------------------------------------------------------------------------------------
@@ -69,7 +61,7 @@ def index():
         total = len(rows)
     template = "partials/_session_list.html" if is_fragment() else "index.html"
     return render_template(template, groups=group_sessions(rows), query=query, total=total, root=store().root,
-                           progress=progress, page=page, pages=pages,
+                           progress=progress, page=page, pages=pages, skipped=corpus.skipped_note(store()),
                            search=corpus.hits(store(), query, _int_arg("offset", 0) or 0),
                            corpus_error=current_app.extensions.get("corpus_error"))
 
@@ -132,25 +124,26 @@ class GraphOptions:
 def _layout(rel: str, session: Session, options: GraphOptions, pinned: frozenset[str] = frozenset()):
     """What the graph draws, cached on the file version and the folding options (never on the
     selected node: selecting a drawn node costs no layout and no `dot`); `pinned` entries (the
-    presenter's) are never folded."""
-    key = ("layout", rel, session.storage.version_key(), options.collapse, options.expand, pinned)
-    layout = store().views.get(key)
-    if layout is None:
-        layout = build_layout(session.tree, options.collapse, options.expand, pinned)
-        store().views.put(key, layout)
-    return layout
+    presenter's) are never folded, nor is a branch a person marked "winner": the chosen branch is
+    what every overview shows, at any level."""
+    pinned = pinned | frozenset(winners(session.tree, verdicts(session)))
+    return store().cached("layout", rel, session,
+                          lambda: build_layout(session.tree, options.collapse, options.expand, pinned),
+                          collapse=options.collapse, expand=options.expand, pinned=pinned)
 
 
-def layout_showing(rel: str, session: Session, options: GraphOptions, node: str | None):
+def layout_showing(rel: str, session: Session, options: GraphOptions, node: str | None,
+                   pinned: frozenset[str] = frozenset()):
     """The layout, with the segment or left-out branch that holds `node` opened (and `options`
-    updated to say so): only that neighbourhood changes, the rest of the drawing stays."""
-    layout = _layout(rel, session, options)
+    updated to say so): only that neighbourhood changes, the rest of the drawing stays.
+    `pinned` entries (the presented branch's tip) stay drawn, with the path to them."""
+    layout = _layout(rel, session, options, pinned)
     for _ in range(3):  # a branch brought in may still fold the node into one of its segments
         opening = layout.opening_for(node) if node else set()
         if not opening or opening <= options.expand:
             break
         options.expand = options.expand | opening
-        layout = _layout(rel, session, options)
+        layout = _layout(rel, session, options, pinned)
     return layout
 
 
@@ -187,7 +180,7 @@ def drawing_svg(rel: str, session: Session, options: GraphOptions, layout) -> tu
     folded drawing is shown instead, and when that fails too, only the note."""
     extra = options.query()
     rankdir = options.rankdir(layout)
-    key = ("svg", rel, session.storage.version_key(), layout.signature(), extra, rankdir)
+    key = view_key("svg", rel, session.storage.version_key(), layout=layout.signature(), links=extra, rankdir=rankdir)
 
     def make():
         svg = store().views.get(key)
@@ -201,7 +194,7 @@ def drawing_svg(rel: str, session: Session, options: GraphOptions, layout) -> tu
 
         # The drawing of the file's previous version, with the same options: an append that
         # keeps its shape changes a few nodes in it instead of running `dot` (patch_drawing).
-        last_key = ("drawing", rel, layout.collapsed, extra, rankdir)
+        last_key = view_key("drawing", rel, None, collapsed=layout.collapsed, links=extra, rankdir=rankdir)
         before = store().views.get(last_key)
         prepared = drawing_specs(session.tree, layout, node_url)
         drawing = patch_drawing(session.tree, layout, before, prepared) if before is not None else None
@@ -241,47 +234,6 @@ def _selected(session: Session, node: str | None) -> str | None:
     return tree.conversation_leaf(tree.active_leaf)
 
 
-def _tab_context(rel: str, session: Session, tab: str, node: str | None, layout) -> dict:
-    """What the side panel needs for a tab."""
-    tree = session.tree
-    ctx: dict = {"tab": tab, "node": node, "nav": node_nav(tree, node) if node else None}
-    if tab == "node" and node:
-        ctx["entry"] = tree.by_id[node]
-        ctx["tool_call"] = tool_call_for(tree, tree.by_id[node])
-        ctx["unanswered"] = awaits_reply(tree, node) and current_app.config["MODEL_CONFIG"].configured
-        ctx["audit"] = cached_audit(rel, session, node) if is_summary(tree.by_id[node]) else None
-    elif tab == "context" and node:
-        ctx["entry"] = tree.by_id[node]
-        ctx["cv"] = context_view(tree, node, layout)
-    elif tab == "transcript":
-        ctx.update(transcript.transcript_context(tree, node, request.args))
-    elif tab == "search":
-        ctx.update(search.search_context(store().resolve(rel), tree, request.args.get("q", "")))
-    elif tab == "branches":
-        ctx["branches"] = cached_leaf_figures(rel, session)
-    elif tab == "summaries":
-        ctx["summaries"] = summary_rows(tree)
-    elif tab == "compact":
-        try:
-            plan = compaction_plan(tree, node, request.args.get("keep_recent_tokens", ""))
-        except ValueError as exc:
-            abort(400, description=str(exc))
-        ctx["plan"] = plan
-        ctx["compact_overlay"] = compaction_overlay(plan, layout)
-    elif tab == "audit":
-        ctx.update(audit_tab(rel, session, node, layout))
-    elif tab == "problems":
-        problems = tree.all_problems()
-        ctx["problem_count"], ctx["warning_count"] = tree.problem_counts()
-        ctx["problems"] = problems[: budget.PROBLEMS_PAGE]
-        ctx["rest"] = len(problems) - len(ctx["problems"])
-        ctx["next_url"] = budget.more_url(rel, "problems", budget.PROBLEMS_PAGE) if ctx["rest"] else None
-        ctx["bad_lines"] = tree.bad_lines[: budget.BAD_LINES_SHOWN]
-        ctx["more_bad_lines"] = len(tree.bad_lines) - len(ctx["bad_lines"])
-        ctx["metadata"] = metadata_rows(tree.metadata, budget.METADATA_SHOWN)
-    return ctx
-
-
 def _text_tree_lines(session: Session, options: GraphOptions, layout, view: str, node: str | None) -> list:
     """The text tree beside or instead of the drawing: the drawing's nodes (`layout`, at the
     level the toolbar shows: the skeleton, or turns), so a line and a node are the same thing
@@ -294,7 +246,7 @@ def _text_tree_lines(session: Session, options: GraphOptions, layout, view: str,
     def open_link(anchors: list[str]) -> str:
         return f"?node={quote(anchors[0], safe='')}&{urlencode({'open': ','.join(anchors)})}&{extra}"
 
-    lines = outline.text_tree(session.tree, layout, link, open_link)
+    lines = outline.text_tree(session.tree, layout, link, open_link, chosen_leaf(session.tree, verdicts(session)))
     here = layout.dom_for(node) if node else None
     for line in lines:
         line.selected = line.dom == here
@@ -329,7 +281,9 @@ def _page_context(rel: str, tab: str, drawing: bool = True, text: bool = True):
         "rankdir": options.rankdir(layout),
         "selected_dom": layout.dom_for(node) if node else None,
         "path_dom": layout.path_doms(node) if node else [],
-        **_tab_context(rel, session, tab, node, layout),
+        "node": node,
+        "nav": node_nav(tree, node) if node else None,
+        **tab_context(Shown(rel, session, node, layout), tab),
     }
 
 
@@ -425,8 +379,10 @@ def more(rel: str, kind: str):
         node = _selected(session, request.args.get("node") or None)
         view = request.args.get("view") or None
         messages, rows = _context_messages(tree, node, view)
+        notes = None if view == "request" else context_notes(build_context(tree, node))
         template = "partials/_context_messages.html" if is_fragment() else "more.html"  # without JS: a page of them
         return render_template(template, rel=rel, tree=tree, messages=messages, rows=rows, kind=kind, title="messages",
+                               notes=notes,
                                view=view, node=node, start=offset, stop=budget.context_messages_shown(messages, offset),
                                offset=offset)
     args: dict = {}
@@ -453,6 +409,13 @@ def more(rel: str, kind: str):
     next_url = budget.more_url(rel, kind, page.next_offset, **args) if page.next_offset is not None else None
     template = "partials/_more_text.html" if is_fragment() else "more.html"
     return render_template(template, rel=rel, page=page, next_url=next_url, title=title, kind=kind, offset=offset)
+
+
+@bp.app_template_global()
+def chosen_winners(session: Session) -> list[str]:
+    """The branches a person marked winner (the latest first): "Fit" frames them with the
+    selected node where both fit at a legible size."""
+    return winners(session.tree, verdicts(session))
 
 
 @bp.app_template_global()

@@ -14,13 +14,30 @@ import stat
 import threading
 from collections import OrderedDict
 from pathlib import Path, PurePosixPath
+from typing import NamedTuple
 
 from werkzeug.exceptions import Forbidden
 
+from ..core.agents.places import discover, max_parts
 from ..core.catalog import SessionSummary, summarize_session
 from ..core.errors import SessionError, SessionNotFound
 from ..core.session import Session
-from ..core.storage import discover, fs_name, url_name
+from ..core.storage import fs_name, url_name
+
+
+class ViewKey(NamedTuple):
+    """What a view kept in `SessionStore.views` was made of, by name: its kind, the session, the
+    version of the file (None: a view kept across versions, such as the last drawing an append
+    patches), and what else it depends on as (name, value) pairs."""
+
+    kind: str
+    rel: str
+    version: tuple | None
+    depends: tuple = ()
+
+
+def view_key(kind: str, rel: str, version: tuple | None, **depends) -> ViewKey:
+    return ViewKey(kind, rel, version, tuple(sorted(depends.items())))
 
 
 class LRU:
@@ -57,10 +74,6 @@ class LRU:
 # every full collection walked them all again (0.3 s each, in the middle of a request).
 FREEZE_BYTES = 8 << 20
 
-# Folders a session may be below its sources folder: Codex's YYYY/MM/DD (see storage.discover),
-# plus the sources folder itself when the root is the home folder (`.codex/sessions`, 2 or 3 deep).
-MAX_PARTS = 8
-
 
 class SessionStore:
     def __init__(self, root: str | Path, within: tuple[str, ...] = ()):
@@ -70,10 +83,13 @@ class SessionStore:
         self.within = tuple(PurePosixPath(Path(w).as_posix()) for w in within)
         if not self.root.is_dir():
             raise SessionNotFound(f"{root}: not a folder")
+        # (the parts of a session file's path under the root: its folder's, and its agent's depth)
+        self.max_parts = max_parts(self.root, [str(w) for w in self.within])
+        self.skipped: list[str] = []  # the folders the last listing did not search, under the root
         self._sessions = LRU(32)  # open sessions hold their parsed file: keep the recent ones
         self._lock = threading.Lock()
         self.summaries = LRU(512)
-        self.views = LRU(64)  # rendered graphs and other costly views: (kind, rel, version, ...)
+        self.views = LRU(64)  # rendered graphs and other costly views, by ViewKey
         self._versions = LRU(1024)  # rel -> the version its views were last made of
         self._read_since_freeze = 0
         self._sizes: dict[Path, int] = {}
@@ -88,7 +104,7 @@ class SessionStore:
             or rel.startswith(("/", "\\"))
             or "\\" in rel
             or any(p in ("..", ".") or ":" in p or "\x00" in p for p in parts)
-            or len(parts) > MAX_PARTS
+            or len(parts) > self.max_parts
             or not rel.endswith(".jsonl")
             or (self.within and not any(PurePosixPath(rel).is_relative_to(w) for w in self.within))
         ):
@@ -133,7 +149,17 @@ class SessionStore:
         old = self._versions.get(name)
         self._versions.put(name, version)
         if old is not None and old != version:
-            self.views.drop(lambda key: len(key) > 2 and key[1] == name and key[2] == old)
+            self.views.drop(lambda key: key.rel == name and key.version == old)
+
+    def cached(self, kind: str, rel: str, session: Session, make, **depends):
+        """The view `kind` of the session's current version (and of `depends`), made by `make()`
+        once and kept in `views`."""
+        key = view_key(kind, rel, session.storage.version_key(), **depends)
+        view = self.views.get(key)
+        if view is None:
+            view = make()
+            self.views.put(key, view)
+        return view
 
     def _freeze_when_grown(self, path: Path, session: Session) -> None:
         size = session.storage.version_key()[0]
@@ -148,9 +174,12 @@ class SessionStore:
         gc.freeze()
 
     def files(self) -> list[Path]:
-        """Every session file served: under the root (and `within`), no symlink leading out."""
-        out = []
-        for path in discover(self.root, [str(w) for w in self.within]):
+        """Every session file served: under the root (and `within`), no symlink leading out. The
+        folders it did not search for their depth are left in `skipped`."""
+        out, skipped = [], []
+        found = discover(self.root, [str(w) for w in self.within], skipped)
+        self.skipped = [Path(p).relative_to(self.root).as_posix() for p in skipped]
+        for path in found:
             try:
                 if not path.resolve().is_relative_to(self.root):
                     continue  # a symlink that leads out of the root
@@ -158,6 +187,12 @@ class SessionStore:
                 continue  # a loop: not a session file (discover leaves them out already)
             out.append(path)
         return out
+
+    def skipped_folders(self) -> list[str]:
+        """The folders a listing does not search, relative to the root (`files` leaves them in
+        `skipped`)."""
+        self.files()
+        return self.skipped
 
     def list(self) -> list[tuple[str, SessionSummary | None, str | None]]:
         """(rel path, summary, error) for every session under the root, summaries cached."""

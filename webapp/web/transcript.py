@@ -10,7 +10,10 @@ from __future__ import annotations
 from flask import Blueprint, abort, redirect, render_template, request, url_for
 from markupsafe import Markup
 
-from ..core.entries import Entry, content_blocks
+from ..core.branch_names import branch_names
+from ..core.context import build_context
+from ..core.edit_preview import edited_entries
+from ..core.entries import CONTEXT_EDIT, Entry, content_blocks
 from ..core.subagents import starts_under
 from ..core.transcript import (
     FILTER_NAMES,
@@ -19,7 +22,6 @@ from ..core.transcript import (
     Item,
     Options,
     Transcript,
-    branch_name,
     build_transcript,
     other_branches,
 )
@@ -54,12 +56,12 @@ def _plain_output(result: Entry) -> Markup:
 def _result(result: Entry, call: dict, plain: bool) -> Markup:
     """A tool result folded under its call: the summary says its size and whether it failed."""
     text = _result_text(result)
-    lines = text.count("\n") + 1 if text else 0
+    lines = render.lines_from(text, 0) if text else 0
+    size = f"{len(text):,} characters" if lines is None else f"{lines} line{'' if lines == 1 else 's'}"
     error = bool(result.message.get("isError"))
     body = _plain_output(result) if plain else render.render_entry_body(result, call)
-    return Markup('<details class="t-result{}" id="t-{}" data-entry="{}"><summary>{} · {} line{}</summary>{}</details>').format(
-        " is-error" if error else "", dom_id(result.id), result.id, "error" if error else "result",
-        lines, "" if lines == 1 else "s", body,
+    return Markup('<details class="t-result{}" id="t-{}" data-entry="{}"><summary>{} · {}</summary>{}</details>').format(
+        " is-error" if error else "", dom_id(result.id), result.id, "error" if error else "result", size, body,
     )
 
 
@@ -144,11 +146,21 @@ def window_context(tree: SessionTree, t: Transcript, start: int, size: int = WIN
         "subagents_at": {i.entry.id: starts_under(tree, i.entry.id) for i in items},
         "item_body": item_body,
         "labels": tree.labels,
+        "edit_marks": edit_marks(tree, t),
         "window": WINDOW,
         "filters": FILTERS,
         "filter_names": FILTER_NAMES,
         "transcript_params": transcript_params,
     }
+
+
+def edit_marks(tree: SessionTree, t: Transcript) -> dict[str, tuple[str, str]]:
+    """Entries of the transcript's path that a context edit in force at its leaf changed: entry id
+    -> ("omitted" | "edited", the edit's id). The context is built only where the path holds one."""
+    if not any(e.type == CONTEXT_EDIT for e in t.path):
+        return {}
+    ctx = build_context(tree, t.leaf)
+    return {x.target.id: ("omitted" if x.sent is None else "edited", x.edit.id) for x in edited_entries(ctx)}
 
 
 def transcript_params(t: Transcript, **extra) -> dict:
@@ -182,6 +194,7 @@ def branch_list(rel: str):
     tree = current.store().session(rel).tree
     options = Options.from_args(request.args)
     active = tree.conversation_leaf(tree.active_leaf)
-    rows = [(leaf, branch_name(tree, leaf), leaf == active) for leaf in tree.leaves()]
+    names = branch_names(tree, tree.leaves())
+    rows = [(leaf, names[leaf], leaf == active) for leaf in tree.leaves()]
     return render_template("partials/_transcript_branches.html", rel=rel, rows=rows,
                            current=request.args.get("leaf"), params=options.params())

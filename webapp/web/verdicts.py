@@ -10,12 +10,10 @@ from __future__ import annotations
 from flask import Blueprint, abort, current_app, g, redirect, request, url_for
 
 from ..core.errors import SessionError, UnknownEntry
-from ..core.verdicts import PERSON, PERSON_VERDICTS, Verdict, give_verdict, verdicts
-from ..model.errors import ModelError
-from ..model.judge import judge
-from ..model.llm import ModelConfig
+from ..core.verdicts import PERSON, PERSON_VERDICTS, VERDICT_MEANINGS, VERDICT_WORDS, Verdict, give_verdict, verdicts
+from .current import store
 from .guard import keeps_app_data
-from .sessions import store
+from .owner import offered_models
 
 bp = Blueprint("verdicts", __name__)
 
@@ -44,30 +42,15 @@ def give(rel: str):
     return redirect(_back(rel, target), code=303)
 
 
-@bp.post("/s/<path:rel>/-/judge")
-@keeps_app_data
-def judge_branches(rel: str):
-    """A model judges the compared branches (pairwise, blind, both orders); its verdicts are
-    recorded beside a person's, and the comparison shows them."""
-    session = store().session(rel)
-    tips = [t for t in request.form.get("ids", "").split(",") if t]
-    base = current_app.config["MODEL_CONFIG"]
-    model = request.form.get("model", "").strip() or base.model
-    config = ModelConfig(model, base.api_base, base.api_key, base.timeout)
-    try:
-        judge(session, config, tips, request.form.get("rubric", ""))
-    except UnknownEntry as exc:
-        abort(404, description=str(exc))
-    except ModelError as exc:
-        abort(502, description=f"{exc} No verdict was written.")
-    except SessionError as exc:
-        abort(400, description=str(exc))
-    return redirect(_back(rel, tips[0] if tips else ""), code=303)
-
-
 @bp.app_template_global()
 def judge_model() -> str:
     return current_app.config["MODEL_CONFIG"].model or ""
+
+
+@bp.app_template_global()
+def judge_models() -> list[str]:
+    """The models the judge form offers: those the server was started with."""
+    return offered_models()
 
 
 @bp.app_template_global()
@@ -82,6 +65,12 @@ def branch_verdicts(rel: str) -> dict[str, dict[str, Verdict]]:
 @bp.app_template_global()
 def verdict_choices() -> tuple[str, ...]:
     return PERSON_VERDICTS
+
+
+@bp.app_template_global()
+def verdict_words(verdict: str) -> tuple[str, str]:
+    """(what a verdict says in words, what it means): the form's labels and their titles."""
+    return VERDICT_WORDS.get(verdict, verdict), VERDICT_MEANINGS.get(verdict, verdict)
 
 
 @bp.app_template_global()

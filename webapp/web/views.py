@@ -7,40 +7,38 @@ import weakref
 from dataclasses import dataclass
 
 from ..core.compaction import (
-    DEFAULT_RESERVE_TOKENS,
     CompactionPlan,
+    fitted_budgets,
     plan_compaction,
     suggested_keep_recent_tokens,
 )
 from ..core.context import Context, build_context, settings_on
 from ..core.context_diff import replaced_entries
+from ..core.context_edits import is_editable
+from ..core.edit_preview import EditedEntry, edited_entries
 from ..core.entries import (
     BRANCH_SUMMARY,
     COMPACTION,
+    CUSTOM,
+    CUSTOM_MESSAGE,
     MESSAGE,
     MODEL_CHANGE,
     THINKING_LEVEL_CHANGE,
     Entry,
     as_key,
-    content_text,
     entry_text,
+    readable_type,
     short_id,
     tool_calls,
 )
 from ..core.reader import first_kept_id
 from ..core.request import Request, build_request
+from ..core.system_prompt import SystemChange, changes
 from ..core.tokens import TokenCount, context_tokens, leaf_tokens
 from ..core.tree import SessionTree
 from ..model.table import context_window
 from .bands import compaction_bands, preview_band
 from .graph import GraphLayout, dom_id, drawn_tree
-
-
-def last_user_text(path: list[Entry]) -> str:
-    for e in reversed(path):
-        if e.type == MESSAGE and e.role == "user":
-            return content_text(e.message.get("content"), " ")
-    return ""
 
 
 @dataclass
@@ -74,6 +72,25 @@ def summary_rows(tree: SessionTree) -> list[SummaryRow]:
 
 
 @dataclass
+class ContextNotes:
+    """What the context tab says beside its messages: what each system message changed (by
+    message index), the entries edits changed (both texts), and which it offers to edit."""
+
+    system: dict[int, SystemChange]
+    edited: dict[str, EditedEntry]  # in the context, its content replaced
+    omitted: list[EditedEntry]  # taken out of it
+    editable: set[str]
+
+
+def context_notes(ctx: Context) -> ContextNotes:
+    system = {c.index: c for c in changes(ctx.messages, ctx.sources)}
+    edited = edited_entries(ctx)
+    return ContextNotes(system, {x.target.id: x for x in edited if x.sent is not None},
+                        [x for x in edited if x.sent is None],
+                        {s.id for s in ctx.sources if is_editable(s)})
+
+
+@dataclass
 class ContextView:
     context: Context
     tokens: TokenCount
@@ -81,6 +98,7 @@ class ContextView:
     overlay: dict  # drawn node dom id -> state, for the graph
     request: Request  # what a model call at this node is sent (SPEC §5b)
     replaced: int = 0  # entries the compaction in force replaced (`replaced_entries`)
+    notes: ContextNotes | None = None
 
     @property
     def percent(self) -> int | None:
@@ -96,19 +114,22 @@ def context_view(tree: SessionTree, node_id: str, layout: GraphLayout) -> Contex
     tokens = context_tokens(ctx)
     window = context_window(ctx.settings.provider, ctx.settings.model_id)
     in_ctx = ctx.entry_ids
-    on_path = {e.id for e in ctx.path}
     rank = {"in-context": 3, "replaced": 2, "on-path": 1}
     states: dict[str, dict] = {}
     counts: dict[str, list[int]] = {}  # a fold's dom id -> [its entries in the context, and replaced]
-    for e in ctx.path:
+    path_doms: set[str] = set()
+    for e, drawn in zip(ctx.path, layout.doms_along(ctx.path)):  # (one walk: the path is long, the drawing small)
         if e.id in in_ctx:
             state = {"state": "in-context"}
+        elif e.id in ctx.edits and ctx.edits[e.id].get("replacement", {}) is None:
+            edit = ctx.edits[e.id].id
+            state = {"state": "replaced", "by": dom_id(edit), "byLabel": f"omitted by context edit {short_id(edit)}"}
         elif e.id in ctx.replaced_by:
             comp = ctx.replaced_by[e.id]
             state = {"state": "replaced", "by": dom_id(comp), "byLabel": f"summarized by compaction {short_id(comp)}"}
         else:
             state = {"state": "on-path"}
-        drawn = layout.dom_for(e.id)
+        path_doms.add(drawn)
         if drawn not in states or rank[state["state"]] > rank[states[drawn]["state"]]:
             states[drawn] = state
         if state["state"] != "on-path" and not drawn.startswith(("e-", "x-")):
@@ -116,21 +137,25 @@ def context_view(tree: SessionTree, node_id: str, layout: GraphLayout) -> Contex
     for drawn, (held, replaced) in counts.items():
         if held and replaced:
             states[drawn] = {**states[drawn], "count": f"{held:,} of {held + replaced:,} in context"}
-    overlay = {"nodes": states, "onPath": sorted({layout.dom_for(i) for i in on_path}),
+    overlay = {"nodes": states, "onPath": sorted(path_doms),
                "bands": compaction_bands(tree, ctx.path, layout)}
     replaced = len(replaced_entries(tree, ctx.compaction.id)) if ctx.compaction and tree.parent.get(ctx.compaction.id) else 0
-    return ContextView(ctx, tokens, window, overlay, build_request(ctx), replaced)
+    return ContextView(ctx, tokens, window, overlay, build_request(ctx), replaced, context_notes(ctx))
 
 
 @dataclass
 class Nav:
     parent: str | None
-    children: list[str]
+    children: list[str]  # the first NAV_CHILDREN (a node may have 100,000: one link each is no page)
     prev_sibling: str | None
     next_sibling: str | None
     next_branch_point: str | None
     prev_branch_point: str | None
     root: str | None
+    more_children: int = 0  # children past the first NAV_CHILDREN
+
+
+NAV_CHILDREN = 20
 
 
 class _TreeOrder:
@@ -188,9 +213,11 @@ def node_nav(tree: SessionTree, entry_id: str) -> Nav:
         next_bp = points[cut % len(points)]
         before = cut - 1 if points[cut - 1] != entry_id else cut - 2
         prev_bp = points[before % len(points)]
+    children = tree.conversation_children(entry_id)
     return Nav(
         parent=parent,
-        children=tree.conversation_children(entry_id),
+        children=children[:NAV_CHILDREN],
+        more_children=max(len(children) - NAV_CHILDREN, 0),
         prev_sibling=siblings[i - 1] if i > 0 else None,
         next_sibling=siblings[i + 1] if 0 <= i < len(siblings) - 1 else None,
         next_branch_point=next_bp,
@@ -215,13 +242,16 @@ def tool_call_for(tree: SessionTree, entry: Entry) -> dict | None:
 
 # Roles whose name in the file reads as code: a pi `bashExecution` is a command the user ran
 # with `!`, shown to the model as a user message.
-ROLE_TITLES = {"bashExecution": "bash (user)"}
+ROLE_TITLES = {"bashExecution": "bash (user)", "system": "system prompt"}
 
 
 def entry_title(entry: Entry) -> str:
+    """What kind of entry it is, in words: a message's role, a custom entry's own type."""
     if entry.type == MESSAGE:
         return ROLE_TITLES.get(entry.role, entry.role) if isinstance(entry.role, str) and entry.role else "entry"
-    return str(entry.type).replace("_", " ") or "entry"
+    if entry.type in (CUSTOM, CUSTOM_MESSAGE) and isinstance(entry.get("customType"), str):
+        return readable_type(entry.get("customType"))
+    return readable_type(entry.type) if entry.type else "entry"
 
 
 def short(text, n: int = 90) -> str:
@@ -241,11 +271,11 @@ def compaction_plan(
     is the form's text (blank: a budget that makes a cut on this branch, the SPEC default when the
     branch is large enough). ValueError says what is wrong with it."""
     text = keep_recent_tokens.strip()
-    keep = int(text) if text.isascii() and text.isdigit() else suggested_keep_recent_tokens(tree, leaf) if not text else None
-    if keep is None:
-        raise ValueError(f"keep the most recent tokens: {text!r} is not a whole number")
     settings = settings_on(tree, tree.path(leaf))
     window = context_window(settings.provider, settings.model_id)
+    keep = int(text) if text.isascii() and text.isdigit() else suggested_keep_recent_tokens(tree, leaf, window) if not text else None
+    if keep is None:
+        raise ValueError(f"keep the most recent tokens: {text!r} is not a whole number")
     return plan_compaction(tree, leaf, keep_recent_tokens=keep, context_window=window, first_kept=first_kept)
 
 
@@ -277,15 +307,13 @@ class Meter:
 
 
 def session_counts(tree: SessionTree) -> dict[str, int]:
-    """The branches (`tree.leaves()`) and compactions of a session, counted from its drawn tree
-    (chains, not entries: the stats bar of a big session is printed on every page)."""
+    """The branches and compactions of a session: its branches are `tree.leaves()`, what the
+    Branches tab lists (found once per tree; the drawn tree's own count of tips took the side
+    lines Claude Code writes after a reply for branches of their own), its compactions counted
+    from the drawn tree (chains, not entries: the stats bar is printed on every page)."""
     d = drawn_tree(tree)
-    branches = sum(d.leaves[r] for r in d.roots)
-    shown = tree.conversation_leaf(tree.active_leaf)
-    if shown is not None and d.place(shown) is not None and d.kids(shown):
-        branches += 1  # the active leaf where it is not a tip (tree.leaves adds it too)
     compactions = sum(1 for x in d.unfoldable if tree.by_id[x].type == COMPACTION)
-    return {"branches": branches, "compactions": compactions}
+    return {"branches": len(tree.leaves()), "compactions": compactions}
 
 
 _meters: "weakref.WeakKeyDictionary[SessionTree, Meter]" = weakref.WeakKeyDictionary()
@@ -298,7 +326,7 @@ def context_meter(tree: SessionTree) -> Meter:
         count, model = leaf_tokens(tree, tree.active_leaf)
         window = context_window(*model)
         meter = _meters[tree] = Meter(count.context, window,
-                                      bool(window) and count.context > window - DEFAULT_RESERVE_TOKENS, count)
+                                      bool(window) and count.context > window - fitted_budgets(window)[1], count)
     return meter
 
 

@@ -53,8 +53,8 @@ class DotGraph:
         head = {"id": ident} if ident is not None else {}
         self._lines.append(f"\t{_quoted(name)} [{self._attrs({**head, **attrs})}]")
 
-    def edge(self, a: str, b: str) -> None:
-        self._lines.append(f"\t{_quoted(a)} -> {_quoted(b)}")
+    def edge(self, a: str, b: str, **attrs) -> None:
+        self._lines.append(f"\t{_quoted(a)} -> {_quoted(b)}" + (f" [{self._attrs(attrs)}]" if attrs else ""))
 
     def subgraph(self, graph: "DotGraph") -> None:
         self._lines.append(graph.source.replace("digraph ", "subgraph ", 1))
@@ -80,6 +80,9 @@ def to_dot(tree: SessionTree, layout: GraphLayout, node_url, long_urls: dict[str
         g.attr(rankdir=rankdir, nodesep="0.25", ranksep="0.3", bgcolor="transparent")
         g.attr("node", fontname="DejaVu Sans", fontsize="10", margin="0.12,0.04", height="0.3")
     g.attr("edge", color="#9ca3af", arrowhead="none")  # a tree drawn down or rightwards needs no arrows
+    if layout.one_branch:  # the path straight down, each fork point's group to its right
+        g.attr("graph", ordering="out")
+    more = {m.id for m in layout.more}
     clusters = _subagent_clusters(tree, layout)
     sub = {root: DotGraph(f"cluster_{i}") for i, root in enumerate(dict.fromkeys(clusters.values()))}
     for root, c in sub.items():
@@ -91,7 +94,10 @@ def to_dot(tree: SessionTree, layout: GraphLayout, node_url, long_urls: dict[str
     for c in sub.values():
         g.subgraph(c)
     for a, b in layout.edges:
-        g.edge(a, b)
+        if layout.one_branch and b not in more:
+            g.edge(a, b, weight="20")
+        else:
+            g.edge(a, b)
     return g
 
 

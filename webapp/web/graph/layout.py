@@ -143,6 +143,7 @@ class GraphLayout:
     level: str = ""  # "skeleton" for the tree's shape only (drawn compact: see style and dot)
     capped: bool = False  # the tree was too big for one drawing: some side branches are left out
     counted: int | None = None  # a layout only counted (see _fold): its size
+    one_branch: bool = False  # one branch alone (one_branch.py): drawn as a straight column, its groups beside it
     drawn: "Drawn | None" = field(default=None, repr=False, compare=False)
     # The tree it was laid out for, kept while the layout is (a cached layout may outlive the
     # session that made it): its drawn tree finds most places through it (_place).
@@ -160,8 +161,10 @@ class GraphLayout:
     retried: dict[str, tuple[int, Retries]] = field(default_factory=dict, repr=False)
 
     def signature(self) -> tuple:
+        """What the drawing of this layout depends on (a drawing is cached on it): what is folded,
+        grouped and drawn as itself (a drawing of one branch cut from another holds fewer nodes)."""
         return (self.collapsed, self.level, tuple(s.first_id for s in self.segments), tuple(m.id for m in self.more),
-                tuple(r.id for r in self.retries))
+                tuple(r.id for r in self.retries), len(self.nodes))
 
     def ranks(self) -> tuple[int, int]:
         """How many ranks (depths) the drawing has, and how many nodes its widest one holds."""
@@ -196,8 +199,11 @@ class GraphLayout:
         left out in; None when it is drawn as itself (or is not in the drawn tree)."""
         d = self.drawn
         where = d.place(entry_id) if d is not None else None
-        if where is None:
-            return None
+        return self._member_at(where) if where is not None else None
+
+    def _member_at(self, where: tuple[str, int]) -> str | None:
+        """`member` of the entry at `where` (its chain's head, its position there)."""
+        d = self.drawn
         h, i = where
         folded = self._retried(h, i) if self.retried else None
         if folded is not None:
@@ -225,6 +231,30 @@ class GraphLayout:
     def dom_for(self, entry_id: str) -> str:
         """The drawn node an entry is shown by: itself, or the segment or group that holds it."""
         return self.member(entry_id) or dom_id(entry_id)
+
+    def doms_along(self, path: list[Entry]) -> list[str]:
+        """`dom_for` of each entry of a path from a root, its places found by walking it (an
+        entry's place is the one before it plus one, in the same chain) rather than asked for
+        one by one: the Context tab maps a path of thousands of entries on every click."""
+        d = self.drawn
+        out: list[str] = []
+        prev: tuple[str, int] | None = None
+        for e in path:
+            where = None
+            if d is not None:
+                where = d.marks.get(e.id)
+                if where is None and prev is not None:
+                    h, i = prev
+                    chain = d.chains[h]
+                    if i + 1 < len(chain) and chain[i + 1] == e.id:
+                        where = (h, i + 1)
+                if where is None:
+                    where = d.place(e.id)
+            if where is not None:
+                prev = where
+            member = self._member_at(where) if where is not None else None
+            out.append(member or dom_id(e.id))
+        return out
 
     def path_doms(self, entry_id: str | None) -> list[str]:
         """The drawn nodes on the path from the root to `entry_id`, in order: a fold counts
@@ -304,6 +334,7 @@ def _skeleton(tree, d: Drawn, keep, expand, pinned, active_leaf, cap: int) -> Gr
     """The skeleton (see _fold), bounded like any drawing; where a compaction's kept part starts
     is not drawn in it (the compaction is)."""
     plain = _plain_fold(tree, d, "skeleton", keep)
+    memo: dict = {}  # what the bounded drawings below share (see _bounded): each is of the same tree
     layout = None
     if plain.size() <= cap:
         layout = _fold(tree, d, "skeleton", keep, expand)
@@ -311,18 +342,32 @@ def _skeleton(tree, d: Drawn, keep, expand, pinned, active_leaf, cap: int) -> Gr
     if layout is None or layout.size() > cap:
         # Thousands of fork points along one path (a session retried often) fold first.
         folds = fold_retries(tree, d, spine_of(d, [active_leaf, *pinned, *expand]), keep, expand, active_leaf)
-        layout = _bounded(tree, d, keep, expand, pinned, active_leaf, cap, plain, "skeleton", folds)
+        layout = _bounded(tree, d, keep, expand, pinned, active_leaf, cap, plain, "skeleton", folds, memo)
     # Too wide or deep for the pane: fewer side branches, grouped by fork point ("⊞ N more
-    # branches"), never fewer nodes than the path to the active leaf holds, and never a branch
-    # the user opened (a click on its group would not draw it).
-    floor = len(layout.path_doms(active_leaf)) + 1
+    # branches"), never fewer nodes than the paths that must stay hold (to the active leaf, the
+    # pinned entries and what the user opened: a smaller cap would fold their compactions and
+    # labels away), and never a branch the user opened (a click on its group would not draw it).
+    floor = len({x for e in (active_leaf, *pinned, *expand) for x in layout.path_doms(e)}) + 1
     while not _fits(layout) and layout.size() * 4 // 5 >= floor:
-        smaller = _bounded(tree, d, keep, expand, pinned, active_leaf, layout.size() * 4 // 5, plain, "skeleton", folds)
+        smaller = _bounded(tree, d, keep, expand, pinned, active_leaf, _smaller_cap(layout, floor), plain, "skeleton",
+                           folds, memo)
         if smaller.size() >= layout.size() or any(a in expand for m in smaller.more for a in m.anchors):
             break
         layout = smaller
     layout.level = "skeleton"
     return layout
+
+
+def _smaller_cap(layout: GraphLayout, floor: int) -> int:
+    """The next cap of a skeleton too big for its pane: a fifth fewer nodes, or as many fewer as
+    its widest rank holds past what a pane's width takes (a node with 100,000 children drawn
+    with 119 of them would otherwise be shrunk a fifth at a time, at a drawing each)."""
+    size = layout.size()
+    w, h, sep, _ = SKELETON_NODE
+    pane_w, pane_h = SKELETON_PANE
+    widest_fitting = int(max(pane_w // (w + sep), pane_h // (h + sep)))
+    excess = layout.ranks()[1] - widest_fitting
+    return max(min(size * 4 // 5, size - excess), floor)
 
 
 def _fits(layout: GraphLayout) -> bool:
@@ -499,7 +544,7 @@ def _subtree_units(full: GraphLayout, d: Drawn) -> dict[str, int]:
 
 
 def _bounded(tree, d: Drawn, keep, expand, pinned, active_leaf, cap, full: GraphLayout, fold: str,
-             retries: list[Retries] = ()) -> GraphLayout:
+             retries: list[Retries] = (), memo: dict | None = None) -> GraphLayout:
     """The drawing with side branches left out until it holds at most `cap` nodes. When even
     the paths that must stay take more than three quarters of it turn by turn (or more than all
     of it with a "more" node per fork point), they fold by runs; when even then they take more
@@ -531,7 +576,10 @@ def _bounded(tree, d: Drawn, keep, expand, pinned, active_leaf, cap, full: Graph
         return len(starts) - bisect.bisect_right(starts, i) + 1 + below
 
     opened = set(expand)
-    ranks: dict[str, tuple] = {}
+    # Shared by the drawings of one request (`memo`): the skeleton draws several in turn, and each
+    # ranks every side branch (a node with 100,000 children has as many).
+    memo = {} if memo is None else memo
+    ranks: dict[str, tuple] = memo.setdefault(("ranks", frozenset(opened)), {})
 
     def rank(r: str, p: str) -> tuple:
         known = ranks.get(r)
@@ -543,21 +591,26 @@ def _bounded(tree, d: Drawn, keep, expand, pinned, active_leaf, cap, full: Graph
     spine_only = _fold(tree, d, fold, keep, expand, spine, count=True, retries=retries)  # (only its size is read)
     used = spine_only.size() + len({p for _, p in sides})  # the spine, a "more" node per fork point
     if fold == "turns" and (spine_only.size() > cap * 3 // 4 or used > cap):
-        return _bounded(tree, d, keep, expand, pinned, active_leaf, cap, _plain_fold(tree, d, "runs", keep), "runs")
+        return _bounded(tree, d, keep, expand, pinned, active_leaf, cap, _plain_fold(tree, d, "runs", keep), "runs",
+                        memo=memo)
     if fold != "turns" and used > cap and not retries:
         # Even by runs the paths that must stay, with a "more" node per fork point, hold more
         # than a drawing: when it is their fork points (a session retried often: each stays
         # drawn), those fold, at any level.
         folds = fold_retries(tree, d, spine, keep, expand, active_leaf)
         if folds:
-            return _bounded(tree, d, keep, expand, pinned, active_leaf, cap, full, fold, folds)
+            return _bounded(tree, d, keep, expand, pinned, active_leaf, cap, full, fold, folds, memo)
     if fold in ("runs", "skeleton") and spine_only.size() > cap:
         # Even by runs the paths that must stay hold more than a drawing (hundreds of branch
         # summaries, compactions or labels along them): only what the user asked to see stays
         # drawn as itself, and those fold too ("all").
         least = set(pinned) | set(expand) | ({active_leaf} if active_leaf is not None else set())
-        return _bounded(tree, d, least, expand, pinned, active_leaf, cap, _plain_fold(tree, d, "all", least), "all", retries)
-    total = _subtree_units(full, d)  # what a side branch costs: its nodes in the full drawing (see cost)
+        return _bounded(tree, d, least, expand, pinned, active_leaf, cap, _plain_fold(tree, d, "all", least), "all", retries,
+                        memo)
+    counted = memo.get(("units", id(full)))
+    if counted is None or counted[0] is not full:
+        counted = memo[("units", id(full))] = (full, _subtree_units(full, d))
+    total = counted[1]  # what a side branch costs: its nodes in the full drawing (see cost)
     heap = [(rank(r, p), r, p) for r, p in sides]
     heapq.heapify(heap)
     shown: list[str] = []
@@ -609,7 +662,7 @@ def _bounded(tree, d: Drawn, keep, expand, pinned, active_leaf, cap, full: Graph
                 only[h] = len(chain) - 1
                 stack.extend(children.get(chain[-1], ()))
         layout = _fold(tree, d, fold, keep, expand, only, retries=retries)
-        _add_more(layout, d, sides, hidden, rank)
+        _add_more(layout, d, sides, hidden, rank, memo.setdefault("subtrees", {}))
         if layout.size() <= cap or not shown:
             break
         shown = shown[: len(shown) * 3 // 4]  # the estimate was short: draw fewer side branches
@@ -617,33 +670,41 @@ def _bounded(tree, d: Drawn, keep, expand, pinned, active_leaf, cap, full: Graph
     return layout
 
 
-def _add_more(layout: GraphLayout, d: Drawn, sides, hidden: set[str], rank) -> None:
+def _add_more(layout: GraphLayout, d: Drawn, sides, hidden: set[str], rank, subtrees: dict) -> None:
     """One "N more branches here" node per drawn node that left-out branches fork from; the
-    entries left out are shown by it (selecting one there brings it into the drawing)."""
+    entries left out are shown by it (selecting one there brings it into the drawing).
+    `subtrees`: the figures of subtrees found already (shared by the drawings of a request)."""
     groups: dict[str, MoreBranches] = {}
     anchors: dict[str, list[tuple[int, str]]] = {}
+    attached: dict[str, str] = {}
     for r, p in sides:
         if r not in hidden:
             continue
-        attach = layout.dom_for(p) if p else "roots"
+        attach = attached.get(p)
+        if attach is None:
+            attach = attached[p] = layout.dom_for(p) if p else "roots"
         g = groups.get(attach)
         if g is None:
             g = groups[attach] = MoreBranches(attach, [], 0, 0)
             anchors[attach] = []
-        size, leaves, _, _ = d.subtree(r)
-        g.branches += leaves
-        g.entries += size
+        figures = subtrees.get(r)
+        if figures is None:
+            figures = subtrees[r] = d.subtree(r)
+        g.branches += figures[1]
+        g.entries += figures[0]
         anchors[attach].append((rank(r, p), p or r))
         h, i = d.place(r)
         layout.hidden.setdefault(h, []).append((i, g.id))
     for marks in layout.hidden.values():
         marks.sort()
     for attach, g in groups.items():
-        for _, a in sorted(anchors[attach]):
-            if a not in g.anchors:
-                g.anchors.append(a)
-            if len(g.anchors) >= MORE_OPEN:
-                break
+        # The anchors by the best rank of their branches, the first MORE_OPEN (a fork point of
+        # 100,000 branches is one anchor: its branches are not sorted to find it).
+        best: dict[str, tuple] = {}
+        for key, a in anchors[attach]:
+            if a not in best or key < best[a]:
+                best[a] = key
+        g.anchors.extend(sorted(best, key=best.__getitem__)[:MORE_OPEN])
         layout.more.append(g)
         if attach != "roots":
             layout.edges.append((attach, g.id))

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
-from ...core.entries import BRANCH_SUMMARY, COMPACTION, MESSAGE, META_TYPES, Entry, content_text, entry_text, tool_calls
+from ...core.entries import (
+    BRANCH_SUMMARY, COMPACTION, MESSAGE, META_TYPES, Entry, content_text, entry_text, readable_type, tool_calls,
+)
 from ...core.tokens import format_tokens
 from ...core.tree import SessionTree
 from .layout import GraphLayout
@@ -44,6 +46,9 @@ def _node_style(tree: SessionTree, e: Entry, width: int = LABEL_WIDTH) -> tuple[
             if err:
                 classes.append("is-error")
             label = dot_text(f"{e.message.get('toolName', 'tool')}: {content_text(e.message.get('content'), ' ')}", width)
+        elif role == "system":  # pi 1.6: the prompt and tools from here on
+            attrs.update(shape="box", style="filled", fillcolor="#fffbeb", color="#b45309")
+            label = "system prompt\n" + text if text else "system prompt"
         else:
             attrs.update(shape="box", style="filled", fillcolor="#ede9fe", color="#7c3aed")
             label = text
@@ -63,7 +68,7 @@ def _node_style(tree: SessionTree, e: Entry, width: int = LABEL_WIDTH) -> tuple[
         label = text
     else:
         attrs.update(shape="box", style="dashed", color="#9ca3af")
-        label = dot_text(e.type)
+        label = dot_text(readable_type(e.type))  # ("context edit", not "context_edit")
     if e.id in tree.labels:
         label = f"◆ {dot_text(tree.labels[e.id], width)}\n{label}"
         classes.append("labelled")
