@@ -334,7 +334,7 @@ def _light_tree(held: FileLines, header: dict, cols: dict[str, list], rare: _Rar
         elif role == "assistant":
             e._facts = [call_ids.get((fileno, line), ()), None, False, used, cost, ()]
         elif role == "toolResult":
-            e._facts = [(), call_id, is_error, None, 0.0, ()]
+            e._facts = [(), call_id, is_error, None, cost, ()]
         else:
             e._facts = _NOTHING
         add(e)
@@ -362,7 +362,8 @@ def _tables(con: duckdb.DuckDBPyConnection, files: list[FileLines], plain: dict[
     try:
         entries = con.sql(
             "SELECT e.fileno, e.entry_id, e.parent_id, e.line, e.type, e.role, make_timestamp(e.time_us) AS time, "
-            "e.model, e.usage_tokens, e.input_tokens, e.output_tokens, e.cost, e.tool_name, e.is_error "
+            "e.model, e.usage_tokens, e.input_tokens, e.output_tokens, e.cache_read_tokens, e.cache_write_tokens, e.cost, "
+            "e.tool_name, e.is_error "
             "FROM (SELECT * REPLACE (CASE WHEN chained THEN lag(entry_id) OVER (PARTITION BY fileno ORDER BY line) "
             "      ELSE parent_id END AS parent_id) FROM entries WHERE kind = 0) e "
             "JOIN plain_files p ON e.fileno = p.fileno AND e.line >= p.from_line ORDER BY e.fileno, e.line").to_arrow_table()

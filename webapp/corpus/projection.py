@@ -23,17 +23,17 @@ from ..core.agents.tools import action_tables
 # The JSON paths whose type is read from each line (`json_type`), and those whose value is (as
 # text: a string's value, any other value's JSON; `json_extract_string`), in the order of the
 # lists DuckDB extracts them into, each with one parse of the line.
-_REQUIRED = sorted({f for fields in REQUIRED_FIELDS.values() for f in fields} - {"message", "modelId", "targetId"})
+_REQUIRED = sorted({f for fields in REQUIRED_FIELDS.values() for f in fields} - {"message", "modelId", "targetId", "usage"})
 _USAGE = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
 TYPED = ("type", "id", "parentId", "timestamp", "message", "message.role", "message.model", "message.toolName",
          "message.toolCallId", "message.isError", "message.content", "message.usage",
          *(f"message.usage.{k}" for k in (*_USAGE, "estimated", "cost.total")),
-         "modelId", "targetId", "details.usage.cost.total", "tokensBefore", "tokensAfter", "replacementHistory",
-         *_REQUIRED)
+         "modelId", "targetId", "usage", "usage.cost.total", "details.usage.cost.total", "tokensBefore", "tokensAfter",
+         "replacementHistory", *_REQUIRED)
 VALUED = ("type", "id", "parentId", "timestamp", "message.role", "message.model", "message.toolName",
           "message.toolCallId", "message.isError", "message.stopReason", "message.content", "content",
           *(f"message.usage.{k}" for k in (*_USAGE, "estimated", "cost.total")),
-          "modelId", "targetId", "details.usage.cost.total", "tokensBefore", "tokensAfter")
+          "modelId", "targetId", "usage.cost.total", "details.usage.cost.total", "tokensBefore", "tokensAfter")
 _K = {p: f"k[{i + 1}]" for i, p in enumerate(TYPED)}  # (DuckDB's lists count from 1)
 _S = {p: f"s[{i + 1}]" for i, p in enumerate(VALUED)}
 # An ISO-8601 time as `datetime.fromisoformat` reads it and this projection does too; another
@@ -82,8 +82,8 @@ def entries_sql() -> str:
     usage_ok = " AND ".join(f"coalesce({k[f'message.usage.{u}']}, '') NOT IN ('DOUBLE', 'BOOLEAN') "
                             f"AND int_ok({k[f'message.usage.{u}']}, {v[f'message.usage.{u}']})" for u in _USAGE)
     ints = {u: f"as_int({k[f'message.usage.{u}']}, {v[f'message.usage.{u}']})" for u in _USAGE}
-    summary_ok = " AND ".join(f"coalesce({k[f]}, '') <> 'BOOLEAN'" for f in ("details.usage.cost.total", "tokensBefore",
-                                                                              "tokensAfter")) \
+    summary_ok = " AND ".join(f"coalesce({k[f]}, '') <> 'BOOLEAN'" for f in ("usage.cost.total", "details.usage.cost.total",
+                                                                              "tokensBefore", "tokensAfter")) \
         + f" AND int_ok({k['tokensBefore']}, {v['tokensBefore']}) AND int_ok({k['tokensAfter']}, {v['tokensAfter']})"
     missing = " WHEN ".join(
         f"type = '{kind}' THEN list_filter([{', '.join(f'CASE WHEN {k[f]} IS NULL THEN {f!r} END' for f in fields)}], "
@@ -130,10 +130,12 @@ SELECT fileno, line, CASE WHEN k IS NULL THEN 2 ELSE 0 END AS kind,
       AND (NOT assistant OR (key_ok({k['message.model']}) AND {usage_ok}
            AND coalesce({k['message.usage.estimated']}, 'NULL') IN ('NULL', 'BOOLEAN')
            AND coalesce({k['message.usage.cost.total']}, '') <> 'BOOLEAN'))
-      AND (NOT result OR (key_ok({k['message.toolName']}) AND coalesce({k['message.isError']}, 'NULL') IN ('NULL', 'BOOLEAN')))
+      AND (NOT result OR (key_ok({k['message.toolName']}) AND coalesce({k['message.isError']}, 'NULL') IN ('NULL', 'BOOLEAN')
+           AND coalesce({k['message.usage.cost.total']}, '') <> 'BOOLEAN'))
     WHEN 'custom_message' THEN blocks_ok(blocks) AND NOT has_calls(blocks)
     WHEN 'compaction' THEN {k['replacementHistory']} IS NULL AND {summary_ok}
     WHEN 'branch_summary' THEN {summary_ok}
+    WHEN 'usage' THEN coalesce({k['usage.cost.total']}, '') <> 'BOOLEAN'
     WHEN 'model_change' THEN key_ok({k['modelId']})
     WHEN 'leaf' THEN key_ok({k['targetId']})
     WHEN 'label' THEN key_ok({k['targetId']})
@@ -158,7 +160,13 @@ SELECT fileno, line, CASE WHEN k IS NULL THEN 2 ELSE 0 END AS kind,
        THEN coalesce({ints['input']}, 0) + coalesce({ints['cacheRead']}, 0) + coalesce({ints['cacheWrite']}, 0)
        END AS input_tokens,
   CASE WHEN assistant AND {k['message.usage']} = 'OBJECT' THEN {ints['output']} END AS output_tokens,
-  CASE WHEN assistant THEN as_float({k['message.usage.cost.total']}, {v['message.usage.cost.total']})
+  CASE WHEN assistant AND {k['message.usage']} = 'OBJECT' THEN {ints['cacheRead']} END AS cache_read_tokens,
+  CASE WHEN assistant AND {k['message.usage']} = 'OBJECT' THEN {ints['cacheWrite']} END AS cache_write_tokens,
+  -- (what a call cost: a reply's, a tool's that called a model, a summary's own `usage` or the
+  -- `details.usage` session-tree once wrote, a pi 1.6 `usage` entry's: `entries.spent_usage`)
+  CASE WHEN assistant OR result THEN as_float({k['message.usage.cost.total']}, {v['message.usage.cost.total']})
+       WHEN type IN ('compaction', 'branch_summary', 'usage') AND {k['usage']} = 'OBJECT'
+       THEN as_float({k['usage.cost.total']}, {v['usage.cost.total']})
        WHEN type IN ('compaction', 'branch_summary')
        THEN as_float({k['details.usage.cost.total']}, {v['details.usage.cost.total']})
        ELSE 0.0 END AS cost,

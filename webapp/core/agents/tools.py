@@ -59,7 +59,8 @@ def action_tables() -> tuple[dict[str, tuple[str, tuple[str, ...]]], dict[str, s
     """(file tool -> (kind, the arguments its path may be in, in order), shell tool -> the argument
     of its command, the patch tools): what `tool_action` reads, for a reader that does the same
     elsewhere (the corpus index's SQL projection of tool calls)."""
-    return {name: (kind, keys) for name, (kind, keys, _, _) in _FILE_TOOLS.items()}, dict(_SHELL_TOOLS), _PATCH_TOOLS
+    files, shells, patches = _tables()
+    return {name: (tool.kind, tuple(tool.path)) for name, tool in files.items()}, dict(shells), patches
 
 
 def _command_text(value: Any) -> str | None:
