@@ -1,4 +1,4 @@
-"""The SQL projection of pi's lines (webapp/corpus/projection.py) reads every line as the format
+"""The SQL projection of pi's lines (webapp/core/agents/pi/projection.py) reads every line as the format
 seam does: each entry's facts (id, parent, type, role, time, usage, cost, tool calls, …) equal the
 seam's, and the rows a batch makes of each file (`batch.tables_of`: the projection where it reads
 the file, the seam elsewhere) equal the oracle's (the extractor as it was), whole and from a line

@@ -1,7 +1,8 @@
 """The tables' rows of a batch of session files, made where the files are read (a worker process
-of a big build, a Ray task, or the indexing process itself): pi files by the SQL projection and
-the core's tree over its columns (`columns.py`), every other file, and any pi file the
-projection leaves to it, by the format seam (`extract.extract`). The entries' text and the
+of a big build, a Ray task, or the indexing process itself): the files of an agent whose room
+gives a SQL projection (`Agent.projection`: pi's) by that projection and the core's tree over its
+columns (`columns.py`), every other file, and any file the projection leaves to it, by the format
+seam (`extract.extract`). The entries' text and the
 summaries' audits are not made here: a build makes them once the tables are written
 (`later.py`), so that the list of sessions and the figures come first.
 
@@ -14,6 +15,8 @@ from dataclasses import dataclass, field
 import orjson
 import pyarrow as pa
 
+from ..core.agents import agents
+from ..core.agents.agent import Agent
 from .columns import connection, project
 from .extract import COLUMNS, extract
 from .lines import FileLines, read_file
@@ -42,15 +45,19 @@ class Batch:
 _con = None  # this process's DuckDB (one thread, in memory), made with its first batch
 
 
-def _pi(held: FileLines) -> bool:
-    """Whether the file starts with a pi session header (the projection reads it)."""
+def _projected_by(held: FileLines) -> Agent | None:
+    """The agent whose projection reads the file: the first that recognises its first line, if
+    its room gives one (None: the seam reads the file)."""
     if held.lines == 0:
-        return False
+        return None
     try:
         first = orjson.loads(held.line(1))
     except orjson.JSONDecodeError:
-        return False
-    return type(first) is dict and first.get("type") == "session"
+        return None
+    if type(first) is not dict:
+        return None
+    agent = next((a for a in agents() if a.recognises(first)), None)
+    return agent if agent is not None and agent.projection is not None else None
 
 
 def tables_of(jobs: list[tuple[str, int]]) -> Batch:
@@ -63,17 +70,22 @@ def tables_of(jobs: list[tuple[str, int]]) -> Batch:
             held[n] = read_file(path)
         except OSError as exc:
             done[n].error = f"{type(exc).__name__}: {exc}"[:500]
-    pi = [n for n, h in held.items() if _pi(h)]
+    by_agent: dict[str, tuple[Agent, list[int]]] = {}
+    for n, h in held.items():
+        agent = _projected_by(h)
+        if agent is not None:
+            by_agent.setdefault(agent.name, (agent, []))[1].append(n)
     parts: dict[str, list[pa.Table]] = {t: [] for t in TABLES}
-    seam = [n for n in held if n not in set(pi)]  # (read by the seam)
-    if pi:
+    projected = {n for _, ns in by_agent.values() for n in ns}
+    seam = [n for n in held if n not in projected]  # (read by the seam)
+    for agent, ns in by_agent.values():
         if _con is None:
             _con = connection()
-        got = project(_con, [held[n] for n in pi], [jobs[n][1] for n in pi])
+        got = project(_con, [held[n] for n in ns], [jobs[n][1] for n in ns], projection=agent.projection())
         parts["entries"].append(got.entries)
         parts["tool_calls"].append(got.tool_calls)
         rows: dict[str, list[tuple]] = {t: [] for t in ("sessions", "branches", "summaries")}
-        for i, n in enumerate(pi):
+        for i, n in enumerate(ns):
             fr = got.plain.get(i)
             if fr is None:
                 seam.append(n)

@@ -1,4 +1,5 @@
-"""The corpus tables of a batch of pi files from the projection's columns (`projection.py`), with
+"""The corpus tables of a batch of pi files from the projection's columns (the SQL of pi's room,
+`agents.pi.projection`, named by the registry: `Agent.projection`), with
 the core's own tree walked over them: each entry made from its row without its body (a lazy
 `Entry` whose facts are the row's), so that `SessionTree`, `leaf_figures`, the leaves, tips and
 problems are the core's, computed on the (id, parent) columns and the few facts each entry
@@ -16,13 +17,14 @@ from collections import deque
 from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
+from types import ModuleType
 
 import duckdb
 import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..core.agents import source_of
+from ..core.agents import by_name, source_of
 from ..core.catalog import first_message_preview
 from ..core.entries import BRANCH_SUMMARY, COMPACTION, LEAF, MESSAGE, NO_INSTANT, Entry, as_key
 from ..core.formats.base import Problem
@@ -34,7 +36,6 @@ from ..core.tree import SessionTree
 from ..core.storage import url_name
 from .extract import COLUMNS, audits_hold, first_instant, parse_iso, as_time, tips_finder, file_mtime, project_of
 from .lines import FileLines, HeldBodies, lines_table
-from .projection import arg_keys, calls_sql, entries_sql, macros
 from .schema import arrow_schema
 
 # The projection's columns each entry of the light tree is made from, as Python lists (the rare
@@ -67,24 +68,24 @@ class Projected:
 
 
 def connection() -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB of one thread (a worker process is one core's worth of work), with the
-    projection's macros."""
+    """An in-memory DuckDB of one thread (a worker process is one core's worth of work)."""
     con = duckdb.connect(":memory:")
     con.execute("SET threads = 1")
-    for sql in macros():
-        con.execute(sql)
     return con
 
 
 def project(con: duckdb.DuckDBPyConnection, files: list[FileLines], from_lines: list[int],
-            trees: dict[int, SessionTree] | None = None) -> Projected:
-    """The rows of `files` (pi files, each read from its `from_lines` entry on) as far as the
-    projection reads them as the seam does; `trees`: given, each file's tree is kept in it
-    (fileno -> tree), to be compared with the seam's."""
+            trees: dict[int, SessionTree] | None = None, projection: ModuleType | None = None) -> Projected:
+    """The rows of `files` (pi files, each read from its `from_lines` entry on) as far as
+    `projection` (pi's, unless told) reads them as the seam does; `trees`: given, each file's tree
+    is kept in it (fileno -> tree), to be compared with the seam's."""
+    sql = projection or by_name("pi").projection()
+    for macro in sql.macros():  # (a few statements a batch: the connection may have run another's)
+        con.execute(macro)
     con.register("lines", lines_table(files))
     try:
-        con.execute("CREATE OR REPLACE TEMP TABLE entries AS " + entries_sql())
-        con.execute("CREATE OR REPLACE TEMP TABLE calls AS " + calls_sql())
+        con.execute("CREATE OR REPLACE TEMP TABLE entries AS " + sql.entries_sql())
+        con.execute("CREATE OR REPLACE TEMP TABLE calls AS " + sql.calls_sql())
         status = con.execute(
             "SELECT fileno, bool_and(plain) FILTER (WHERE kind = 0), list(line ORDER BY line) FILTER (WHERE kind = 2), "
             "list(line ORDER BY line) FILTER (WHERE suspect) FROM entries GROUP BY fileno").fetchall()
@@ -122,7 +123,7 @@ def project(con: duckdb.DuckDBPyConnection, files: list[FileLines], from_lines: 
             plain[fileno] = _file_rows(held, by_file[fileno], rare, call_ids, fileno, start, trees)
         except _LeftToSeam as exc:
             left[fileno] = str(exc)
-    entries, tool_calls = _tables(con, files, plain, from_lines, python_calls)
+    entries, tool_calls = _tables(con, files, plain, from_lines, python_calls, sql.arg_keys())
     return Projected(plain, entries, tool_calls, left)
 
 
@@ -354,7 +355,7 @@ def _light_tree(held: FileLines, header: dict, cols: dict[str, list], rare: _Rar
 
 
 def _tables(con: duckdb.DuckDBPyConnection, files: list[FileLines], plain: dict[int, FileRows],
-            from_lines: list[int], python_calls: list) -> tuple[pa.Table, pa.Table]:
+            from_lines: list[int], python_calls: list, keys: tuple[str, ...]) -> tuple[pa.Table, pa.Table]:
     """The entries and tool calls rows of the plain files, as Arrow tables of the index's schema."""
     keep = pa.table({"fileno": pa.array(sorted(plain), pa.int32()),
                      "from_line": pa.array([from_lines[f] for f in sorted(plain)], pa.int32())})
@@ -392,7 +393,6 @@ def _tables(con: duckdb.DuckDBPyConnection, files: list[FileLines], plain: dict[
     if python_calls:  # (a command given as a list of words, a patch: `tool_action` reads them)
         at = {(fileno, line, idx): i for i, (fileno, line, idx) in enumerate(zip(
             calls.column("fileno").to_pylist(), calls.column("line").to_pylist(), calls.column("idx").to_pylist()))}
-        keys = arg_keys()
         for fileno, line, idx, name, args in python_calls:
             i = at.get((fileno, line, idx))
             if i is None:

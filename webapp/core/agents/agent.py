@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from importlib import import_module
 from pathlib import Path
+from types import ModuleType
 
 # What a tool call does, whichever agent's tool made it (`tools.py` reads them).
 READ, EDIT, WRITE, BASH, OTHER = "read", "edit", "write", "bash", "other"
@@ -53,6 +54,11 @@ def reader_of(room: str, name: str) -> Callable[[], type]:
     return lambda: getattr(import_module(f"{room}.reader"), name)
 
 
+def module_of(room: str, name: str) -> Callable[[], ModuleType]:
+    """The module `name` of the room `room`, imported when first asked for (as `reader_of`)."""
+    return lambda: import_module(f"{room}.{name}")
+
+
 def another_agents_file(title: str) -> Callable[[str], str]:
     """The reason every file of an agent whose format session-tree does not write is read-only."""
     return lambda fmt: f"is a {title} session, another agent's file that session-tree only reads"
@@ -73,21 +79,27 @@ class Agent:
     - `not_sessions`: folders among its sessions that hold none (files read with a session, its
       own data): never searched for sessions, and not said to be skipped;
     - `find_folder(home)`: where its sessions are, when more than `home_folder` decides it (pi's
-      environment variable and setting); None: `home / home_folder`.
+      environment variable and setting); None: `home / home_folder`;
+    - `projection()`: the module of its SQL projection of lines into the corpus tables' entry rows
+      (`entries_sql`, `calls_sql`, `arg_keys`, `macros`), which a big corpus build runs in DuckDB
+      over its files (`corpus.columns`), imported when a build first reads one; None: the format
+      seam reads its files for the corpus.
     """
 
     __slots__ = ("name", "title", "flag", "home_folder", "depth", "recognises", "reader", "why_read_only",
-                 "tools", "not_sessions", "find_folder")
+                 "tools", "not_sessions", "find_folder", "projection")
 
     def __init__(self, *, name: str, title: str, flag: str, home_folder: tuple[str, ...], depth: int,
                  recognises: Callable[[dict], bool], reader: Callable[[], type],
                  why_read_only: Callable[[str], str | None], tools: Tools | None = None,
                  not_sessions: frozenset[str] = frozenset(),
-                 find_folder: Callable[[Path], Path] | None = None) -> None:
+                 find_folder: Callable[[Path], Path] | None = None,
+                 projection: Callable[[], ModuleType] | None = None) -> None:
         self.name, self.title, self.flag, self.home_folder, self.depth = name, title, flag, home_folder, depth
         self.recognises, self.reader, self.why_read_only = recognises, reader, why_read_only
         self.tools = tools or Tools()
         self.not_sessions, self.find_folder = not_sessions, find_folder
+        self.projection = projection
 
     def __repr__(self) -> str:
         return f"Agent({self.name!r})"

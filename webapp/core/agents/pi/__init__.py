@@ -8,7 +8,8 @@
 - First line: a `session` header (versions 1 to 3); a file whose first line is no known format's
   is read here too, as entries without a header.
 - Reading: `reader.PiReader` reads every view's entries; `columns.ColumnLog` reads the usual
-  message line with a compiled decoder into columns for `show` (the rest through `PiReader`).
+  message line with a compiled decoder into columns for `show` (the rest through `PiReader`);
+  `projection` reads its lines as entry rows in DuckDB for the corpus index's big builds.
 - Writing: only version 3 files (and new ones); pi migrates an older file by rewriting it with
   new ids, which would lose what we append.
 """
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import orjson
 
-from ..agent import EDIT, READ, WRITE, Agent, FileTool, Tools, reader_of
+from ..agent import EDIT, READ, WRITE, Agent, FileTool, Tools, module_of, reader_of
 
 SESSION_DIR_VARIABLE = "PI_CODING_AGENT_SESSION_DIR"
 AGENT_DIR_VARIABLE = "PI_CODING_AGENT_DIR"
@@ -96,4 +97,5 @@ PI = Agent(
         shells={"bash": "command"},
     ),
     find_folder=sessions_folder,
+    projection=module_of(__name__, "projection"),
 )

@@ -1,12 +1,13 @@
 """pi's lines as entry rows, in one SQL projection that DuckDB runs over a batch of files
-(`lines.lines_table`): every JSON line parsed once in C++, outside the GIL, each field the
-corpus tables hold taken out in bulk, as the format seam (`agents.pi.reader.PiReader`, `entries`)
-reads it from the same line.
+(`corpus.lines.lines_table`, run by `corpus.columns`): every JSON line parsed once in C++, outside
+the GIL, each field the corpus tables hold taken out in bulk, as pi's reader (`reader.PiReader`,
+the core's `entries`) reads it from the same line. It lives in pi's room because it is pi's
+vocabulary: the SQL is text here (no DuckDB imported), the registry names it (`Agent.projection`).
 
 The projection reads a line as the seam does only where the line is as pi writes it: an object
 with a string id and a `parentId` key, fields of the types pi writes them in. It says so per
 line (`plain`); a file with one line that is not plain is read by the seam itself
-(`extract.extract`), which reports and mends what the projection does not try to: damaged
+(`corpus.extract.extract`), which reports and mends what the projection does not try to: damaged
 lines, duplicate ids, pi v1's lines without ids, fields of the wrong type. A line whose JSON
 DuckDB accepts where orjson may not (NaN, a trailing comma, a huge exponent, very deep nesting)
 is `suspect`: it is parsed again by orjson, and the file goes to the seam if that fails.
@@ -17,8 +18,8 @@ from __future__ import annotations
 
 from functools import cache
 
-from ..core.entry_types import REQUIRED_FIELDS
-from ..core.agents.tools import action_tables
+from ...entry_types import REQUIRED_FIELDS
+from ..tools import action_tables
 
 # The JSON paths whose type is read from each line (`json_type`), and those whose value is (as
 # text: a string's value, any other value's JSON; `json_extract_string`), in the order of the
