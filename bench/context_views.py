@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -27,6 +25,7 @@ from webapp.core.session import Session  # noqa: E402
 from webapp.core.timeline import timeline  # noqa: E402
 from webapp.web.app import create_app  # noqa: E402
 from webapp.web.auth import owner_client  # noqa: E402
+from timing import median_ms  # noqa: E402  (bench/ is the script's folder)
 
 FILES = [
     BENCH_DIR.parent / "sample_sessions" / "--home-ana-projects-data-pipeline--" / "2026-02-16T08-02-41-507Z_019c6579-1ae3-78f7-9da1-494c73cf256d.jsonl",
@@ -37,15 +36,6 @@ FILES = [
 # the Context tab at its active leaf is the figure the goal below holds it to.
 BIG = BENCH_DIR / "data" / "100k.jsonl"
 TAB_GOAL_MS = 300
-
-
-def median_ms(fn, runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        fn()
-        times.append(1000 * (time.perf_counter() - t))
-    return statistics.median(times)
 
 
 def main() -> int:

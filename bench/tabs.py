@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -24,18 +22,10 @@ sys.path.insert(0, str(BENCH_DIR.parent))
 from webapp.web.app import create_app  # noqa: E402
 from webapp.web.auth import owner_client  # noqa: E402
 from webapp.web.sessions import TABS  # noqa: E402
+from timing import median_ms  # noqa: E402  (bench/ is the script's folder)
 
 SAMPLE = (BENCH_DIR.parent / "sample_sessions" / "--home-ana-projects-data-pipeline--"
           / "2026-02-16T08-02-41-507Z_019c6579-1ae3-78f7-9da1-494c73cf256d.jsonl")
-
-
-def median_ms(fn, runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        fn()
-        times.append(1000 * (time.perf_counter() - t))
-    return statistics.median(times)
 
 
 def main() -> int:

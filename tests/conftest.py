@@ -181,6 +181,13 @@ def own_cache_folder(tmp_path_factory, monkeypatch):
 
 
 @pytest.fixture(autouse=True)
+def own_data_folder(tmp_path_factory, monkeypatch):
+    """Each test keeps what the app keeps of its own (lab runs, saved prompts, verdicts kept aside)
+    in a data folder of its own, never the user's."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("data")))
+
+
+@pytest.fixture(autouse=True)
 def pi_in_its_usual_folder(monkeypatch):
     """pi's sessions are where a test's home folder keeps them, whatever the machine running the
     tests says pi's are (its PI_CODING_AGENT_SESSION_DIR or agent folder)."""

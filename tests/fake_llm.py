@@ -7,8 +7,9 @@ parsed JSON bodies), so it can check the exact messages of a call. `fake.per_mod
 **options)` makes one model name answer its own way (a slow one, a failing one) while the others
 keep the server's behaviour: what asking several models at once is tested with. An `answer`
 option (a function of the request body) makes the reply's text from what was asked; a `script`
-option (a function of the request body returning `{"text": ..., "calls": [(name, arguments)]}`)
-makes the whole reply, tool calls included: what a model working through a replay is.
+option (a function of the request body returning `{"text": ..., "calls": [(name, arguments)]}`,
+and `"usage"` when the reply reports its own) makes the whole reply, tool calls included: what a
+model working through a replay is.
 
 The server is strict the way OpenAI is: a request whose messages OpenAI would refuse (a tool call
 without its result, a tool result without its call, an empty assistant message) gets OpenAI's
@@ -217,6 +218,8 @@ def _handler(fake: FakeLLM):
                          for i, (name, args) in enumerate(made.get("calls") or ())]
                 text = made.get("text")
                 options = {**options, "text": text, "pieces": [text] if text else [], "calls": calls}
+                if "usage" in made:  # (what the server reports this reply cost)
+                    options["usage"] = made["usage"]
                 kind = "tool" if calls else "reply"
             refused = strict_problem(body.get("messages"))
             if refused:

@@ -27,7 +27,7 @@ from webapp.web.app import create_app
 # Values the routes' path arguments take; a route with an argument not named here fails the
 # suite, so that a new route is not left out unnoticed.
 ROUTE_ARGS = {"tab": sessions.TABS, "kind": sessions.MORE_KINDS, "cid": ("c1", "a1"),  # cid: a compaction, or not one
-              "name": ("corpus-tables", "nope")}  # name: a doc the app carries, or not one
+              "run": ("lab-none",), "name": ("corpus-tables", "nope")}  # a lab run (none of that name), a doc
 SKIPPED_ENDPOINTS = {"static", "pygments_css",  # files of the app itself, not session views
                      "follow.events"}  # a stream that does not end by itself: tests/web/test_follow_routes.py reads it
 

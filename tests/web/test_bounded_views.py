@@ -28,9 +28,9 @@ def test_a_comparison_of_more_branches_than_the_cap_compares_the_first_and_says_
     assert export.status_code == 200 and 'id="compare-capped"' in export.get_data(as_text=True)
 
 
-@pytest.mark.parametrize("url", ["/s/s.jsonl?node=big", "/s/s.jsonl/-/raw?id=big", "/s/s.jsonl?tab=transcript&node=big"])
-def test_a_view_parses_a_huge_line_once(tmp_path, monkeypatch, url):
-    """A line too big for the body cache to keep (a 50 MB tool output) is parsed once per view."""
+def huge_line_session(tmp_path, monkeypatch) -> None:
+    """s.jsonl with a tool result (`big`) too big for the body cache, made small here so that
+    20 kB stand for a 50 MB tool output."""
     monkeypatch.setattr(bodies, "CACHE_BYTES", 4_000)
     monkeypatch.setattr(bodies, "BIG_BODY", 1_000)
     b = Builder()
@@ -40,6 +40,12 @@ def test_a_view_parses_a_huge_line_once(tmp_path, monkeypatch, url):
                                         "content": [{"type": "text", "text": "x" * 20_000}]})
     b.assistant("after", id="a2")
     b.write(tmp_path / "s.jsonl")
+
+
+@pytest.mark.parametrize("url", ["/s/s.jsonl?node=big", "/s/s.jsonl/-/raw?id=big", "/s/s.jsonl?tab=transcript&node=big"])
+def test_a_view_parses_a_huge_line_once(tmp_path, monkeypatch, url):
+    """A line too big for the body cache to keep (a 50 MB tool output) is parsed once per view."""
+    huge_line_session(tmp_path, monkeypatch)
     client = create_app(tmp_path).test_client()
     client.get("/s/s.jsonl")
     reads = []
@@ -53,15 +59,7 @@ def test_a_view_parses_a_huge_line_once(tmp_path, monkeypatch, url):
 def test_several_views_of_a_huge_line_parse_it_once(tmp_path, monkeypatch):
     """Four people viewing one 50 MB tool output parsed it once per view, each parse holding every
     thread of the server (other pages waited seconds): the last big body read is kept across views."""
-    monkeypatch.setattr(bodies, "CACHE_BYTES", 4_000)
-    monkeypatch.setattr(bodies, "BIG_BODY", 1_000)
-    b = Builder()
-    b.user("hello", id="u0")
-    b.assistant("", calls=[{"id": "c1", "name": "read", "arguments": {"path": "big.txt"}}], id="a1")
-    b.add("message", id="big", message={"role": "toolResult", "toolCallId": "c1", "toolName": "read",
-                                        "content": [{"type": "text", "text": "x" * 20_000}]})
-    b.assistant("after", id="a2")
-    b.write(tmp_path / "s.jsonl")
+    huge_line_session(tmp_path, monkeypatch)
     reads = []
     real = bodies.Bodies._read
     monkeypatch.setattr(bodies.Bodies, "_read", lambda self, entry: reads.append(entry.id) or real(self, entry))

@@ -48,7 +48,8 @@ def place():
 def every_request(rel: str) -> list[list[str]]:
     """[method, path] of every route of the app, with real arguments, and the red team's own."""
     app = create_app(SAMPLES)
-    args = {"rel": rel, "kind": "children", "tab": "node", "cid": "x", "filename": "app.css", "name": "corpus-tables"}
+    args = {"rel": rel, "kind": "children", "tab": "node", "cid": "x", "filename": "app.css", "name": "corpus-tables",
+            "run": "lab-x"}
     out = []
     with app.test_request_context():
         for rule in app.url_map.iter_rules():

@@ -51,6 +51,9 @@ COMMANDS = {
                        "a disagreement is a tie) and its verdicts are recorded beside a person's"),
     "replay": ("model", "send a branch's user messages after a node again, to another model; "
                         "its work is a new branch (exit 1 when a budget or a failure stopped it)"),
+    "lab": ("lab", "the compaction lab: several candidate summaries of one cut (models x prompts x keep "
+                   "budgets), each audited and tested by the branch's next turns, ranked; at --at ID of FILE, "
+                   "or over the compactions --query SQL selects; within --max-usd/--max-tokens, resumable by --run"),
     "audit": ("audit", "what each compaction of the active path (or --compaction ID) lost: "
                        "the facts of what it summarized that its summary does not carry"),
     "password": ("auth", "set the password the web app accepts besides its token"),

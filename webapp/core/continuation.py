@@ -35,14 +35,11 @@ def continue_in_new_session(session: Session, leaf_id: str | None, mapping: dict
     if not isinstance(session.storage, JsonlStorage):
         raise SessionError("only a session file can be continued in a new file")
     tree = session.tree
-    path = [e for e in tree.path(leaf_id) if e.type not in (LEAF, LABEL)]  # markers say nothing here
-    ids = {e.id: e.id if is_uuid(e.id) else new_id() for e in path}
+    ids = {e.id: e.id if is_uuid(e.id) else new_id() for e in tree.path(leaf_id) if e.type not in (LEAF, LABEL)}
     if mapping is not None:
         mapping.update(ids)
-    lines, parent = [], None
-    for entry in path:
-        lines.append(_copy(entry, ids, parent))
-        parent = ids[entry.id]
+    lines = copied_path(tree, leaf_id, ids)
+    parent = lines[-1]["id"] if lines else None
     for target, text in tree.labels.items():
         if target in ids:
             lines.append({"type": LABEL, "id": new_id(), "parentId": parent, "timestamp": now_iso(),
@@ -54,14 +51,28 @@ def continue_in_new_session(session: Session, leaf_id: str | None, mapping: dict
     return write_new_session(source.parent, cwd, str(source), lines)
 
 
+def copied_path(tree, leaf_id: str | None, ids: dict[str, str] | None = None) -> list[dict]:
+    """The path from the root to `leaf_id` as pi v3 lines, each the child of the one before,
+    with the ids of `ids` (the entries' own where it names none: a copy held in memory needs no
+    new ones); the markers (leaf, label) are left out, they say nothing there."""
+    lines, parent = [], None
+    for entry in tree.path(leaf_id):
+        if entry.type in (LEAF, LABEL):
+            continue
+        lines.append(_copy(entry, ids if ids is not None else {}, parent))
+        parent = lines[-1]["id"]
+    return lines
+
+
 def _copy(entry: Entry, ids: dict[str, str], parent: str | None) -> dict:
-    line = {"type": entry.type, "id": ids[entry.id], "parentId": parent, "timestamp": entry.timestamp or now_iso()}
+    line = {"type": entry.type, "id": ids.get(entry.id, entry.id), "parentId": parent,
+            "timestamp": entry.timestamp or now_iso()}
     line.update((k, v) for k, v in entry.raw.items() if k not in FILLED_KEYS and k != "type")
     if entry.type == COMPACTION:
         # Claude Code and Codex compactions keep nothing before them: in pi v3 that is a compaction
         # whose first kept entry is itself (pi keeps the entries before it from that id on: none).
         line["firstKeptEntryId"] = first_kept_id(entry) or line["id"]
     ref = _REFERENCES.get(entry.type)
-    if ref and line.get(ref) in ids:
+    if ref and isinstance(line.get(ref), str) and line[ref] in ids:
         line[ref] = ids[line[ref]]
     return line

@@ -669,3 +669,11 @@ def summary(review: Review, keep: frozenset[str] = frozenset()) -> str:
     return (f"Redacted: {n} value{'' if n == 1 else 's'}{' (' + kinds + ')' if kinds else ''}, found by "
             f"{', '.join(review.rules)}{f'; {kept} kept as they were by choice' if kept else ''}.")
 
+
+def redact_object(obj, rules: frozenset[str] = frozenset()) -> tuple[object, Review]:
+    """A copy of `obj` (JSON-like: a report) with every value the scan finds in its strings (as a
+    session line's are scanned) replaced by its tag, and the review that says what was found."""
+    scanner = Scanner(rules)
+    _scan_line(scanner, obj, "report")  # (a report holds no runs of text blocks: its texts are whole)
+    review = scanner.review()
+    return Replacer(review).obj(json.loads(json.dumps(obj))), review

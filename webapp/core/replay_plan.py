@@ -105,10 +105,16 @@ def plan_replay(tree: SessionTree, leaf: str, start: str) -> ReplayPlan:
     waits = _waits_for_model(tree, start)
     if not prompts and not waits:
         raise InvalidWrite(f"no user message follows {start} on the branch ending at {leaf}: nothing to replay")
+    return ReplayPlan(leaf, start, prompts, waits, recorded_around(path, cut))
+
+
+def recorded_around(path: list[Entry], cut: int) -> dict[tuple[str, str], list[Recorded]]:
+    """The recorded results a replay of `path[cut:]` answers from: those of that part, then (for
+    a call it never made) those before it, the latest first."""
     recorded = recorded_results(path[cut:])
     for key, results in recorded_results(path[:cut]).items():
         recorded.setdefault(key, list(reversed(results)))  # (the latest state first)
-    return ReplayPlan(leaf, start, prompts, waits, recorded)
+    return recorded
 
 
 def default_start(tree: SessionTree, leaf: str) -> str | None:

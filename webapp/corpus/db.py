@@ -31,6 +31,7 @@ from ..core.private import make_private, open_private, private_folder
 from ..core.storage import fs_name, url_name
 from .discovery import corpus_names
 from .extract import Extracted
+from .lab_tables import refresh_lab_tables
 from .schema import SCHEMA_VERSION, TABLES, duckdb_ddl
 from .sql import IndexUnavailable, default_db_path, held_by, lock_down, open_failure
 from .stamps import stamps
@@ -187,6 +188,7 @@ class Index:
         for sql in duckdb_ddl():
             self.con.execute(sql)
         self.con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
+        refresh_lab_tables(self.con)
         make_private(self.path)
         os.close(open_private(text_path(self.path), os.O_RDWR | os.O_CREAT))
         self.text = text_connect(text_path(self.path))
@@ -197,6 +199,12 @@ class Index:
         except duckdb.CatalogException:
             return None
         return int(row[0]) if row else None
+
+    def refresh_lab(self) -> bool:
+        """The compaction lab's tables made again from its runs' files, when these changed (they
+        are not session files: `corpus/lab_tables.py`). A run file that cannot be read is left out."""
+        with self._write:
+            return refresh_lab_tables(self.cursor())
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
         """A connection for one thread (DuckDB's connections are not shared between threads)."""
@@ -274,6 +282,7 @@ class Index:
                 else:
                     self._build_here(jobs, extract_fn, progress, on_progress)
                 progress.current = ""
+                refresh_lab_tables(self.cursor())
                 progress.tables_ready = time.monotonic()
                 self._build_later(pool, progress, on_progress)
             progress.current = ""

@@ -60,3 +60,19 @@ def charts(fig: Figures, link: Callable[[str, str], str], session_link: Callable
                                for model, counts in fig.outcomes], "branch outcomes by model"),
     }
     return out
+
+
+def lab_chart(rows: list[tuple], link: Callable[[str], str]) -> Markup:
+    """The lab's candidates by model and prompt: the share the judge found as good as the
+    uncompacted original (or better), with the average audit score; each bar opens the SQL box
+    on its rows."""
+    bars = []
+    for model, prompt, n, score, judged, good, after in rows:
+        share = good / judged if judged else 0.0
+        said = f"{good}/{judged} as well" if judged else "untested"
+        bars.append(Bar(f"{model} · {prompt}", share * 100,
+                        f"{said} · audit {'–' if score is None else f'{score:.0f}%'}",
+                        link(f"SELECT * FROM lab_candidates WHERE model = '{model.replace(chr(39), chr(39) * 2)}' "
+                             f"AND prompt = '{prompt.replace(chr(39), chr(39) * 2)}' ORDER BY run, rank")))
+    return bar_chart(bars, "lab candidates judged as good as the original, by model and prompt")
+

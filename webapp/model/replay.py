@@ -85,6 +85,7 @@ class Replay:
     error: str | None = None  # a failure that wrote nothing at all
     seconds: float = 0.0
     began: str | None = None  # when it started (ISO-8601): the stamp of its model_change
+    call: Callable | None = None  # what makes each model call (default llm.complete; the lab's pays from its budget)
 
     @property
     def mode(self) -> str:
@@ -276,8 +277,8 @@ def _call(replay: Replay, at: str, pending: dict | None, tell: EventCallback):
     def delta(kind: str, text: str) -> None:
         tell("delta", {"kind": kind, "text": text})
 
-    return complete(replay.config, request, stream=True, on_delta=delta, tools=replay.tools.schemas(),
-                    cancel=replay.cancel)
+    return (replay.call or complete)(replay.config, request, stream=True, on_delta=delta,
+                                     tools=replay.tools.schemas(), cancel=replay.cancel)
 
 
 def _stop(replay: Replay, at: str, reason: str, tell: EventCallback) -> None:

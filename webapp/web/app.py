@@ -160,7 +160,8 @@ def create_app(
         return error_page(exc.code, exc.description)
 
     from . import (actions, ask, audit, auth, compare, context_edits, context_pages, corpus, csrf, export, filters,
-                   follow, guard, mcp_http, present, printing, replay, sessions, share, short_ids, transcript, verdicts)
+                   follow, guard, lab, lab_corpus, lab_report, mcp_http, present, printing, replay, sessions, share, short_ids,
+                   transcript, verdicts)
 
     auth.protect(app)  # (before the CSRF check: a stranger learns nothing, not even that a token is stale)
     csrf.protect(app)
@@ -182,6 +183,9 @@ def create_app(
     app.register_blueprint(verdicts.bp)
     app.register_blueprint(ask.bp)
     app.register_blueprint(replay.bp)
+    app.register_blueprint(lab.bp)
+    app.register_blueprint(lab_report.bp)
+    app.register_blueprint(lab_corpus.bp)
     app.register_blueprint(corpus.bp)
     app.register_blueprint(mcp_http.bp)
     return app

@@ -215,9 +215,23 @@ def corpus_page():
         except sql.QueryError as exc:
             error = str(exc)
     return render_template("corpus.html", fig=fig, charts=charts(fig, link, session_link), progress=progress,
+                           lab=lab_box(cur),
                            by=by, value=value, behind=behind, sql=query, result=result, sql_error=error,
                            root=store.root, row_cap=sql.ROW_CAP, seconds=sql.SECONDS, statuses=STATUSES,
                            page_mb=sql.PAGE_BYTE_CAP // 1024 // 1024, unrun=bool(query) and not posted)
+
+
+def lab_box(cur) -> dict:
+    """What the corpus page's lab section shows: its chart, the latest runs, the form's choices."""
+    from ..corpus.lab_tables import DEFAULT_QUERY, lab_figures, recent_runs
+    from ..corpus.page import lab_chart
+    from ..model.lab_prompts import BUILT_IN, prompt_names
+    from .owner import model_config, offered_models
+
+    rows = lab_figures(cur)
+    chart = lab_chart(rows, lambda query: url_for("corpus.corpus_page", sql=query) + "#sql-result") if rows else None
+    return {"chart": chart, "runs": recent_runs(cur), "query": DEFAULT_QUERY, "offered": offered_models(),
+            "configured": model_config().model, "prompts": prompt_names(), "built_in": BUILT_IN}
 
 
 def _refused_cli():
