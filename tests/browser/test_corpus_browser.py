@@ -38,10 +38,10 @@ def test_the_corpus_page_shows_its_figures_and_answers_sql(live_server, page):
     expect(page.locator("#behind h2")).to_contain_text(label)
     assert page.locator("#behind tbody tr").count() >= 1
     page.fill("textarea[name=sql]", "SELECT agent, count(*) AS n FROM sessions GROUP BY agent")
-    page.get_by_role("button", name="Run").click()
+    page.get_by_role("button", name="Run", exact=True).click()
     expect(page.locator("table.sql-rows")).to_contain_text("pi")
     page.fill("textarea[name=sql]", "DROP TABLE sessions")
-    page.get_by_role("button", name="Run").click()
+    page.get_by_role("button", name="Run", exact=True).click()
     expect(page.locator("#sql-result .error")).to_contain_text("only SELECT")
     expect(charts).to_have_count(8)
 

@@ -4,6 +4,7 @@ session of the SDK's own (`mcp.Client`) against a server, in-process or over a t
 from __future__ import annotations
 
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import anyio
@@ -31,7 +32,10 @@ def session_with(server, talk):
         async with Client(server) as client:
             return await talk(client)
 
-    return anyio.run(run)
+    # In a thread of its own: a worker that ran a browser test holds Playwright's event loop
+    # running on its main thread for the rest of the session, where anyio.run refuses to start.
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(anyio.run, run).result()
 
 
 async def text_of(client, tool: str, **arguments) -> str:
