@@ -21,12 +21,11 @@ import os
 import shutil
 import sqlite3
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-from processes import child_times
+from processes import child_times, print_server_figures
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH.parent))
@@ -156,11 +155,7 @@ def measure(runs: int) -> None:
         figures.append(_run(cli + ["index", str(root), "--db", str(db)]))
     print("re-index after one session grew (index ROOT, a fresh process):", _median(figures))
     print("re-index, nothing changed:", _median([_run(cli + ["index", str(root), "--db", str(db)]) for _ in range(runs)]))
-    got = subprocess.run([sys.executable, __file__, "server", "--runs", str(runs)], capture_output=True, text=True,
-                         cwd=BENCH.parent)
-    for k, v in json.loads(got.stdout.strip().splitlines()[-1]).items():
-        print(f"{k}: {v}")
-    print("load average:", os.getloadavg())
+    print_server_figures([sys.executable, __file__, "server", "--runs", str(runs)], cwd=BENCH.parent)
 
 
 def main() -> None:

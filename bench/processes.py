@@ -5,6 +5,7 @@ run compile every module again)."""
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import subprocess
@@ -28,3 +29,14 @@ def child_times(cmd: list[str], env: dict | None = None, cwd: Path | None = None
     wall = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+
+
+def print_server_figures(cmd: list[str], cwd: Path | None = None) -> None:
+    """Run a benchmark's `server` half in a fresh process and print the figures its last line
+    holds (a JSON object), then the load average they were taken under; a failure stops here."""
+    got = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
+    if got.returncode:
+        raise SystemExit(got.stderr)
+    for k, v in json.loads(got.stdout.strip().splitlines()[-1]).items():
+        print(f"{k}: {v}")
+    print("load average:", os.getloadavg())

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from .builder import session_path, write_jsonl
+from .conversations import demo_conversation
 from .edge_cases import damaged_session, pi_v1_session
 from .rich import rich_session
 from .synthetic import large_session
@@ -22,8 +23,9 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     out = Path(args[0]) if args else DEFAULT_OUT
     written = []
-    for make in SAMPLES:
-        header, entries = make()
+    made = [make() for make in SAMPLES]
+    made += demo_conversation()  # a conversation across files: a session, its fork, a fork of that
+    for header, entries in made:
         path = out / session_path(header)
         write_jsonl(path, header, entries)
         written.append(path)

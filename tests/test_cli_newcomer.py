@@ -155,7 +155,7 @@ def test_every_written_file_is_said_with_its_own_size_in_bytes(capsys, tmp_path,
     index = (site / "index.html").stat().st_size
     assert code == 0 and out.startswith(
         f"session-tree: wrote {site}{os.sep} ({index + sum(sizes.values()):,} bytes): index.html {index:,} bytes, "
-        f"4 pages in sessions{os.sep} {sizes['sessions']:,} bytes, "
+        f"7 pages in sessions{os.sep} {sizes['sessions']:,} bytes, "
         f"{len(list((site / 'static').iterdir()))} assets in static{os.sep} {sizes['static']:,} bytes")
 
 

@@ -45,12 +45,12 @@ def test_the_samples_become_an_index_and_a_linked_page_per_session(capsys, tmp_p
     code, stdout, err = run(capsys, "export", root, "-o", out)
     assert code == 0, err
     files = discover(root)
-    assert len(files) == 4
-    assert f"[1/4] " in err and f"[4/4] " in err  # progress, one line a session, on stderr
-    assert "wrote" in stdout and "4 pages" in stdout
+    assert len(files) == 7
+    assert f"[1/7] " in err and f"[7/7] " in err  # progress, one line a session, on stderr
+    assert "wrote" in stdout and "7 pages" in stdout
     index = (out / "index.html").read_text()
     rows = _rows(index)
-    assert len(rows) == 4
+    assert len(rows) == 7
     summaries = sorted((summarize_session(f) for f in files), key=lambda s: s.created, reverse=True)
     for row, s in zip(rows, summaries):  # newest first, each with its figures
         text = unescape(row)

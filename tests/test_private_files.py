@@ -35,7 +35,7 @@ def shared(tmp_path) -> Path:
 def test_index_makes_its_folder_0700_and_its_files_0600(shared, capsys):
     db = shared / "new" / "deeper" / "c.duckdb"
     assert main(["index", str(SAMPLES), "--db", str(db)]) == 0
-    assert "4 sessions" in capsys.readouterr().out
+    assert "7 sessions" in capsys.readouterr().out
     assert mode(shared / "new") == mode(db.parent) == 0o700  # every folder it made
     files = [p for p in db.parent.iterdir()]
     assert db in files and len(files) >= 2

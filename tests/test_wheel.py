@@ -112,7 +112,7 @@ def test_the_wheel_installed_in_a_new_venv_serves_the_demo(tmp_path):
         assert index.status == 200 and "invoice-api" in page
         base = url.split("?")[0].rstrip("/")
         sessions = sorted(set(re.findall(r'href="(/s/[^"?#]+\.jsonl)"', page)))
-        assert len(sessions) == 4  # the four bundled samples
+        assert len(sessions) == 7  # the seven bundled sample files (three of them one conversation)
         session = opener.open(base + sessions[0], timeout=60)
         html = session.read().decode()
         assert session.status == 200 and "<svg" in html

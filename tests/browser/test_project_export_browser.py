@@ -34,13 +34,13 @@ def test_the_index_and_a_session_page_open_from_disk_with_no_request_but_their_f
     requests: list[str] = []
     page.on("request", lambda r: requests.append(r.url))
     page.goto((site / "index.html").as_uri())
-    assert page.locator("h1").inner_text() == "4 sessions"
+    assert page.locator("h1").inner_text() == "7 sessions"
     titles = _titles(page)
-    assert len(titles) == 4 and titles[0].startswith("Add a `__repr__`")  # newest first
+    assert len(titles) == 7 and titles[0].startswith("Add a CSV export")  # newest first
 
     box = page.get_by_label("Filter sessions")
     box.fill("invoice")
-    assert len(_titles(page)) == 2 and page.locator("#project-count").inner_text() == "2 of 4"
+    assert len(_titles(page)) == 2 and page.locator("#project-count").inner_text() == "2 of 7"
     box.fill("")
     page.get_by_role("button", name="Entries").click()  # the headings sort
     entries = [int(x.replace(",", "")) for x in page.locator("tr.session-row td:nth-child(6)").all_inner_texts()]
@@ -66,7 +66,7 @@ def test_the_index_and_a_session_page_open_from_disk_with_no_request_but_their_f
 
     page.get_by_role("link", name="All sessions").click()
     page.wait_for_url((site / "index.html").as_uri(), wait_until="load", timeout=LOAD_MS)
-    assert len(_titles(page)) == 4
+    assert len(_titles(page)) == 7
     assert requests and all(u.startswith("file://") for u in requests), [u for u in requests if not u.startswith("file://")]
     assert {re.sub(r".*/site/", "", u) for u in requests} >= {"index.html", "static/app.css", "static/project-export.js",
                                                             "static/export.css", "static/export.js"}
@@ -79,7 +79,7 @@ def test_with_scripts_off_the_index_shows_no_dead_filter_and_its_links_still_lea
         page.goto((site / "index.html").as_uri())
         assert not page.locator(".project-filter").is_visible()  # no box that would do nothing
         assert page.locator("th button").count() == 0  # headings are text, not buttons that do nothing
-        assert len(_titles(page)) == 4
+        assert len(_titles(page)) == 7
         page.get_by_role("link", name="Fix rounding in invoice totals").click()
         page.wait_for_url(site.as_uri() + "/sessions/*", wait_until="load", timeout=LOAD_MS)
         assert page.locator(".export-side h1").inner_text() == "Fix rounding in invoice totals"

@@ -19,7 +19,7 @@ from webapp.core.reader import SessionLog
 from webapp.core.tree import SessionTree
 from webapp.core.storage import url_name
 from webapp.core.agents.tools import tool_action
-from webapp.corpus.extract import TEXT_CHARS, Extracted, file_mtime, project_of
+from webapp.corpus.extract import TEXT_CHARS, Extracted, file_mtime, link_columns, project_of
 
 
 def _time(instant: float | None) -> datetime | None:
@@ -122,7 +122,7 @@ def extract(path: str | os.PathLike, from_line: int = 0) -> Extracted:
                                                                        or _first_instant(tree)),
         _time(file_mtime(path)), st.st_size, len(tree.entries), len(tree.leaves()),
         sum(1 for e in tree.entries if e.type == COMPACTION), summaries, len(tree.bad_lines),
-        *tree.problem_counts(), cost, tokens_in, tokens_out, last_model))
+        *tree.problem_counts(), cost, tokens_in, tokens_out, last_model, *link_columns(tree)))
     return out
 
 

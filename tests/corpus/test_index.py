@@ -47,7 +47,11 @@ def test_every_file_gives_its_rows_and_a_second_build_reads_nothing(home, tmp_pa
     for name, path in files.items():
         got = extract(path)
         for t in TABLES:
-            assert sorted(rows(index, t, str(path)), key=repr) == sorted(got.rows[t], key=repr), (name, t)
+            have, want = rows(index, t, str(path)), got.rows[t]
+            if t == "sessions":  # its conversation, decided over the whole table (joins.py): each file is alone here
+                assert [r[-2:] for r in have] == [(str(path), None)], name
+                have, want = [r[:-2] for r in have], [r[:-2] for r in want]
+            assert sorted(have, key=repr) == sorted(want, key=repr), (name, t)
     again = index.build([root])
     assert (again.total, again.read) == (0, 0)
     session = Session.open(files["pi-mono_large-session.jsonl"])

@@ -69,7 +69,7 @@ def test_sql_on_a_served_index_is_answered_by_that_server_as_it_is_when_nobody_h
     for query, got in zip(QUERIES, served):
         assert main(["sql", *query, "--db", str(db)]) == 0
         assert capsys.readouterr() == got, query  # what the server answered is what is read alone
-    assert "pi\t4\t" in served[0].out and served[3].err == "session-tree: only the first 3 rows (--limit)\n"
+    assert "pi\t7\t" in served[0].out and served[3].err == "session-tree: only the first 3 rows (--limit)\n"
     # JSON escapes, not the bytes a terminal would obey; the same value read back
     assert not RAW_CONTROLS.search(served[4].out) and json.loads(served[4].out) == [{"c": "\x1b[2J\x7f\x9b\x07x"}]
 
@@ -129,7 +129,7 @@ def test_index_of_a_served_index_is_the_servers_refresh_of_what_changed(server, 
     assert main(["index", str(root), "--db", str(db)]) == 0
     out, err = capsys.readouterr()
     assert err == f"session-tree: the server at {url} (PID {proc.pid}) holds this index; it brings it up to date\n"
-    assert re.fullmatch(rf"session-tree: 4 sessions in {re.escape(str(db))}; read 2 \(1 grown\), removed 1, "
+    assert re.fullmatch(rf"session-tree: 7 sessions in {re.escape(str(db))}; read 2 \(1 grown\), removed 1, "
                         r"failed 0, in \d+\.\d s\n", out), out
 
 

@@ -55,7 +55,7 @@ def test_an_agent_with_the_token_lists_searches_reads_and_gets_a_context(served)
 
     names, listing, hits, branch, context, labelled = session_with(with_token(server, server.token), talk)
     assert {"list_sessions", "search", "read_branch", "get_context", "label_entry", "give_branch_verdict"} <= names
-    assert "4 sessions" in listing and INVOICE in listing
+    assert "7 sessions" in listing and INVOICE in listing
     assert "«rounding»" in hits and f"{INVOICE} [" in hits
     assert branch.startswith(f"branch of {INVOICE} to {LEAF}: 12 entries ({REGRESSION})")
     assert context.startswith(f"leaf {LEAF}  model ")

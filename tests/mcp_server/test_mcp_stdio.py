@@ -33,7 +33,7 @@ def test_an_agent_lists_searches_reads_and_gets_a_context_over_stdio(samples, tm
     names, listing, hits, branch, context = session_with(stdio(samples, "--db", tmp_path / "none.duckdb"), talk)
     assert "label_entry" not in names and "give_branch_verdict" not in names
     assert {"list_sessions", "search", "read_branch", "get_context", "compare_branches", "corpus_figures"} <= names
-    assert "4 sessions" in listing and INVOICE in listing
+    assert "7 sessions" in listing and INVOICE in listing
     assert f"{INVOICE} [" in hits and "«rates.toml»" in hits
     assert branch.startswith(f"branch of {INVOICE} to {LEAF}: ")
     printed = CLI_PROCESS.run(["context", samples / INVOICE, "--leaf", LEAF])

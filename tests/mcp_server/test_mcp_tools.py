@@ -35,7 +35,8 @@ def test_lists_and_searches_the_files_without_an_index(samples, tmp_path):
                 await text_of(client, "search", query="test_total_with_discount"))
 
     listing, matching, hits = session_with(build_server(sources), talk)
-    assert "4 sessions" in listing and "(from the files: no corpus index" in listing
+    assert "7 sessions" in listing and "(from the files: no corpus index" in listing
+    assert "↳ fork of 2026-05-01T10-00-00-000Z_0196a1c0" in listing  # a conversation's files under its first
     assert INVOICE in listing and PIPELINE in listing
     assert "2 sessions matching 'invoice'" in matching and PIPELINE not in matching
     assert f"{INVOICE} [019cadd4-11fc-768e-9ae0-a30dfef64997] user" in hits
@@ -54,9 +55,10 @@ def test_lists_searches_and_counts_from_the_index_when_there_is_one(samples, tmp
                 await text_of(client, "corpus_figures"))
 
     listing, hits, figures = session_with(build_server(sources), talk)
-    assert "4 sessions, page 1 of 1 (from the corpus index)" in listing and INVOICE in listing
+    assert "7 sessions, page 1 of 1 (from the corpus index)" in listing and INVOICE in listing
+    assert "↳ fork of 2026-05-01T10-04-00-000Z_0196a1c4" in listing
     assert "(from the corpus index)" in hits and f"{INVOICE} [" in hits and "«rounding»" in hits
-    assert figures.startswith("4 sessions, 3,147 entries, cost $")
+    assert figures.startswith("7 sessions, 3,174 entries, cost $")
     assert "by model (cost, input, output tokens, replies):\n  claude-sonnet-4-5:" in figures
     assert "recorded by the sessions, $" in figures and "computed from litellm" in figures  # (said as the page says)
     # A session added since is found: the index is brought up to date before it is read.

@@ -8,6 +8,7 @@ import sys
 
 import orjson
 
+from ..core.beside import conversation_at
 from ..core.context import build_context
 from ..core.context_diff import diff_contexts
 from ..core.context_text import context_blocks, context_head, diff_lines, request_text
@@ -22,18 +23,20 @@ from .output import print_json
 
 
 def cmd_context(args) -> int:
+    """The context at an entry of the file's conversation across files (SPEC §5e: a fork's leaf
+    reads what it inherited from the files it names), or of the file alone (`--alone`)."""
+    tree = Session.open(args.file).tree if args.alone else conversation_at(args.file)
     if args.diff:
-        return print_diff(Session.open(args.file).tree, *args.diff, args.json)
-    session = Session.open(args.file)
-    leaf = leaf_named(session, args.leaf)
-    ctx = build_context(session.tree, leaf)
+        return print_diff(tree, *args.diff, args.json)
+    leaf = tree.active_leaf if args.leaf is None else tree.find(args.leaf).id
+    ctx = build_context(tree, leaf)
     tokens = context_tokens(ctx)
     if args.request:
         return _print_request(args, leaf, ctx)
     if args.json:
         print_json(
             {
-                "sessionId": session.log.session_id,
+                "sessionId": (tree.header or {}).get("id"),
                 "leafId": leaf,
                 "model": ctx.settings.model,
                 "thinkingLevel": ctx.settings.thinking_level,
@@ -91,6 +94,9 @@ def _register_context(command) -> None:
     sp.add_argument("--diff", nargs=2, metavar=("A", "B"),
                     help="compare the contexts at entries A and B: messages only in A (-), only in B (+), "
                          "changed (~, a word diff), and changes of model, thinking level, tools, system messages")
+    sp.add_argument("--alone", action="store_true",
+                    help="the file by itself: without what it inherits from the files it continues (a fork's "
+                         "source, a paginated Codex fork's parent), which are read when found beside it")
 
 
 def cmd_edit_context(args) -> int:

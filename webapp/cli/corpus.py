@@ -22,7 +22,7 @@ from ..corpus.listing import list_sessions
 from ..corpus.sql import BYTE_CAP, QueryError, format_result, json_safe, read_only_connection, run_query
 from ..corpus.text import text_path
 from .args import seconds, whole_number
-from .output import path_text, print_listing
+from .output import fold_conversations, path_text, print_listing
 from .places import chosen_agents, say_no_sessions
 
 
@@ -160,7 +160,7 @@ def list_indexed(args) -> int:
     under = len(str(root).rstrip(os.sep)) + 1
     for r in rows:  # (under ROOT as it was typed, as `ls` shows it)
         r["path"] = path_text(asked / fs_name(r["path"])[under:])
-    print_listing(rows, args.json)
+    print_listing(fold_conversations(rows, getattr(args, "files", False)), args.json)
     if not rows:
         say_no_sessions(args)
     return 0

@@ -1,6 +1,7 @@
-"""`session-tree ls [ROOT] [--pi|--claude|--codex] [--index] [--json]`: the sessions under a
-sessions root, or under the agents' usual folders of the home folder; with --index, read from the
-corpus index (`corpus.list_indexed`)."""
+"""`session-tree ls [ROOT] [--pi|--claude|--codex] [--index] [--files] [--json]`: the sessions
+under a sessions root, or under the agents' usual folders of the home folder, one row per
+conversation across files (its other files under it; `--files`: a row each); with --index, read
+from the corpus index (`corpus.list_indexed`)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from ..core.agents import agents
 from ..core.agents.places import discover, skipped_note
 from ..core.catalog import summarize_session
 from ..core.errors import SessionError
-from .output import escape_controls, path_text, print_listing
+from .output import escape_controls, fold_conversations, path_text, print_listing
 from .places import agent_folders, say_no_sessions
 
 
@@ -30,7 +31,7 @@ def cmd_ls(args) -> int:
             rows.append({**summarize_session(path).as_dict(), "path": path_text(path)})
         except (OSError, SessionError) as exc:
             rows.append({"path": path_text(path), "error": escape_controls(str(exc))})
-    print_listing(rows, args.json)
+    print_listing(fold_conversations(rows, args.files), args.json)
     if not rows:
         say_no_sessions(args)
     if skipped:
@@ -42,6 +43,8 @@ def _ls_command(command) -> None:
     sp = command("ls", cmd_ls, file=False)
     sp.add_argument("root", metavar="ROOT", type=Path, nargs="?")
     sp.add_argument("--json", action="store_true")
+    sp.add_argument("--files", action="store_true",
+                    help="every file on its own row (a conversation across files is one row, its files under it)")
     for agent in agents():  # --pi, --claude, --codex
         sp.add_argument(f"--{agent.flag}", dest=agent.option, action="store_true",
                         help=f"{agent.title}'s sessions: ~/{'/'.join(agent.home_folder)}")

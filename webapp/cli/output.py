@@ -14,6 +14,8 @@ from collections.abc import Iterable
 
 import orjson
 
+from ..core.conversations import Facts, group
+
 # C0 controls but newline and tab, DEL, C1 controls, and lone surrogates (the bytes of a name
 # that is not UTF-8): none of them reaches a terminal as it is.
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
@@ -104,10 +106,40 @@ def shown(value) -> str:
     return "-" if value is None or value == "" else one_line(value)
 
 
+def fold_conversations(rows: list[dict], flat: bool = False) -> list[dict]:
+    """`ls`'s rows as conversations across files (SPEC §5e): each conversation's first file's
+    row, with the others under it in `files` (each naming the file it goes on from, `parent`),
+    in the order of the first files; `flat`: every row as it was, each naming its conversation's
+    first file and its parent. A file whose source is not among the rows says what it names
+    (`missing`)."""
+    facts = [Facts(r["path"], r.get("id"), r.get("created"), r.get("rootId"), r.get("linkKind"), r.get("linkField"),
+                   r.get("linkNames")) for r in rows if "error" not in r]
+    grouping = group(facts)
+    by_path = {r["path"]: r for r in rows}
+    for r in rows:
+        if "error" not in r:
+            r["conversation"] = grouping.first.get(r["path"], r["path"])
+            r["parent"] = grouping.parent.get(r["path"])
+            r["missing"] = grouping.missing.get(r["path"])
+    if flat:
+        return rows
+    out, placed = [], set()
+    for r in rows:
+        if "error" in r:
+            out.append(r)
+        elif r["conversation"] == r["path"]:
+            members = grouping.members(r["path"])
+            r["files"] = [by_path[m] for m in members[1:]]
+            placed.update(members)
+            out.append(r)
+    return out
+
+
 def print_listing(rows: list[dict], as_json: bool) -> None:
-    """`ls`'s rows (`SessionSummary.as_dict()` with its path, or a path and its error): JSON, or
-    three lines a session, each value on its line (a newline in a name would look like another
-    session)."""
+    """`ls`'s rows (`SessionSummary.as_dict()` with its path, or a path and its error; a
+    conversation's first file with the others in `files`): JSON, or three lines a session, each
+    value on its line (a newline in a name would look like another session), the other files of
+    a conversation indented under its first."""
     if as_json:
         print_json(rows)
         return
@@ -115,8 +147,22 @@ def print_listing(rows: list[dict], as_json: bool) -> None:
         if "error" in r:
             print(f"{one_line(r['path'])}\n    error: {one_line(r['error'])}")
             continue
-        title = one_line(r["name"] or (r["firstMessage"] or "")[:60] or "(no messages)")
-        r = {k: shown(v) for k, v in r.items()}
-        print(f"{r['path']}\n    {title}")
-        print(f"    {r['format']}  id {r['id']}  cwd {r['cwd']}  entries {r['entries']}  leaves {r['leaves']}  "
-              f"compactions {r['compactions']}  bad lines {r['badLines']}  modified {r['modified']}")
+        _print_row(r)
+        others = r.get("files") or []
+        if others:
+            print(f"    one conversation of {len(others) + 1} files; the others:")
+        for f in others:
+            how = {"fork": "fork", "subagent": "sub-agent", "resume": "copy that goes on"}.get(f.get("linkKind"), "continues")
+            print(f"      {how} of {one_line(os.path.basename(f['parent'])) if f.get('parent') else '-'}:")
+            _print_row(f, "        ")
+
+
+def _print_row(r: dict, indent: str = "") -> None:
+    title = one_line(r["name"] or (r["firstMessage"] or "")[:60] or "(no messages)")
+    missing = r.get("missing")
+    r = {k: shown(v) for k, v in r.items() if k != "files"}
+    print(f"{indent}{r['path']}\n{indent}    {title}")
+    print(f"{indent}    {r['format']}  id {r['id']}  cwd {r['cwd']}  entries {r['entries']}  leaves {r['leaves']}  "
+          f"compactions {r['compactions']}  bad lines {r['badLines']}  modified {r['modified']}")
+    if missing:
+        print(f"{indent}    continues a file that is not here: {one_line(missing)}")

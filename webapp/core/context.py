@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .agents.links import FORK
+from .conversations import link_of
 from .entries import (
     ACTIVE_TOOLS_CHANGE, COMPACTION, CONTEXT_EDIT, MESSAGE, MODEL_CHANGE, THINKING_LEVEL_CHANGE, Entry, as_key,
 )
@@ -106,9 +108,33 @@ def is_system_message(e: Entry) -> bool:
     return e.type == MESSAGE and e.role == "system"
 
 
+def inherited_elsewhere(tree: SessionTree, path: list[Entry]) -> str | None:
+    """What the context lacks when the path starts in a file that holds only its own lines and
+    inherits the rest from a file not read with it (a paginated Codex fork whose parent is not
+    here, or read alone): said, rather than the model's context silently cut short."""
+    if not path:
+        return None
+    joined = getattr(tree, "joined", None)
+    if joined is not None:
+        part = joined.part_of(path[0].id)
+        link, missing = (part.link, part.missing) if part is not None else (None, None)
+        if missing is None:
+            return None
+        where = f"{missing}, which is not here"
+    else:
+        link = link_of(tree)
+        where = f"{link.said}, which is not read with it" if link is not None else ""
+    if link is None or link.kind != FORK or link.position is None:
+        return None  # (a fork that copies what it inherits holds it)
+    return f"this file inherits the lines {link.at} of {where}: the context lacks them"
+
+
 def build_context(tree: SessionTree, leaf_id: str | None) -> Context:
     path = tree.path(leaf_id)
     ctx = Context(leaf_id, path, settings_on(tree, path), tree=tree)
+    lacking = inherited_elsewhere(tree, path)
+    if lacking:
+        ctx.problems.append(lacking)
     last = None
     start = 0
     dropped = 0  # path[:dropped] is in `replaced_by` already

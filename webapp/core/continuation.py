@@ -28,11 +28,14 @@ def is_uuid(entry_id: str) -> bool:
         return False
 
 
-def continue_in_new_session(session: Session, leaf_id: str | None, mapping: dict[str, str] | None = None) -> Path:
+def continue_in_new_session(session: Session, leaf_id: str | None, mapping: dict[str, str] | None = None,
+                            source: Path | None = None) -> Path:
     """A new v3 file holding the path from the root to `leaf_id` (and the labels on it), in the
     source's folder; its last entry is the active leaf. Returns its path; `mapping`, when given,
-    is filled with each copied entry's id in the new file (by its id here)."""
-    if not isinstance(session.storage, JsonlStorage):
+    is filled with each copied entry's id in the new file (by its id here). The source is the
+    session's file, or `source`: the file of a conversation across files that holds `leaf_id`
+    (the path then runs through several files; the new file names the one it goes on from)."""
+    if source is None and not isinstance(getattr(session.storage, "_storage", session.storage), JsonlStorage):
         raise SessionError("only a session file can be continued in a new file")
     tree = session.tree
     ids = {e.id: e.id if is_uuid(e.id) else new_id() for e in tree.path(leaf_id) if e.type not in (LEAF, LABEL)}
@@ -47,7 +50,7 @@ def continue_in_new_session(session: Session, leaf_id: str | None, mapping: dict
             parent = lines[-1]["id"]
     header = tree.header or {}
     cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else ""
-    source = session.storage.path.resolve()
+    source = (source or session.storage.path).resolve()
     return write_new_session(source.parent, cwd, str(source), lines)
 
 

@@ -284,7 +284,8 @@ def session_file_name(timestamp: str, session_id: str) -> str:
 
 def sidecar_files(path: Path) -> list[Path]:
     """The files read with a session file: Claude Code's sub-agent transcripts,
-    `<sessionId>/subagents/agent-<id>.jsonl` beside `<sessionId>.jsonl` (2.1.x), or, as 2.0.x
+    `<sessionId>/subagents/agent-<id>.jsonl` beside `<sessionId>.jsonl` (2.1.x) and a workflow
+    run's, `<sessionId>/subagents/workflows/<run>/agent-<id>.jsonl`, or, as 2.0.x
     writes them, `agent-<id>.jsonl` in the same folder, whose lines name the session's id. A
     symbolic link (of a file, or of the `subagents` folder) that leads out of the session's own
     folder (2.0.x: out of the session's folder) is not read: it would show a file of the user's
@@ -296,8 +297,8 @@ def sidecar_files(path: Path) -> list[Path]:
         agents, others = [], frozenset()
     folder = own / "subagents"
     try:
-        nested = [p for p in folder.glob("agent-*.jsonl") if p.is_file() and stays_in(p, own.resolve(), True)] \
-            if own.name in others and folder.is_dir() else []
+        nested = [p for pattern in ("agent-*.jsonl", "workflows/*/agent-*.jsonl") for p in folder.glob(pattern)
+                  if p.is_file() and stays_in(p, own.resolve(), True)] if own.name in others and folder.is_dir() else []
     except (OSError, RuntimeError):  # (RuntimeError: a symlink loop)
         nested = []
     if path.name.startswith("agent-"):

@@ -145,6 +145,9 @@ def unanswered_calls(missing: list[str], calls: tuple, stop, line: int, entry_id
 
 
 class SessionTree:
+    # The conversation across files this tree joins (`joined.Conversation`), or None: one file's.
+    joined = None
+
     def __init__(self, log: SessionLog):
         self.header = log.header
         self.format = log.format
@@ -200,6 +203,7 @@ class SessionTree:
         ):
             return None
         tree = copy.copy(self)
+        tree.__dict__.pop("_link_of", None)  # (what the file says it continues: asked again of the new lines)
         for name in ("labels", "_wanted", "_marker_parents", "_made_roots"):
             setattr(tree, name, copy.copy(getattr(self, name)))
         for name in ("roots", "orphans", "problems", "cycle_cuts"):

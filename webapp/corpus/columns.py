@@ -34,7 +34,8 @@ from ..core.leaf_figures import leaf_figures
 from ..core.reader import SessionLog
 from ..core.tree import SessionTree
 from ..core.storage import url_name
-from .extract import COLUMNS, audits_hold, first_instant, parse_iso, as_time, tips_finder, file_mtime, project_of
+from .extract import (COLUMNS, as_time, audits_hold, file_mtime, first_instant, link_columns, parse_iso, project_of,
+                      tips_finder)
 from .lines import FileLines, HeldBodies, lines_table
 from .schema import arrow_schema
 
@@ -244,7 +245,8 @@ def _file_rows(held: FileLines, cols: dict[str, list], rare: _Rare, call_ids: di
         file, as_key(header.get("id")), tree.format, source_of(tree.format), project_of(cwd, file), cwd,
         tree.name, first_message_preview(tree), as_time(parse_iso(header.get("timestamp")) or first_instant(tree)),
         as_time(file_mtime(Path(held.path), held.stat)), held.stat.st_size, len(tree.entries), len(tree.leaves()),
-        compactions, branch_summaries, 0, *tree.problem_counts(), cost, int(tokens_in), int(tokens_out), model)]
+        compactions, branch_summaries, 0, *tree.problem_counts(), cost, int(tokens_in), int(tokens_out), model,
+        *link_columns(tree))]
     return out
 
 

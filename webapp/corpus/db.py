@@ -31,6 +31,7 @@ from ..core.private import make_private, open_private, private_folder
 from ..core.storage import fs_name, url_name
 from .discovery import corpus_names
 from .extract import Extracted
+from .joins import join_conversations
 from .lab_tables import refresh_lab_tables
 from .schema import SCHEMA_VERSION, TABLES, duckdb_ddl
 from .sql import IndexUnavailable, default_db_path, held_by, lock_down, open_failure
@@ -282,6 +283,8 @@ class Index:
                 else:
                     self._build_here(jobs, extract_fn, progress, on_progress)
                 progress.current = ""
+                if jobs or gone:  # a file's conversation depends on the others: decided over the whole table
+                    join_conversations(self.cursor())
                 refresh_lab_tables(self.cursor())
                 progress.tables_ready = time.monotonic()
                 self._build_later(pool, progress, on_progress)

@@ -21,6 +21,7 @@ import orjson
 from ..core.agents import source_of
 from ..core.audit import audit_entry
 from ..core.catalog import first_message_preview
+from ..core.conversations import link_of, root_id
 from ..core.entries import (BRANCH_SUMMARY, COMPACTION, MESSAGE, MODEL_CHANGE, Entry, as_key,
                             parse_time)
 from ..core.bodies import Bodies
@@ -35,7 +36,8 @@ from ..core.agents.tools import tool_action
 COLUMNS: dict[str, tuple[str, ...]] = {
     "sessions": ("file", "session_id", "format", "agent", "project", "cwd", "name", "first_message",
                  "created", "modified", "size", "entries", "leaves", "compactions", "branch_summaries",
-                 "bad_lines", "problems", "warnings", "cost", "input_tokens", "output_tokens", "model"),
+                 "bad_lines", "problems", "warnings", "cost", "input_tokens", "output_tokens", "model",
+                 "link_kind", "link_field", "link_names", "root_id", "conversation", "parent_file"),
     "entries": ("file", "entry_id", "parent_id", "leaf_id", "line", "type", "role", "time", "model",
                 "usage_tokens", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost",
                 "tool_name", "is_error", "text"),
@@ -202,7 +204,7 @@ def extract(path: str | os.PathLike, from_line: int = 0, later: bool = False) ->
                                                                        or first_instant(tree)),
         as_time(file_mtime(path)), st.st_size, len(tree.entries), len(tree.leaves()),
         sum(1 for e in tree.entries if e.type == COMPACTION), summaries, len(tree.bad_lines),
-        *tree.problem_counts(), cost, tokens_in, tokens_out, last_model))
+        *tree.problem_counts(), cost, tokens_in, tokens_out, last_model, *link_columns(tree)))
     return out
 
 
@@ -210,6 +212,15 @@ def audit_scores(tree: SessionTree, entry_id: str) -> tuple[int, int, int]:
     """(score, facts, missing) of the audit of the summary `entry_id`: the `summaries` columns."""
     audit = audit_entry(tree, entry_id)
     return audit.score(), len(audit.facts), len(audit.missing())
+
+
+def link_columns(tree: SessionTree) -> tuple:
+    """The sessions row's link columns: the link the file makes, its first entry's id, and (filled
+    once every file is indexed: `joins.join_conversations`) its conversation's first file and the
+    file it goes on from."""
+    link = link_of(tree)
+    return (link.kind if link else None, link.field if link else None, link.names if link else None,
+            root_id(tree), None, None)
 
 
 class _Parsed(Bodies):

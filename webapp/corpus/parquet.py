@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 from ..core.storage import fs_name, url_name
 from .discovery import corpus_files
 from .batch import whole_tables
+from .joins import join_conversations
 from .schema import TABLES, arrow_table
 from .sql import lock_down
 
@@ -115,5 +116,6 @@ def parquet_connection(folder: Path) -> duckdb.DuckDBPyConnection:
             con.register("empty", arrow_table(t, []))
             con.execute(f"CREATE TABLE {t} AS SELECT * FROM empty")
             con.unregister("empty")
+    join_conversations(con)  # (each task wrote its files' rows alone: their conversations are decided here)
     lock_down(con)
     return con

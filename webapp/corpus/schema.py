@@ -11,14 +11,16 @@ from .extract import COLUMNS
 if TYPE_CHECKING:
     import pyarrow as pa
 
-SCHEMA_VERSION = 3  # 2: problems are damage only, warnings apart; 3: entries' cache reads and writes apart
+SCHEMA_VERSION = 4  # 2: problems are damage only, warnings apart; 3: entries' cache reads and writes apart;
+# 4: conversations across files
 
 _V, _I, _B, _D, _T, _F = "VARCHAR", "INTEGER", "BIGINT", "DOUBLE", "TIMESTAMP", "BOOLEAN"
 TYPES: dict[str, dict[str, str]] = {
     "sessions": dict(file=_V, session_id=_V, format=_V, agent=_V, project=_V, cwd=_V, name=_V,
                      first_message=_V, created=_T, modified=_T, size=_B, entries=_I, leaves=_I,
                      compactions=_I, branch_summaries=_I, bad_lines=_I, problems=_I, warnings=_I, cost=_D,
-                     input_tokens=_B, output_tokens=_B, model=_V),
+                     input_tokens=_B, output_tokens=_B, model=_V, link_kind=_V, link_field=_V, link_names=_V,
+                     root_id=_V, conversation=_V, parent_file=_V),
     "entries": dict(file=_V, entry_id=_V, parent_id=_V, leaf_id=_V, line=_I, type=_V, role=_V, time=_T, model=_V,
                     usage_tokens=_B, input_tokens=_B, output_tokens=_B, cache_read_tokens=_B, cache_write_tokens=_B,
                     cost=_D, tool_name=_V,

@@ -5,9 +5,10 @@ and the files otherwise (`sources.Corpus`), and says which it read."""
 from __future__ import annotations
 
 import html
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
-from ..core.catalog import SessionSummary
+from ..core.catalog import SessionSummary, fold_listing
 from ..core.storage import fs_name, url_name
 from ..web.search import file_matches, search_session
 from .reading import MAX_ANSWER, cut
@@ -51,29 +52,47 @@ def sessions_text(sources: Sources, query: str = "", page: int = 1) -> str:
             from ..corpus.listing import list_sessions
 
             listing = list_sessions(got.cursor, got.text_db, sources.store.root, query, page, PER_PAGE)
-            rows = [(rel, s, e) for f, s, e in listing.rows if (rel := _rel(sources, f)) is not None]
+            rows = [(rel, s, e, [replace(m, rel=_rel(sources, m.rel) or m.rel) for m in members], missing)
+                    for f, s, e, members, missing in listing.rows if (rel := _rel(sources, f)) is not None]
             total, page, pages = listing.total, listing.page, listing.pages
         else:
             rows, total, page, pages = _listed_files(sources, query, page)
     head = [f"{total:,} sessions" + (f" matching {query!r}" if query else "") + f", page {page} of {pages} "
-            f"{_source_line(got)}; name a session by its path (the first column):"]
+            f"{_source_line(got)}; name a session by its path (the first column); the other files of a "
+            "conversation across files are listed under its first:"]
     more = [f"[page {page} of {pages}: call list_sessions with page={page + 1} for more]"] if page < pages else []
-    return cut("\n".join(head + [_row(*r) for r in rows] + more), MAX_ANSWER)
+    return cut("\n".join(head + [line for r in rows for line in _conversation(*r)] + more), MAX_ANSWER)
+
+
+def _conversation(rel: str, s: SessionSummary | None, error: str | None, members: list, missing: str | None) -> list[str]:
+    """A conversation's lines: its first file's row, then each other file's, saying how it goes on."""
+    lines = [_row(rel, s, error)]
+    if missing:
+        lines.append(f"  continues a file that is not here: {cut(missing, 200)}")
+    for m in members:
+        parent = f" of {PurePosixPath(m.parent).name}" if m.parent else ""
+        lines.append(f"  ↳ {m.relation}{parent}: " + _row(m.rel, m.summary, None))
+    return lines
 
 
 def _listed_files(sources: Sources, query: str, page: int) -> tuple[list, int, int, int]:
     rows = sources.store.list()
+    total = len(rows)
     if query:
         needle = query.lower()
 
         def meta(rel: str, s: SessionSummary | None) -> str:
             return " ".join(filter(None, (rel, *(s and (s.name, s.first_message, s.cwd, s.id) or ())))).lower()
 
-        rows = [r for r in rows if needle in meta(r[0], r[1])
-                or (r[1] is not None and file_matches(sources.store.resolve(r[0]), query))]
+        matched = {r[0] for r in rows if needle in meta(r[0], r[1])
+                   or (r[1] is not None and file_matches(sources.store.resolve(r[0]), query))}
+    rows = fold_listing(rows)
+    if query:
+        rows = [r for r in rows if r[0] in matched or any(m.rel in matched for m in r[3])]
+        total = sum(1 + len(r[3]) for r in rows)
     pages = max(1, -(-len(rows) // PER_PAGE))
     page = min(max(page, 1), pages)
-    return rows[(page - 1) * PER_PAGE: page * PER_PAGE], len(rows), page, pages
+    return rows[(page - 1) * PER_PAGE: page * PER_PAGE], total, page, pages
 
 
 def search_text(sources: Sources, query: str, offset: int = 0) -> str:

@@ -240,7 +240,11 @@ def fork(rel: str):
 def continue_new(rel: str):
     """SPEC §5c: continue a session we may not write to in a new v3 file, opened at its leaf."""
     session = store().session(rel)
-    path = continue_in_new_session(session, _form_node(session, required=False))
+    node = _form_node(session, required=False)
+    joined = session.tree.joined
+    elsewhere = joined.elsewhere(node) if joined is not None and node is not None else None
+    source = store().resolve(elsewhere.name) if elsewhere is not None else None  # (the file the path leaves)
+    path = continue_in_new_session(session, node, source=source)
     return redirect(url_for("sessions.session_page", rel=store().rel(path)), code=303)
 
 

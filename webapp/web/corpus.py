@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -72,8 +73,22 @@ def open_corpus(app) -> CorpusService | None:
             return None
         store = app.extensions["session_store"]
         service = app.extensions["corpus"] = CorpusService(index, store.root, store.files)
+        store.related = lambda rel, path: conversation_files(service, store, path)
         service.start()
         return service
+
+
+def conversation_files(service, store, path: Path) -> list[str] | None:
+    """The files of the conversation of the file at `path` as the index holds them (store names),
+    or None when the index has not read it yet (a session page then looks beside it)."""
+    cur = service.index.cursor()
+    found = cur.execute("SELECT coalesce(conversation, file) FROM sessions WHERE file = ?",
+                        [url_name(str(path))]).fetchone()
+    if found is None:
+        return None
+    files = cur.execute("SELECT file FROM sessions WHERE coalesce(conversation, file) = ? ORDER BY file",
+                        [found[0]]).fetchall()
+    return [_rel(store, f) for f, in files]
 
 
 def parquet_tables(app):
@@ -102,7 +117,8 @@ def listing(store, query: str, page: int) -> tuple[Listing, object] | None:
         return None
     progress = service.fresh()
     got = list_sessions(service.index.cursor(), text_path(service.index.path), store.root, query, page)
-    got.rows = [(_rel(store, f), s, e) for f, s, e in got.rows]
+    got.rows = [(_rel(store, f), s, e, [replace(m, rel=_rel(store, m.rel), parent=m.parent and _rel(store, m.parent))
+                                        for m in members], missing) for f, s, e, members, missing in got.rows]
     return got, progress
 
 

@@ -45,6 +45,7 @@ class Line:
     fork: bool = False  # a branch point: folding it hides its branches
     foldable: bool = False  # a branch head or a branch point with lines under it
     selected: bool = False  # the line of the selected node (or of the run that holds it)
+    file: str | None = None  # where a file of a conversation across files starts: its caption
 
 
 def _entry_words(tree: SessionTree, e: Entry) -> tuple[str, str, str]:
@@ -143,6 +144,12 @@ def text_tree(tree: SessionTree, layout: GraphLayout, link, open_link=None, firs
         lines[open_lines.pop()].end = len(lines) - 1
     for i, line in enumerate(lines):
         line.foldable = (line.branch_head or line.fork) and line.end > i
+    joined = tree.joined
+    if joined is not None and len(joined.parts) > 1:  # each file's part says where it starts
+        starts = joined.boundaries
+        for line in lines:
+            if line.select in starts:
+                line.file = joined.part_of(line.select).said
     return lines
 
 

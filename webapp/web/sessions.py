@@ -11,7 +11,7 @@ from urllib.parse import quote, urlencode
 
 from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
 
-from ..core.catalog import group_sessions
+from ..core.catalog import fold_listing, group_sessions
 from ..core.context import build_context
 from ..core.request import build_request
 from ..core.session import Session
@@ -52,22 +52,28 @@ def index():
     if indexed is not None:
         found, progress = indexed
         rows, total, pages = found.rows, found.total, found.pages
-        page = found.page
+        page, conversations = found.page, found.conversations
     else:
         rows, progress, pages, page = store().list(), None, 1, 1
         if query:
             needle = query.lower()
-            rows = [r for r in rows if needle in _haystack(r) or search.file_matches(store().resolve(r[0]), query)]
+            matched = {r[0] for r in rows if needle in _haystack(r) or search.file_matches(store().resolve(r[0]), query)}
         total = len(rows)
+        rows = fold_listing(rows)  # one row per conversation: shown when one of its files matches
+        if query:
+            rows = [r for r in rows if r[0] in matched or any(m.rel in matched for m in r[3])]
+            total = sum(1 + len(r[3]) for r in rows)
+        conversations = len(rows)
     template = "partials/_session_list.html" if is_fragment() else "index.html"
     return render_template(template, groups=group_sessions(rows), query=query, total=total, root=store().root,
+                           conversations=conversations,
                            progress=progress, page=page, pages=pages, skipped=corpus.skipped_note(store()),
                            search=corpus.hits(store(), query, _int_arg("offset", 0) or 0),
                            corpus_error=current_app.extensions.get("corpus_error"))
 
 
 def _haystack(row) -> str:
-    rel, summary, error = row
+    rel, summary, error = row[:3]
     parts = [rel, error or ""]
     if summary:
         parts += [summary.name or "", summary.first_message or "", summary.cwd or "", summary.id or ""]

@@ -59,6 +59,15 @@ def module_of(room: str, name: str) -> Callable[[], ModuleType]:
     return lambda: import_module(f"{room}.{name}")
 
 
+def links_of(room: str) -> Callable[[], ModuleType]:
+    """The `links` module of the room (package) `room`: how its files name the files they
+    continue (`links.py` of this package says what it holds), imported when first asked."""
+    return lambda: import_module(f"{room}.links")
+
+
+_NO_LINKS = links_of(__package__ or "webapp.core.agents")  # (this package's own: a file that names no other)
+
+
 def another_agents_file(title: str) -> Callable[[str], str]:
     """The reason every file of an agent whose format session-tree does not write is read-only."""
     return lambda fmt: f"is a {title} session, another agent's file that session-tree only reads"
@@ -80,6 +89,8 @@ class Agent:
       own data): never searched for sessions, and not said to be skipped;
     - `find_folder(home)`: where its sessions are, when more than `home_folder` decides it (pi's
       environment variable and setting); None: `home / home_folder`;
+    - `links()`: its `links` module, how its files name the files they continue (forks, resumed
+      copies, sub-agents: `links.py`), imported when a conversation across files is joined;
     - `projection()`: the module of its SQL projection of lines into the corpus tables' entry rows
       (`entries_sql`, `calls_sql`, `arg_keys`, `macros`), which a big corpus build runs in DuckDB
       over its files (`corpus.columns`), imported when a build first reads one; None: the format
@@ -87,18 +98,20 @@ class Agent:
     """
 
     __slots__ = ("name", "title", "flag", "home_folder", "depth", "recognises", "reader", "why_read_only",
-                 "tools", "not_sessions", "find_folder", "projection")
+                 "tools", "not_sessions", "find_folder", "links", "projection")
 
     def __init__(self, *, name: str, title: str, flag: str, home_folder: tuple[str, ...], depth: int,
                  recognises: Callable[[dict], bool], reader: Callable[[], type],
                  why_read_only: Callable[[str], str | None], tools: Tools | None = None,
                  not_sessions: frozenset[str] = frozenset(),
                  find_folder: Callable[[Path], Path] | None = None,
+                 links: Callable[[], ModuleType] | None = None,
                  projection: Callable[[], ModuleType] | None = None) -> None:
         self.name, self.title, self.flag, self.home_folder, self.depth = name, title, flag, home_folder, depth
         self.recognises, self.reader, self.why_read_only = recognises, reader, why_read_only
         self.tools = tools or Tools()
         self.not_sessions, self.find_folder = not_sessions, find_folder
+        self.links = links or _NO_LINKS
         self.projection = projection
 
     def __repr__(self) -> str:

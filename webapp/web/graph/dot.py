@@ -88,10 +88,20 @@ def to_dot(tree: SessionTree, layout: GraphLayout, node_url, long_urls: dict[str
     for root, c in sub.items():
         c.attr(label=f"sub-agent · {dot_text(_first_line(tree, root), 40)}", style="rounded,dashed", color="#8b5cf6",
                fontcolor="#6d28d9", fontsize="9", labeljust="l")
+    files = file_parts(tree, layout)  # a conversation across files: each file's own part boxed, named
+    boxes = {i: DotGraph(f"cluster_file_{i}") for i in sorted(set(files.values()))}
+    for i, c in boxes.items():
+        part = tree.joined.parts[i]
+        c.attr(label=dot_text(part.said, 70), labeljust="l",
+               style="rounded,bold" if part.shown else "rounded", color="#0f766e" if part.shown else "#64748b",
+               fontcolor="#115e59" if part.shown else "#334155", fontsize="9", id=f"part-{i}")
     for name, attrs in specs.items():
         root = clusters.get(name)  # a sub-agent's nodes go in its cluster
-        (sub[root] if root is not None else g).node(name, **attrs)
+        part = files.get(name)
+        (sub[root] if root is not None else boxes[part] if part is not None else g).node(name, **attrs)
     for c in sub.values():
+        g.subgraph(c)
+    for c in boxes.values():
         g.subgraph(c)
     for a, b in layout.edges:
         if layout.one_branch and b not in more:
@@ -131,6 +141,24 @@ def _subagent_clusters(tree: SessionTree, layout: GraphLayout) -> dict[str, str]
     for seg in layout.segments:
         if all(getattr(tree.by_id[x], "sidechain", False) for x in seg.ids):
             out[seg.id] = root_of(seg.first_id)
+    return out
+
+
+def file_parts(tree: SessionTree, layout: GraphLayout) -> dict[str, int]:
+    """Drawn node -> the conversation part (a file, `tree.joined.parts`) it is of, for a tree
+    joined from several files; empty for one file's. A fold is of the file its first entry is:
+    a file's first entry is never folded into the file before (`build_layout` keeps it drawn)."""
+    joined = tree.joined
+    if joined is None or len(joined.parts) < 2:
+        return {}
+    home = joined.home
+    out = {dom_id(e.id): home[e.id] for e in layout.nodes if e.id in home}
+    for seg in layout.segments:
+        if seg.first_id in home:
+            out[seg.id] = home[seg.first_id]
+    for r in layout.retries:
+        if r.start in home:
+            out[r.id] = home[r.start]
     return out
 
 
@@ -230,7 +258,8 @@ class Drawing:
 
 def drawing_shape(tree: SessionTree, layout: GraphLayout) -> tuple:
     return ([dom_id(e.id) for e in layout.nodes], [s.id for s in layout.segments] + [r.id for r in layout.retries], layout.more,
-            frozenset(layout.edges), layout.collapsed, layout.level, bool(_subagent_clusters(tree, layout)))
+            frozenset(layout.edges), layout.collapsed, layout.level, bool(_subagent_clusters(tree, layout)),
+            tuple(sorted(file_parts(tree, layout).items())))
 
 
 def drawing_specs(tree: SessionTree, layout: GraphLayout, node_url) -> tuple[dict[str, dict], dict[str, str]]:

@@ -311,6 +311,8 @@ def build_layout(
         d = drawn_tree(tree)
         fold = collapse == "on" or (collapse == "auto" and d.count > COLLAPSE_THRESHOLD)
         keep = set(pinned) | set(tree.labels)
+        if tree.joined is not None:  # where each file of a conversation starts stays drawn (its box begins there)
+            keep |= tree.joined.boundaries
         active_leaf = tree.conversation_leaf(tree.active_leaf)
         if active_leaf is not None:
             keep.add(active_leaf)

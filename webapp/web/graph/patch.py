@@ -22,9 +22,10 @@ def patch_drawing(tree: SessionTree, layout: GraphLayout, before: Drawing,
     new drawing's `drawing_specs`."""
     specs, long_urls = prepared
     shape = drawing_shape(tree, layout)
-    nodes, segments, more, edges, collapsed, level, clusters = shape
-    old_nodes, old_segments, old_more, old_edges, old_collapsed, old_level, old_clusters = before.shape
-    if long_urls or clusters or old_clusters or (segments, more, collapsed, level) != (old_segments, old_more, old_collapsed, old_level):
+    nodes, segments, more, edges, collapsed, level, clusters, files = shape
+    old_nodes, old_segments, old_more, old_edges, old_collapsed, old_level, old_clusters, old_files = before.shape
+    if long_urls or clusters or old_clusters or files or old_files or \
+            (segments, more, collapsed, level) != (old_segments, old_more, old_collapsed, old_level):
         return None
     gone, new = set(old_nodes) - set(nodes), set(nodes) - set(old_nodes)
     if len(gone) != len(new) or len(new) > 1:

@@ -6,12 +6,16 @@
   project's `memory/` folder holds Claude's notes: none of them is searched for sessions.
 - First line: no header; lines carry `sessionId` and `uuid`/`parentUuid`, or are one of its
   metadata lines.
-- Reading: `reader.ClaudeReader`, imported when a file of Claude Code's is opened.
+- Reading: `reader.ClaudeReader`, imported when a file of Claude Code's is opened; a session's
+  sub-agents (`subagents/agent-*.jsonl`, and a workflow run's, `subagents/workflows/<run>/`) are
+  read with it.
+- Links (`links.py`): `/branch` and SDK forks mark their copied rows `forkedFrom`; a
+  `--resume --fork-session` copy keeps the original uuids and says nothing else.
 """
 
 from __future__ import annotations
 
-from ..agent import EDIT, READ, WRITE, Agent, FileTool, Tools, another_agents_file, reader_of
+from ..agent import EDIT, READ, WRITE, Agent, FileTool, Tools, another_agents_file, links_of, reader_of
 
 # Lines that describe the session rather than continue it (never nodes, even with a uuid).
 METADATA_TYPES = frozenset({
@@ -30,7 +34,7 @@ def is_claude_line(obj: dict) -> bool:
 CLAUDE_CODE = Agent(
     name="claude-code", title="Claude Code", flag="claude",
     home_folder=(".claude", "projects"), depth=1,  # <project>/
-    recognises=is_claude_line, reader=reader_of(__name__, "ClaudeReader"),
+    recognises=is_claude_line, reader=reader_of(__name__, "ClaudeReader"), links=links_of(__name__),
     why_read_only=another_agents_file("Claude Code"),
     tools=Tools(
         files={
@@ -43,5 +47,5 @@ CLAUDE_CODE = Agent(
         },
         shells={"Bash": "command"},
     ),
-    not_sessions=frozenset({"subagents", "memory"}),
+    not_sessions=frozenset({"subagents", "memory", "workflows", "tool-results"}),
 )

@@ -84,7 +84,8 @@ def _call_id(block: dict) -> bool:
 class _Node:
     """An entry in the making: one or more lines of the file."""
 
-    __slots__ = ("id", "line", "raw", "sources", "parent_ref", "sidechain", "kind", "msg_id", "user_like", "file")
+    __slots__ = ("id", "line", "raw", "sources", "parent_ref", "sidechain", "kind", "msg_id", "user_like", "file",
+                 "relinked")
 
     def __init__(self, id: str, line: int, raw: dict, obj: dict, parent_ref, kind: str, sidechain: bool):
         self.id = id
@@ -97,6 +98,7 @@ class _Node:
         self.msg_id = None
         self.user_like = False
         self.file: str | None = None  # a sub-agent's file, which `line` counts in
+        self.relinked: _Node | None = None  # its parent, when not the row its parentUuid names (see _replayed)
 
 
 
@@ -132,24 +134,32 @@ def _agent_lines(session: Path, problems: list[Problem]) -> list[tuple[str, list
     for path in sidecar_files(session):
         if path.name.startswith("agent-acompact-"):
             continue
+        # (a workflow run's agents are named with their run: `workflows/<run>/agent-<id>.jsonl`)
+        name = "/".join(path.parts[-3:]) if path.parent.parent.name == "workflows" else path.name
         try:
             data = path.read_bytes()
         except OSError as exc:
-            problems.append(Problem("subagent-file", f"subagents/{path.name}: not read ({exc.strerror or exc})"))
+            problems.append(Problem("subagent-file", f"subagents/{name}: not read ({exc.strerror or exc})"))
             continue
         lines: list[tuple[int, dict]] = []
-        out.append((path.name, lines))
+        out.append((name, lines))
         for n, raw in enumerate(data.splitlines(), 1):
             if not raw.strip():
                 continue
             try:
                 obj = orjson.loads(raw)
             except orjson.JSONDecodeError as exc:
-                problems.append(Problem("subagent-line", f"subagents/{path.name} line {n}: invalid JSON ({exc}); skipped"))
+                problems.append(Problem("subagent-line", f"subagents/{name} line {n}: invalid JSON ({exc}); skipped"))
                 continue
             if isinstance(obj, dict):
                 lines.append((n, obj))
     return out
+
+
+def _workflow_run(file: str | None) -> str | None:
+    """The run a workflow agent's file belongs to (`workflows/<run>/agent-<id>.jsonl`), else None."""
+    parts = file.split("/") if file else []
+    return parts[1] if len(parts) == 3 and parts[0] == "workflows" else None
 
 
 class _Build:
@@ -162,6 +172,8 @@ class _Build:
         self.tool_names: dict[str, str] = {}
         self.call_owner: dict[str, _Node] = {}  # tool call id -> the assistant node that made it
         self.agent_calls: dict[str, str] = {}  # sub-agent id -> the tool call id its result answers
+        self.run_calls: dict[str, str] = {}  # workflow run id -> the tool call id whose result names it
+        self.replays: dict[str, _Node] = {}  # a re-appended row's uuid -> where the conversation was then
         self.last_main: _Node | None = None
         self.file: str | None = None  # the sub-agent file being read, None for the session's own
         self.header = {"type": "session", "version": 3, "id": None, "timestamp": None, "cwd": None,
@@ -202,6 +214,9 @@ class _Build:
         if obj.get("isCompactSummary") is True and uuid in self.alias and self.alias[uuid].kind == "compaction" \
                 and obj is self.alias[uuid].sources[-1]:
             return  # the summary of a compaction, read with it
+        if uuid in self.alias and not agent and self._replayed(uuid, obj):
+            self.metadata.append((line, obj))
+            return
         if uuid in self.alias:
             first = self.alias[uuid]
             where = f"{first.file} line {first.line}" if first.file else f"line {first.line}"
@@ -224,7 +239,24 @@ class _Build:
             raw = {"type": "custom", "customType": f"{SOURCE}/{kind}", "data": obj}
             self._add(_Node(uuid, line, raw, obj, parent, "custom", sidechain), ts)
 
+    def _replayed(self, uuid: str, obj: dict) -> bool:
+        """Whether the row is one Claude Code appended again as it was (the same uuid, parent and
+        time): a second `/compact` in one process re-appends the rows before the first one's
+        preserved segment, then writes the next rows under the last copy. What the person saw
+        went on from where the conversation was: those rows hang there (`relinked`), and the
+        copies are the same entries again, neither a fork nor a problem."""
+        node = self.alias[uuid]
+        first = next((o for o in node.sources if o.get("uuid") == uuid), None)
+        if first is None or (first.get("parentUuid"), first.get("timestamp")) != (obj.get("parentUuid"), obj.get("timestamp")):
+            return False
+        if self.last_main is not None:
+            self.replays[uuid] = self.last_main
+        return True
+
     def _add(self, node: _Node, ts: str) -> None:
+        ref = node.parent_ref
+        if isinstance(ref, str) and ref in self.replays and not node.sidechain:
+            node.relinked = self.replays[ref]
         node.file = self.file
         node.raw["timestamp"] = ts
         self.nodes.append(node)
@@ -317,9 +349,13 @@ class _Build:
             made.append({"role": "user", "content": _blocks(others)})
         if "toolUseResult" in obj:
             made[len(results) - 1]["details"] = obj["toolUseResult"]
-            agent = obj["toolUseResult"].get("agentId") if isinstance(obj["toolUseResult"], dict) else None
-            if isinstance(agent, str) and results[-1].get("tool_use_id") and isinstance(results[-1]["tool_use_id"], str):
-                self.agent_calls[agent] = results[-1]["tool_use_id"]
+            said = obj["toolUseResult"] if isinstance(obj["toolUseResult"], dict) else {}
+            call = results[-1].get("tool_use_id")
+            if isinstance(call, str) and call:
+                if isinstance(said.get("agentId"), str):
+                    self.agent_calls[said["agentId"]] = call
+                if isinstance(said.get("runId"), str):
+                    self.run_calls[said["runId"]] = call
         ref = parent
         for i, m in enumerate(made):  # one entry per result, chained; the line's uuid names the last
             node_id = uuid if i == len(made) - 1 else f"{uuid}:{i + 1}"
@@ -378,6 +414,8 @@ class _Build:
     # -- the tree ------------------------------------------------------------------------------
 
     def _parent_of(self, node: _Node) -> str | None:
+        if node.relinked is not None:
+            return node.relinked.id
         ref = node.parent_ref
         if not isinstance(ref, str) or not ref:
             return None
@@ -396,7 +434,12 @@ class _Build:
         for node in self.nodes:
             if node.sidechain and parent[node.id] is None:
                 call = self.agent_calls.get(node.sources[0].get("agentId"))
+                run = _workflow_run(node.file)
+                if call is None and run is not None:
+                    call = self.run_calls.get(run)
                 owner = self.call_owner.get(call) if call else None
+                if owner is None and run is not None:
+                    owner = self._workflow_before(node)
                 if owner is not None:
                     parent[node.id] = owner.id
         calls: dict[str, list[_Node]] = {}
@@ -411,6 +454,18 @@ class _Build:
                 owners = calls.get(_text(node.raw["message"]["content"]).strip())
                 if owners:
                     parent[node.id] = owners.pop(0).id
+
+    def _workflow_before(self, node: _Node) -> _Node | None:
+        """The last `Workflow` call made before a workflow run's first row (a run whose call's
+        result does not name it)."""
+        when = node.raw.get("timestamp") or ""
+        owner = None
+        for other in self.nodes:
+            if other.kind == "assistant" and not other.sidechain and (other.raw.get("timestamp") or "") <= when \
+                    and any(b.get("type") == "toolCall" and b.get("name") == "Workflow"
+                            for b in other.raw["message"]["content"]):
+                owner = other
+        return owner
 
     def _drop_replays(self, parent: dict[str, str | None]) -> None:
         """Children of a compaction with one same timestamp are Claude Code writing the same

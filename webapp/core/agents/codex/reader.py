@@ -219,9 +219,17 @@ class _Build:
             self.header = {"type": "session", "version": 3, "id": p.get("id"), "timestamp": p.get("timestamp"),
                            "cwd": p.get("cwd"), "source": SOURCE, "sourceVersion": p.get("cli_version"),
                            "modelProvider": p.get("model_provider")}
-            for key in ("forked_from_id", "parent_thread_id"):
-                if p.get(key):
+            # what names other rollouts (links.py): the fork's parent and where its history ends,
+            # a sub-agent's parent thread (said in `source` by some versions only)
+            for key in ("forked_from_id", "parent_thread_id", "history_mode", "history_base",
+                        "forked_from_ordinal_exclusive"):
+                if p.get(key) is not None and p.get(key) != "":
                     self.header[key] = p[key]
+            spawn = p.get("source")
+            for key in ("subagent", "thread_spawn"):
+                spawn = spawn.get(key) if isinstance(spawn, dict) else None
+            if isinstance(spawn, dict) and spawn.get("parent_thread_id") and "parent_thread_id" not in self.header:
+                self.header["parent_thread_id"] = spawn["parent_thread_id"]
             self.provider = p.get("model_provider") if isinstance(p.get("model_provider"), str) else None
             self.metadata.append((line, obj))
             return

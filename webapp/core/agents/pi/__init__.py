@@ -10,6 +10,7 @@
 - Reading: `reader.PiReader` reads every view's entries; `columns.ColumnLog` reads the usual
   message line with a compiled decoder into columns for `show` (the rest through `PiReader`);
   `projection` reads its lines as entry rows in DuckDB for the corpus index's big builds.
+- Links (`links.py`): a fork's header names its source file, `parentSession`.
 - Writing: only version 3 files (and new ones); pi migrates an older file by rewriting it with
   new ids, which would lose what we append.
 """
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import orjson
 
-from ..agent import EDIT, READ, WRITE, Agent, FileTool, Tools, module_of, reader_of
+from ..agent import EDIT, READ, WRITE, Agent, FileTool, Tools, links_of, module_of, reader_of
 
 SESSION_DIR_VARIABLE = "PI_CODING_AGENT_SESSION_DIR"
 AGENT_DIR_VARIABLE = "PI_CODING_AGENT_DIR"
@@ -86,7 +87,7 @@ def sessions_folder(home: Path) -> Path:
 PI = Agent(
     name="pi", title="pi", flag="pi",
     home_folder=(".pi", "agent", "sessions"), depth=1,  # --<cwd>--/
-    recognises=recognises, reader=reader_of(__name__, "PiReader"),
+    recognises=recognises, reader=reader_of(__name__, "PiReader"), links=links_of(__name__),
     why_read_only=why_read_only,
     tools=Tools(
         files={  # (early versions said file_path)
