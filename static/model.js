@@ -60,17 +60,20 @@
   }
 
   // Commit only once there is a summary to commit (the compaction's, or a regenerated summary's,
-  // whose row stays hidden until then).
+  // whose row stays hidden until then), and not the drafted text the server said it would refuse
+  // (a compaction that would not shrink the context): changed, the server checks it again.
   function commitReady() {
     for (const commit of document.querySelectorAll(".commit-summary")) {
       const text = commit.form.querySelector("textarea[name=summary]");
-      const ready = !!text && text.value.trim() !== "";
+      const refused = !!text && text.closest("[data-refused]") !== null && text.value === text.defaultValue;
+      const ready = !!text && text.value.trim() !== "" && !refused;
       commit.disabled = !ready;
       commit.classList.toggle("primary", ready);
       const row = commit.closest("[data-until-summary]");
       if (row) row.hidden = !ready;
       const hint = commit.form.querySelector(".commit-hint");
       if (hint && ready) { hint.textContent = ""; hint.classList.remove("commit-hint"); }
+      if (hint && refused) { hint.textContent = "Not as drafted: it would not shrink the context (the figures are under the summary)."; hint.classList.add("commit-hint"); }
     }
   }
 

@@ -80,6 +80,20 @@ def test_json_output_holds_names_that_are_not_utf8(root):
     assert orjson.loads(r.stdout)["path"].endswith("\\xff.jsonl")
 
 
+@pytest.mark.parametrize("argv", [
+    ["ls", "{root}", "--json"], ["show", "{file}", "--json"], ["context", "{file}", "--json"],
+    ["verdict", "{file}", "a1", "better", "--note", "note " + EVIL + "\x7f\x85", "--json"],
+])
+def test_json_output_escapes_del_and_the_c1_controls_as_sql_json_does(root, argv):
+    """orjson escapes C0 but wrote DEL and C1 (U+009B is CSI to a terminal) as they are."""
+    file = root / "--evil--" / "evil.jsonl"
+    r = shell(*[a.format(file=file, root=root) for a in argv])
+    assert r.returncode == 0, r.stderr
+    for raw in (*RAW_CONTROLS, b"\x7f", b"\xc2\x85"):
+        assert raw not in r.stdout, (argv, raw)
+    assert b"\\u009b2J" in r.stdout and orjson.loads(r.stdout)  # shown as an escape, read back as the value
+
+
 def test_new_with_a_cwd_that_is_not_utf8_refuses_and_leaves_nothing(tmp_path):
     r = shell("new", tmp_path / "r", "--cwd", NOT_UTF8)
     assert r.returncode == 2 and b"Traceback" not in r.stderr

@@ -9,6 +9,8 @@ import re
 import orjson
 from playwright.sync_api import expect
 
+from tests.browser.walk_helpers import low_contrast
+
 RICH = "019cadd3-8025-7970-85d9-5954058b4714"
 GOOD_APPROACH = "019cadd5-4547-793f-ae6d-00b2e72993a4"  # an inner node, labelled "good approach"
 
@@ -134,6 +136,8 @@ def test_compare_mode_in_the_graph_fills_a_tray(live_server, page, console, brin
     page.click("button[data-action=compare-mode]")
     tray = page.locator("#compare-tray")
     expect(tray).to_be_visible()
+    expect(tray.locator("#diff-contexts-go")).to_be_hidden()  # (two picks make a diff of contexts)
+    assert low_contrast(page) == []  # (the pressed Compare mode button among them)
     leaf = page.locator(".session-layout").get_attribute("data-active-leaf")
     for entry_id in (GOOD_APPROACH, leaf):
         bring_into_view(page.locator(f'#graph g.node[id="e-{entry_id}"]'))
@@ -143,6 +147,7 @@ def test_compare_mode_in_the_graph_fills_a_tray(live_server, page, console, brin
     expect(page.locator(f'#graph g.node[id="e-{GOOD_APPROACH}"]')).to_have_class(re.compile("picked"))
     tray.locator(f'[data-unpick="{GOOD_APPROACH}"]').click()
     expect(tray.locator("[data-unpick]")).to_have_count(1)
+    expect(tray.locator("#diff-contexts-go")).to_be_hidden()
     expect(page.locator(f'#graph g.node[id="e-{GOOD_APPROACH}"]')).not_to_have_class(re.compile("picked"))
     bring_into_view(page.locator(f'#graph g.node[id="e-{GOOD_APPROACH}"]'))
     page.locator(f'#graph g.node[id="e-{GOOD_APPROACH}"] a').click()

@@ -7,6 +7,7 @@ import re
 from playwright.sync_api import expect
 
 from tests.browser.test_audit_browser import server as audit_server  # noqa: F401 (a fixture)
+from tests.browser.walk_helpers import low_contrast_text
 
 COMPACTION = "019cade2-0005-77b9-affb-86ab4d0a0b37"
 LATER = "019cade9-efaa-73c8-98bf-e7ca033e47ff"  # an assistant reply after both compactions
@@ -26,6 +27,7 @@ def test_timeline_point_selects_its_node_and_before_after_opens(live_server, pag
     expect(page.locator("#cx-summary")).to_contain_text("## Goal")
     page.locator("#cx-left details.cx-turn > summary").first.click()
     expect(page.locator("#cx-left .cx-msg").first).to_be_visible()
+    assert low_contrast_text(page) == []  # (the roles on the summary's tinted message among them)
     page.click("text=As a diff")
     expect(page.locator("#context-diff")).to_contain_text("33 only in A")
     assert page.errors == [] and console == []

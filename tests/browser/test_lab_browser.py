@@ -30,6 +30,7 @@ def test_a_lab_of_three_candidates_end_to_end(server, llm_server, page, tmp_path
     expect(page.get_by_role("checkbox", name="pi's own (pi 1.6.0)")).to_be_checked()
     expect(page.get_by_role("checkbox", name="ours")).to_be_checked()
     page.get_by_label("turns").fill("2")
+    expect(page.get_by_role("button", name="Cancel")).to_be_hidden()  # (nothing runs yet to cancel)
     page.get_by_role("button", name="Run the lab").click()
     table = page.locator(".lab-table")
     expect(table.locator("tbody tr")).to_have_count(3, timeout=60_000)

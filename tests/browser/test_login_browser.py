@@ -12,6 +12,7 @@ from tests.browser.conftest import LiveServer
 
 RICH = "2026-03-02T09-14-05-221Z"
 TITLE = "Fix rounding in invoice totals"  # (that session's name, in its page's top bar)
+LONG_NAMED = "2026-03-03T16-40-12-034Z"  # "Add a `__repr__` to `Invoice` that shows the number and the customer."
 
 
 @pytest.fixture
@@ -66,7 +67,20 @@ def test_an_open_server_says_so_on_its_pages(sessions_root, stranger):
             page.goto(server.url + url)  # (never logged in: nothing is asked)
             expect(page.locator(".open-warning")).to_have_text("Open to every account on this machine")
             expect(page.locator(".open-warning")).to_be_visible()
-        expect(page.locator("body")).to_contain_text(TITLE)
+        # The session's name stays readable beside the warning (the folder before it gives way):
+        # not under the warning, and whole.
+        title = page.locator(".crumbs strong")
+        expect(title).to_have_text(TITLE)
+        shown = title.evaluate("""(el) => { const r = el.getBoundingClientRect(),
+            w = document.querySelector('.open-warning').getBoundingClientRect();
+            return {clear: r.right <= w.left, whole: el.scrollWidth <= el.clientWidth}; }""")
+        assert shown == {"clear": True, "whole": True}
+        # A name too long for the bar is cut with an ellipsis inside it, not clipped at its edge.
+        page.goto(server.url + server.rel(LONG_NAMED))
+        ends = title.evaluate("""(el) => { const r = el.getBoundingClientRect(),
+            bar = el.parentElement.getBoundingClientRect(), s = getComputedStyle(el);
+            return {inside: r.right <= bar.right + 0.5, cut: el.scrollWidth > el.clientWidth, ellipsis: s.textOverflow}; }""")
+        assert ends == {"inside": True, "cut": True, "ellipsis": "ellipsis"}
     finally:
         server.stop()
     assert errors == []

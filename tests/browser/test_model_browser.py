@@ -177,3 +177,21 @@ def test_the_branch_summary_of_a_fork_streams_too(server, llm_server, page, cons
                                                                             timeout=10000)
     expect(button).to_be_enabled()
     assert page.errors == [] and console == []
+
+
+def test_a_drafted_summary_that_would_not_shrink_the_context_keeps_commit_off_and_says_why(server, llm_server, page,
+                                                                                            console):
+    long = "## Goal\n" + "Everything, at length. " * 20000
+    llm_server.behave("reply", pieces=[long])
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(server.url + server.rel(RICH) + "?tab=compact")
+    commit = page.locator("#commit-compaction")
+    page.locator("#generate-summary").click()
+    refusal = page.locator("#compact-summary-slot .shrink-refusal")
+    expect(refusal).to_contain_text("This compaction would not shrink the context:", timeout=20000)
+    expect(refusal).to_contain_text("tokens now,")
+    expect(commit).to_be_disabled()
+    expect(page.locator("#compact-form .commit-hint")).to_contain_text("it would not shrink the context")
+    page.fill("#summary-text", "## Goal\nFix the rounding of invoice totals.")  # changed: the server judges it again
+    expect(commit).to_be_enabled()
+    assert page.errors == [] and console == []

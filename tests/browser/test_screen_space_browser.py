@@ -10,6 +10,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from tests.browser.walk_helpers import low_contrast_text
 from webapp.core.session import Session
 from webapp.web.app import export_session
 
@@ -36,6 +37,8 @@ def test_the_text_view_selects_a_node_by_keys_and_folds_a_branch(live_server, pa
     open_page(page, live_server, RICH, "?view=text")
     expect(page.locator("#graph")).to_be_hidden()
     lines = page.locator("#text-tree .tt-line")
+    expect(lines.first).to_be_visible()
+    assert low_contrast_text(page, "#text-tree") == []  # (the active path's dots among them)
     tree = tree_of(live_server, RICH)
     active = tree.conversation_leaf(tree.active_leaf)
     expect(page.locator("#text-tree .tt-line.selected")).to_have_attribute("data-select", active)
@@ -146,6 +149,7 @@ def test_toolbar_and_legend_take_one_strip_and_the_split_stays_put_in_every_tab(
     expect(legend.locator(".lg.user")).to_be_hidden()  # folded to its one line
     legend.locator("summary").click()
     expect(legend.locator(".lg.user")).to_be_visible()
+    assert low_contrast_text(page, ".legend-box") == []
     for tab in TABS:
         page.locator("#panel .tabs a", has_text=tab).click()
         expect(page.locator("#panel .tabs a.current")).to_have_text(tab)

@@ -6,6 +6,7 @@ import re
 
 from playwright.sync_api import expect
 
+from tests.browser.walk_helpers import low_contrast_text
 from webapp.core.session import Session
 from webapp.web.app import export_session
 
@@ -40,6 +41,8 @@ def test_clicking_a_leaf_on_the_graph_switches_the_transcript_to_its_path(live_s
 
 def test_a_leaf_in_the_branch_list_switches_the_transcript(live_server, page, console):
     open_transcript(live_server, page)
+    # Every word of it reads at AA: highlighted code and diffs, exit codes, times on a tinted turn.
+    assert low_contrast_text(page) == []
     page.click("text=Read another branch…")
     page.locator(f'.t-branches-list a[data-select="{SIDE_LEAF}"]').click()
     expect(page.locator(".transcript-panel")).to_have_attribute("data-leaf", SIDE_LEAF)
@@ -145,6 +148,7 @@ def test_presenter_steps_through_turns_with_the_keyboard_and_a_reload_keeps_the_
     expect(pos).to_contain_text("Turn 3 of")
     expect(page.locator(".present-turn .t-user").first).to_have_attribute("data-entry", shown)
     assert page.locator(".present-graph g.node.here").count() >= 1
+    assert low_contrast_text(page) == []
     assert console == []
 
 

@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 
 from samplegen import many_branches_session
 from samplegen.builder import write_jsonl
-from tests.browser.walk_helpers import Shots, low_contrast
+from tests.browser.walk_helpers import Shots, faint_fields, faint_graph_words, low_contrast, low_contrast_text
 from tests.conftest import FIXTURES
 from webapp.core.branch_names import branch_name
 from webapp.core.session import Session
@@ -72,6 +72,7 @@ def test_the_researcher_asks_two_models_tells_their_branches_apart_judges_and_pr
 
     # Ask two models the same question at the active leaf.
     page.goto(f"{server.url}{rel}?node={leaf}")
+    assert faint_fields(page) == []  # (the session's search box: its edge at 3:1)
     page.get_by_role("link", name="Ask several models…").click()
     page.get_by_role("textbox", name="Message").fill(PROMPT)
     page.get_by_label("openai/model-b", exact=True).check()
@@ -120,11 +121,12 @@ def test_the_researcher_asks_two_models_tells_their_branches_apart_judges_and_pr
         expect(row.locator("td").nth(1).locator("a").first).to_contain_text(f"· {model}")
     winner_row = page.locator("tr.branch-row", has=page.locator(f"input[value='{tips[0]}']"))
     expect(winner_row.locator(".verdict[data-by='person']")).to_have_text("winner")
-    assert low_contrast(page) == []
+    assert low_contrast(page) == [] and low_contrast_text(page) == []
     shot(page, "branches-tab")
     page.goto(f"{server.url}{rel}/compare/all?sort=verdict")
     expect(page.locator("tr.branch-row").first).to_have_attribute("data-leaf", tips[0])
     expect(page.locator("tr.branch-row").first.locator("td").nth(1)).to_contain_text("· model-a")
+    assert low_contrast_text(page) == []  # (the table's head and the inherited tags on grey)
     shot(page, "every-branch")
     page.goto(f"{server.url}{rel}/replay?leaf={tips[1]}")
     options = page.locator("#replay-leaf option").all_inner_texts()
@@ -191,6 +193,8 @@ def test_the_engineer_reads_the_context_diffs_two_nodes_by_clicking_and_previews
       return out; }""")
     assert hits == []
     assert low_contrast(page) == []
+    # The badges and the bands' labels read at AA, however faded the nodes and bands they name.
+    assert faint_graph_words(page) == []
     shot(page, "context-tab")
 
     # Diff two contexts by clicking: the button, then a node of another branch on the graph.

@@ -33,12 +33,12 @@ def user(text):
     return {"type": "message", "message": {"role": "user", "content": text}}
 
 
-def assistant(text="", calls=(), cost=0.0, model="m1", tokens=None):
+def assistant(text="", calls=(), cost=0.0, model="m1", tokens=None, sent=0):
     content = ([{"type": "text", "text": text}] if text else []) + [
         {"type": "toolCall", "id": cid, "name": name, "arguments": {"path": path}} for cid, name, path in calls
     ]
     msg = {"role": "assistant", "content": content, "provider": "p", "model": model, "stopReason": "stop",
-           "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": tokens or 0,
+           "usage": {"input": sent, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": tokens or 0,
                      "cost": {"total": cost}}}
     return {"type": "message", "message": msg}
 
@@ -385,6 +385,26 @@ def test_context_growth_is_measured_from_the_common_ancestor():
     b = t.chain(shared, user("Less"), assistant("ok", tokens=1200))[-1]
     cmp = compare(t.tree, [a, b])
     assert [(br.context_tokens, br.context_growth) for br in cmp.branches] == [(1800, 800), (1200, 200)]
+
+
+def test_context_growth_and_the_context_sent_are_the_servers_count_when_another_server_answered():
+    """An Ask on another model: its server counts the same prompt otherwise (a local model 3,016
+    tokens where the recorded one counted 7.0k). The growth is measured on the count of the
+    server that answered, and the context sent is that count, said to be the server's."""
+    t = Tree()
+    root = t.add(user("Start"), None)
+    shared = t.add(assistant("ok", tokens=7000, sent=6990), root)
+    asked = t.add(user("And the VAT?"), shared)
+    same = t.add(assistant("ok", tokens=7100, sent=7000), asked)
+    other = t.add(assistant("ok", tokens=3056, sent=3016, model="local"), asked)
+    no_usage = t.add({"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": "x"}],
+                                                     "stopReason": "stop"}}, asked)
+    cmp = compare(t.tree, [same, other, no_usage])
+    growth = {br.tip: br.context_growth for br in cmp.branches}
+    assert growth[same] == 100 and growth[other] == 40  # not 3,056 - 7,000-odd
+    sent = {br.tip: br.context_sent for br in cmp.branches}
+    assert sent[other] == {"sent_tokens": 3016, "sent_estimated": False}
+    assert sent[no_usage]["sent_estimated"] is True and sent[no_usage]["sent_tokens"] == cmp.shared_tokens
 
 
 def _stopped(text, stop, calls=(), error=None):

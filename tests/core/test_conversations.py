@@ -144,6 +144,28 @@ def test_a_rewind_in_one_file_is_a_branch_and_sub_agents_and_a_workflow_hang_und
     assert not [p for p in tree.problems if p.kind.startswith("subagent")]
 
 
+def test_the_context_at_a_sub_agents_last_entry_is_its_own_run_from_its_prompt():
+    """A sub-agent is sent its prompt and its own turns, not the session that called it."""
+    found = trees("claude-code")
+    tree = found[named(found, "aaaaaaaa")]
+    a = lambda n: f"0000000a-0000-4000-8000-{n:012d}"  # noqa: E731
+    for caller, prompt in ((a(9), None), (a(13), "Check that total() handles empty carts")):
+        (start,) = [c for c in tree.children[caller] if tree.by_id[c].sidechain]
+        node = start
+        while kids := [c for c in tree.children.get(node, ()) if tree.by_id[c].sidechain]:
+            node = kids[-1]
+        got = build_context(tree, node)
+        assert got.sources[0].id == start and all(e.sidechain for e in got.sources)
+        assert got.messages[0]["role"] == "user"
+        if prompt:
+            assert texts(tree, node)[0] == prompt
+    codex = trees("codex")
+    joined = join(named(codex, "0196b000"), codex)
+    sub = [e for e in joined.entries if joined.joined.part_of(e.id).relation == "sub-agent"]
+    assert texts(joined, sub[-1].id)[0] == "Write tests for -v"
+    assert {e.id for e in build_context(joined, sub[-1].id).sources} <= {e.id for e in sub}
+
+
 def test_a_second_compact_in_one_process_reads_as_one_line_with_the_latest_summary_first():
     found = trees("claude-code")
     tree = found[named(found, "dddddddd")]

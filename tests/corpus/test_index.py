@@ -304,7 +304,7 @@ def test_a_batch_the_workers_could_not_make_is_made_here(home, tmp_path, monkeyp
     monkeypatch.setattr("webapp.corpus.db.POOL_BYTES", 0)
     monkeypatch.setattr("os.cpu_count", lambda: 2)
 
-    def broken(pool, groups, fn, args, size):
+    def broken(pool, groups, fn, args, size, stop=None):
         for group in groups:
             yield group, BrokenProcessPool("a worker died")
 

@@ -4,6 +4,7 @@ and a second server can be given an index of its own."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -64,10 +65,10 @@ def test_serve_db_gives_a_second_server_an_index_of_its_own(held, tmp_path, monk
     write_sessions(tmp_path / "root", 2)
     own = tmp_path / "own.duckdb"
     apps = []
-    monkeypatch.setattr(web_app.Flask, "run", lambda app, **kw: apps.append(app))
+    # (while it serves: its first build ended; a server that stops ends its build)
+    monkeypatch.setattr(web_app.Flask, "run", lambda app, **kw: apps.append(app) or app.extensions["corpus"].join())
     assert main(["serve", str(tmp_path / "root"), "--db", str(own), "--port", "5999"]) == 0
     app = apps[0]
-    app.extensions["corpus"].join()
     page = app.test_client().get("/").text
     assert "2 sessions" in page and "No corpus index" not in page
     assert own.is_file()
@@ -104,3 +105,21 @@ def test_an_index_that_cannot_be_written_is_one_line_not_a_traceback(tmp_path, m
     assert err.count("\n") == 1 and "the index cannot be written here (disk I/O error)" in err
     page = create_app(root, CORPUS_DB=tmp_path / "web.duckdb").test_client().get("/").text
     assert "the index cannot be written here (disk I/O error)" in page
+
+
+@pytest.mark.parametrize("cut", ["half", "empty"])
+def test_an_index_a_full_disk_cut_short_is_set_aside_and_built_anew_on_the_next_start(tmp_path, capsys, cut):
+    """A build stopped by a full disk can leave the database cut short (or empty): the next
+    `index`, or a server's start, said only that it could not be opened, every time."""
+    root, db = tmp_path / "root", tmp_path / "c.duckdb"
+    write_sessions(root, 3)
+    assert main(["index", str(root), "--db", str(db)]) == 0
+    os.truncate(db, db.stat().st_size // 2 if cut == "half" else 0)
+    capsys.readouterr()
+    assert main(["index", str(root), "--db", str(db)]) == 0
+    got = capsys.readouterr()
+    assert got.err.count("\n") == 1 and "the index was damaged" in got.err and "c.duckdb.damaged" in got.err
+    assert "3 sessions in" in got.out and (tmp_path / "c.duckdb.damaged").exists()
+    os.truncate(db, db.stat().st_size // 2 if cut == "half" else 0)
+    page = create_app(root, CORPUS_DB=db).test_client().get("/").text
+    assert "cannot be" not in page and "3 sessions" in page

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import orjson
@@ -160,3 +161,19 @@ def test_a_growth_that_gives_an_earlier_entry_its_parent_audits_every_summary_ag
     rest = orjson.dumps({**parent, "id": "given-later", "parentId": parent["parentId"]}) + b"\n"
     audited = _grown_against_fresh(tmp_path, monkeypatch, b"".join(head), rest)
     assert orjson.loads(lines[first])["id"] in audited
+
+
+def test_a_build_stopped_after_its_first_file_writes_no_half_batch_and_the_next_build_reads_the_rest(home, tmp_path):
+    """What a server stopping does to the build it runs: the build ends at once, the index stays
+    whole, and the files it had not written are read by the next one."""
+    root, _ = home
+    stop = threading.Event()
+    index = Index(tmp_path / "c.duckdb")
+    stopped = index.build([root], on_progress=lambda progress: stop.set(), stop=stop)
+    assert stopped.done < stopped.total and rows(index, "sessions") == []
+    whole = index.build([root])
+    assert whole.read == stopped.total and whole.done == whole.total
+    fresh = Index(tmp_path / "fresh.duckdb")
+    fresh.build([root])
+    for t in COLUMNS:
+        assert rows(index, t) == rows(fresh, t), t

@@ -357,3 +357,30 @@ def test_a_replay_on_another_model_differs_in_its_answer_not_its_prompt_and_is_s
     assert (change.type, user.role, reply.role) == ("model_change", "user", "assistant")
     assert change.timestamp <= user.timestamp < reply.timestamp  # the reply came 0.6 s after its prompt was sent
     assert user.message["timestamp"] < int(datetime.fromisoformat(reply.timestamp.replace("Z", "+00:00")).timestamp() * 1000)
+
+
+def test_a_replay_declares_the_tools_the_sessions_system_messages_leave_in_force_as_continue_does(
+        tmp_path, llm_server, config):
+    """pi 1.6 declares its tools in system messages: a replay asks the model with those (their own
+    descriptions and parameters), as `continue` at that node would, not only the runner's."""
+    from webapp.core.context import build_context
+    from webapp.core.request import build_request
+
+    read = {"name": "read", "description": "Read a file (the session's own words)",
+            "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}
+    lookup = {"name": "lookup", "description": "Look a word up", "parameters": {"type": "object", "properties": {}}}
+    b = Builder()
+    b.add("message", id="s1", message={"role": "system", "content": "You are pi.", "toolsAdded": [read, lookup]})
+    b.user("Read the notes.", id="u1")
+    b.assistant("", id="a2", calls=[{"id": "c1", "name": "read", "arguments": {"path": "notes.txt"}}], **TEST_MODEL)
+    b.tool_result("c1", "the notes", id="t3")
+    b.assistant("They say: the notes.", id="a4", **TEST_MODEL)
+    session = Session.open(b.write(tmp_path / "s.jsonl"))
+    declared = build_request(build_context(session.tree, "u1")).tools
+    assert [t["function"]["name"] for t in declared] == ["read", "lookup"]
+    script(llm_server, {"calls": [("read", {"path": "notes.txt"})]}, {"text": "Done."})
+    replay = run_replay(prepare(session, other_config(config), "a4", "u1"))
+    assert replay.finished and llm_server.refused == [] and len(llm_server.requests) == 2
+    for sent in llm_server.requests:
+        assert sent["tools"][:2] == declared  # the session's declarations, as continue sends them
+        assert [t["function"]["name"] for t in sent["tools"]].count("read") == 1

@@ -124,3 +124,26 @@ def test_a_model_the_server_does_not_offer_is_refused_before_anything_is_written
         assert r.status_code == 403 and "the model ollama_chat/x is not one this server offers" in said
         assert "serve --model ollama_chat/x" in said
     assert (root / RICH).read_bytes() == before and llm_server.requests == []
+
+
+def test_compare_after_an_ask_says_the_context_sent_as_the_ask_page_did(root, llm_server):
+    """One figure on both pages: the server's count of the prompt where it reported one, the
+    estimate said to be one where it did not; and the growth is measured on the server's count
+    (an estimate at the ancestor against the server's count at the tip read −3.9k)."""
+    llm_server.per_model("counted-model", "reply", pieces=["Counted."],
+                         usage={"prompt_tokens": 3016, "completion_tokens": 40, "total_tokens": 3056})
+    llm_server.per_model("uncounted-model", "reply", pieces=["Not counted."], usage=None)
+    c, token = client_for(root, ModelConfig("openai/counted-model", api_base=llm_server.api_base, api_key="dummy",
+                                            timeout=5), models=("openai/uncounted-model",))
+    got = events(c.post(f"/s/{RICH}/-/ask", headers=SSE, data={
+        "csrf_token": token, "at": leaf(root), "mode": "new", "message": "And the VAT?",
+        "model": "openai/counted-model", "more_models": "openai/uncounted-model"}).get_data(as_text=True))
+    done = {d["col"]: d for e, d in got if e == "done"}
+    assert (done[0]["sent_tokens"], done[0]["sent_estimated"]) == (3016, False)
+    assert done[1]["sent_estimated"] is True
+    page = c.get(got[-1][1]["compare"]).get_data(as_text=True)
+    sent_row = page.split('data-row="context_sent"')[1].split("</tr>")[0]
+    assert "3,016 tokens (the server&#39;s count)" in sent_row
+    assert f"{done[1]['sent_tokens']:,} tokens (estimated)" in sent_row
+    growth = page.split('data-row="context"')[1].split("</td>")[0]
+    assert "<strong>+40</strong>" in growth  # the reply's own tokens on top of what was sent

@@ -44,6 +44,8 @@ def test_the_page_shows_the_cut_the_recorded_summary_and_the_choices(setup):
     assert f'value="{MODEL}" checked' in html and 'value="openai/other-model"' in html
     assert '<option value="u2">' in html  # a cut the person may move to
     assert "3 turns of the branch" in html and TURNS[0] in html
+    # The budgets say what they do in a user's words, not by a section of our charter.
+    assert "the cut pi makes when it keeps that many recent tokens" in html and "SPEC" not in html
     assert client.get("/s/s.jsonl/lab?at=nope").status_code == 404
 
 

@@ -99,3 +99,24 @@ def test_a_failed_reply_on_a_plain_form_shows_the_request_and_raw_response_in_a_
     assert "&#34;role&#34;: &#34;user&#34;" in fold  # the messages sent, escaped
     new = Session.open(root / RICH).tree.entries[before:]
     assert "assistant" not in [e.role for e in new]  # no reply written
+
+
+def test_a_drafted_summary_that_would_not_shrink_the_context_is_said_with_the_figures_before_commit(root, llm_server):
+    long = "## Goal\n" + "Everything, at length. " * 20000
+    llm_server.behave("reply", pieces=[long], text=long)
+    client, token = client_for(root, ModelConfig(MODEL, api_base=llm_server.api_base, api_key="dummy", timeout=TIMEOUT))
+    form = {"csrf_token": token, "keep_recent_tokens": "300"}
+    for editor in (events(client.post(f"/s/{RICH}/-/compact/summary", data=form, headers=SSE).get_data(as_text=True))[-1][1]["html"],
+                   client.post(f"/s/{RICH}/-/compact/summary", data=form).get_data(as_text=True)):
+        said = html.unescape(editor)
+        assert "data-refused" in editor and "This compaction would not shrink the context:" in said
+        assert "tokens now," in said and "after (estimated, the summary included)" in said
+        assert "Commit stays off until the summary is changed." in said
+    # what the preview said is what the write refuses with
+    refused = client.post(f"/s/{RICH}/-/compact", data={**form, "summary": editor_text(editor)})
+    assert refused.status_code == 409
+    figures = said.split("would not shrink the context: ")[1].split(" (estimated")[0]
+    assert figures in html.unescape(refused.get_data(as_text=True))
+    short = "## Goal\nFix the rounding of invoice totals."
+    llm_server.behave("reply", pieces=[short], text=short)
+    assert "data-refused" not in client.post(f"/s/{RICH}/-/compact/summary", data=form).get_data(as_text=True)

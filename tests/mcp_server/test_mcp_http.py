@@ -73,7 +73,9 @@ def test_refused_without_the_token_or_with_another(served):
         assert statuses and set(statuses) == {401}
     answer = httpx.post(server.url + "mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
                         headers={"Accept": "application/json, text/event-stream"})
-    assert answer.status_code == 401 and "session-tree" in answer.json()["error"]
+    said = answer.json()["error"]  # what fits an MCP client, not the CLI's "commands" refusal
+    assert answer.status_code == 401 and "send it in an Authorization header" in said
+    assert "MCP endpoint" in said and "commands only" not in said
 
 
 def test_a_read_only_server_offers_no_write_tool(served):

@@ -375,3 +375,21 @@ def test_a_tool_result_of_many_megabytes_is_not_counted_line_by_line(monkeypatch
     html = str(render_entry_body(tool_result(text)))
     assert "line 0 " in html and "more characters are not shown here" in html and f"all {len(text):,}" in html
     assert "lines) are not shown" not in html and "show the first" in html
+
+
+def test_every_token_colour_of_the_highlighting_reads_at_aa_on_the_code_blocks():
+    from webapp.web.code_style import contrast
+    from webapp.web.render import pygments_css
+
+    def rgb(colour: str) -> tuple[int, int, int]:
+        digits = colour.lstrip("#")
+        digits = "".join(d * 2 for d in digits) if len(digits) == 3 else digits
+        return int(digits[0:2], 16), int(digits[2:4], 16), int(digits[4:6], 16)
+
+    # (the whitespace token's colour is never seen: it colours only spaces)
+    colours = {c for rule in pygments_css().splitlines() if "hl-w " not in rule
+               for c in re.findall(r"(?<![-\w])color: (#[0-9a-fA-F]{3,6})\b", rule)}
+    assert len(colours) > 10  # (the rules were read: friendly has some thirty colours)
+    for block in ("#f0f0f0", "#f9fafb"):  # Pygments' block and the pages' code background
+        faint = sorted(c for c in colours if contrast(rgb(c), rgb(block)) < 4.5)
+        assert faint == [], block

@@ -124,6 +124,15 @@ def test_deep_link_selects_a_node_and_fragment_pushes_its_url(client, root):
     assert r.headers["HX-Push-Url"] == f"/s/{rel}?node={target.id}"
 
 
+def test_the_node_panel_titles_a_tool_result_with_its_tools_name(client, root):
+    rel = session_rel(root)
+    target = next(e for e in Session.open(root / rel).tree.entries if e.role == "toolResult")
+    tool = target.message["toolName"]
+    html = client.get(f"/s/{rel}/-/panel/node?node={target.id}", headers={"HX-Request": "true"}).get_data(as_text=True)
+    badge = re.search(r'<header class="entry-head">\s*<span class="kind k-toolResult">([^<]*)</span>', html)
+    assert badge and badge.group(1) == f"tool result of {tool}"  # (the page capitalises its first letter only)
+
+
 def test_fragment_without_htmx_redirects_to_the_full_page(client, root):
     rel = session_rel(root)
     r = client.get(f"/s/{rel}/-/panel/context?node=x")

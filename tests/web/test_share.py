@@ -97,6 +97,22 @@ def test_the_command_line_reviews_then_writes_a_redacted_file(shared, tmp_path, 
     assert leaked((tmp_path / "plain.html").read_bytes())  # (the check finds them when they are there)
 
 
+def test_the_command_line_redacts_home_paths_by_default_as_the_web_review_ticks_them(shared, tmp_path, capsys):
+    _, path, _ = shared
+    assert "/home/ana" in path.read_text()
+    out = tmp_path / "out.html"
+    assert main(["export", str(path), "-o", str(out), "--redact"]) == 0
+    assert "/home/ana" not in out.read_text() and "[REDACTED:home#1]" in capsys.readouterr().err
+    assert main(["export", str(path), "--review"]) == 0
+    assert "[REDACTED:home#1]  home  " in capsys.readouterr().out
+    kept = tmp_path / "kept.html"
+    assert main(["export", str(path), "-o", str(kept), "--redact", "--keep-home-paths"]) == 0
+    assert "/home/ana" in kept.read_text() and "[REDACTED:home#" not in capsys.readouterr().err
+    assert main(["export", str(path), "-o", str(kept), "--redact", "--keep-home-paths", "--redact-rule", "home"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "ask for opposite things" in err
+
+
 def test_a_verdict_note_kept_in_the_data_folder_is_redacted_where_it_is_shown(tmp_path, monkeypatch, capsys):
     """A Claude Code file is never written: its verdicts live in the data folder, outside the
     copy that is redacted; their notes are scanned with it and shown redacted."""

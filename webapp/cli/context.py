@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import sys
 
-import orjson
 
 from ..core.beside import conversation_at
 from ..core.context import build_context
@@ -78,7 +77,7 @@ def print_diff(tree, a: str, b: str, as_json: bool) -> int:
         print(f"session-tree: {exc}", file=sys.stderr)
         return 2
     if as_json:
-        sys.stdout.buffer.write(orjson.dumps(diff.as_dict(), option=orjson.OPT_INDENT_2) + b"\n")
+        print_json(diff.as_dict())
         return 0
     for line in diff_lines(diff, a, b):
         print(line)

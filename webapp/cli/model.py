@@ -27,7 +27,7 @@ from ..model.summarize import regenerate_summary
 from ..model.table import cost_text, priced
 from .args import add_api_base, add_limit_options, positive
 from .inputs import leaf_named
-from .output import end_line, streaming
+from .output import end_line, print_json_line, streaming
 
 
 def _show_reply(assistant: dict) -> None:
@@ -99,7 +99,7 @@ def cmd_ask(args) -> int:
             print(f"  {e.model}: ~{e.tokens} context tokens, estimated {cost_text(e.cost)} (input only)")
     if args.estimate:
         if args.json:
-            print(orjson.dumps([e.__dict__ for e in planned]).decode())
+            print_json_line([e.__dict__ for e in planned])
         return 0
     ask = asking.start(session, at, models, args.message, config)
     lock = threading.Lock()
@@ -114,10 +114,10 @@ def cmd_ask(args) -> int:
 
     asking.run(session, config, ask, told)
     if args.json:
-        print(orjson.dumps({"user": ask.user, "columns": [
+        print_json_line({"user": ask.user, "columns": [
             {"model": c.model, "status": c.status, "entry": c.entry, "error": c.error,
              "seconds": round(c.seconds, 2), "estimated_cost": e.cost, "context_tokens": e.tokens}
-            for c, e in zip(ask.columns, planned)]}).decode())
+            for c, e in zip(ask.columns, planned)]})
     elif len(ask.answers) >= 2:
         print(f"compare them: session-tree compare {args.file} {' '.join(short_id(a) for a in ask.answers)}")
     return 0 if all(c.status == "done" for c in ask.columns) else 1
@@ -129,14 +129,14 @@ def cmd_judge(args) -> int:
     got = judge(session, config, args.leaves, args.rubric)
     cost = got.cost if priced(got.model) else None  # (no price for the model: unknown, not $0)
     if args.json:
-        print(orjson.dumps({
+        print_json_line({
             "model": got.model, "task": got.task, "cost": cost,
             "pairs": [{"a": got.verdicts[p.first].target, "b": got.verdicts[p.second].target,
                        "winner": None if p.winner is None else got.verdicts[p.winner].target,
                        "agreed": p.agreed, "reasons": p.reasons} for p in got.pairs],
             "verdicts": [{"target": v.target, "verdict": v.verdict, "note": v.note, "by": v.by, "kept_in": v.where}
                          for v in got.verdicts],
-        }).decode())
+        })
         return 0
     print(f"judged by {got.model} against: {' '.join(got.task.split())[:120]}")
     for p in got.pairs:
@@ -178,9 +178,9 @@ def cmd_replay(args) -> int:
 
     replaying.run(replay, told)
     if args.json:
-        print(orjson.dumps({"leaf": replay.leaf, "first": replay.first_reply, "written": replay.written,
+        print_json_line({"leaf": replay.leaf, "first": replay.first_reply, "written": replay.written,
                             "steps": replay.steps, "tokens": replay.tokens, "cost": replay.known_cost,
-                            "stopped": replay.stopped, "tools": replay.mode, **replay.counts()}).decode())
+                            "stopped": replay.stopped, "tools": replay.mode, **replay.counts()})
     else:
         print(replay.describe())
         if replay.leaf:

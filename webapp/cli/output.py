@@ -68,19 +68,36 @@ def end_line(state: dict, out=None) -> None:
         print(file=out or sys.stdout)
 
 
+# orjson escapes the C0 controls but writes DEL and the C1 controls as they are (U+0080-U+009F are
+# \xc2\x80-\xc2\x9f in UTF-8), and a terminal obeys C1 (U+009B is CSI) as it does ESC: escaped
+# too, the document reads back the same values. In orjson's output they only occur inside strings.
+_JSON_RAW = re.compile(rb"\x7f|\xc2[\x80-\x9f]")
+
+
+def json_escaped(document: bytes) -> bytes:
+    """A JSON document (orjson's, or pieces of one, each whole UTF-8) with no control left raw."""
+    return _JSON_RAW.sub(lambda m: b"\\u%04x" % ord(m.group().decode()), document)
+
+
 def print_json(obj) -> None:
     print_json_pieces([orjson.dumps(obj, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)])
 
 
+def print_json_line(obj) -> None:
+    """A JSON document on one line (what `ask`, `replay`, `judge` and `verdict` print)."""
+    print_json_pieces([orjson.dumps(obj, option=orjson.OPT_APPEND_NEWLINE)])
+
+
 def print_json_pieces(pieces: Iterable[bytes]) -> None:
-    """Write a document made a piece at a time (`show --json`'s: a big one is never held whole)."""
+    """Write a document made a piece at a time (`show --json`'s: a big one is never held whole);
+    every --json output of the CLI goes through here, escaped alike."""
     out = getattr(sys.stdout, "buffer", None)
     if out is None:  # (a text stream only: a test's)
-        sys.stdout.write(b"".join(pieces).decode())
+        sys.stdout.write(b"".join(json_escaped(piece) for piece in pieces).decode())
         return
     sys.stdout.flush()  # the bytes go after what was printed before
     for piece in pieces:
-        out.write(piece)
+        out.write(json_escaped(piece))
 
 
 def path_text(path) -> str:

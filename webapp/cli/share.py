@@ -20,7 +20,10 @@ def add_redaction_arguments(sp: argparse.ArgumentParser) -> None:
     g = sp.add_argument_group("redaction (secrets found by detect-secrets' plugins are replaced by [REDACTED:rule#n])")
     g.add_argument("--redact", action="store_true", help="replace secrets in everything written (the review is printed first)")
     g.add_argument("--redact-rule", metavar="RULE", action="append", default=[],
-                   help="also redact: home (home paths), user (user names), email (e-mail addresses)")
+                   help="also redact: home (home paths: on by default, as the web review ticks them), "
+                        "user (user names), email (e-mail addresses)")
+    g.add_argument("--keep-home-paths", action="store_true",
+                   help="leave home paths (/home/NAME/...) as they are: --redact replaces them by default")
     g.add_argument("--redact-pattern", metavar="REGEX", action="append", default=[], help="also what this regular expression matches")
     g.add_argument("--keep", metavar="TAG", action="append", default=[],
                    help="leave the value of this tag (from the review, e.g. 'hex-entropy#2') as it is")
@@ -30,12 +33,17 @@ def add_redaction_arguments(sp: argparse.ArgumentParser) -> None:
 def choice_of(args):
     """The redaction the options ask for (a `Choice`), or None; a bad pattern or rule is a
     ValueError saying which."""
-    from ..core.redact import Choice, Scanner
+    from ..core.redact import DEFAULT_RULES, Choice, Scanner
 
     if not (args.redact or args.review):
         return None
     keep = frozenset(t if t.startswith("[REDACTED:") else f"[REDACTED:{t}]" for t in args.keep)
-    choice = Choice(frozenset(args.redact_rule), tuple(args.redact_pattern), keep)
+    rules = DEFAULT_RULES | frozenset(args.redact_rule)  # (the web review's defaults, ticked on a first visit)
+    if getattr(args, "keep_home_paths", False):
+        if "home" in args.redact_rule:
+            raise ValueError("--keep-home-paths and --redact-rule home ask for opposite things: give one")
+        rules -= {"home"}
+    choice = Choice(rules, tuple(args.redact_pattern), keep)
     Scanner(choice.rules, choice.patterns)
     return choice
 

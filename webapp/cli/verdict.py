@@ -3,19 +3,18 @@ branch, appended to a pi v3 file or kept in the data folder for a file this app 
 
 from __future__ import annotations
 
-import orjson
-
 from ..core.entries import short_id
 from ..core.session import Session
 from ..core.verdicts import PERSON_VERDICTS, give_verdict, verdicts
+from .output import print_json_line
 
 
 def cmd_verdict(args) -> int:
     session = Session.open(args.file)
     v = give_verdict(session, args.leaf, args.verdict, args.note)
     if args.json:
-        print(orjson.dumps({"target": v.target, "verdict": v.verdict, "note": v.note, "by": v.by,
-                            "at": v.at, "kept_in": v.where}).decode())
+        print_json_line({"target": v.target, "verdict": v.verdict, "note": v.note, "by": v.by,
+                            "at": v.at, "kept_in": v.where})
         return 0
     where = "appended to the session" if v.where == "file" else "kept in the data folder (the file is read-only)"
     print(f"{v.verdict} on {short_id(v.target)}{f' ({v.note})' if v.note else ''}: {where}")

@@ -35,8 +35,9 @@ from .entries import (
     parse_time,
     tool_calls,
 )
+from .messages import estimate_message_tokens
 from .outcome import Outcome, assistant_text, final_answer, outcome  # (re-exported: the views import them here)
-from .tokens import context_tokens, entry_cost  # entry_cost: summaries' calls count too
+from .tokens import context_sent, context_tokens, entry_cost, usage_tokens  # entry_cost: summaries' calls count too
 from .tree import SessionTree
 
 _WORDS = re.compile(r"\s+|\w+|[^\w\s]")
@@ -308,6 +309,7 @@ class Branch:
     mine: Figures  # of `own`: the figures after the divergence
     context_tokens: int  # the context at the tip
     context_growth: int  # the context at the tip minus the context at the common ancestor
+    context_sent: dict | None  # the context its first reply was sent with (tokens.context_sent); None: no reply
     outcome: Outcome
     summary: Entry | None  # an existing branch_summary of this branch
     only_files: list[str] = field(default_factory=list)  # touched on its own part, by no other branch
@@ -424,10 +426,11 @@ def compare(tree: SessionTree, ids: list[str], baseline: int = 0, alignment: str
         path = tree.path(tip)
         own = path[len(shared):]
         tokens = context_tokens(build_context(tree, tip)).context
+        sent, basis = _first_sent(tree, own, shared_tokens)
         branches.append(Branch(
             tip=tip, path=path, own=own, turns=split_turns(own, before),
             whole=figures_of(tree, path), mine=figures_of(tree, own),
-            context_tokens=tokens, context_growth=tokens - shared_tokens,
+            context_tokens=tokens, context_growth=tokens - basis, context_sent=sent,
             outcome=outcome(path), summary=existing_summary(tree, own, tip, summaries),
             lost_facts=lost_by_compactions(tree, path, lost),
         ))
@@ -444,6 +447,27 @@ def compare(tree: SessionTree, ids: list[str], baseline: int = 0, alignment: str
         alignment=alignment,
         answer_diffs=diffs_against([b.outcome.answer_text for b in branches], baseline),
     )
+
+
+def _first_sent(tree: SessionTree, own: list[Entry], shared_tokens: int) -> tuple[dict | None, int]:
+    """(what the branch's first reply was sent with, the context at the common ancestor to grow
+    from). Where the server counted that reply's prompt, the ancestor's context is read off that
+    count (less the branch's own messages before the reply): the tip's count is the server's too,
+    and an estimate against a server's count gave growth that was not there (-3.9k after an Ask
+    whose server counted 3,016 tokens where this app estimated 7.0k)."""
+    first = next((e for e in own if e.type == MESSAGE and e.role == "assistant"), None)
+    if first is None:
+        return None, shared_tokens
+    usage = first.message.get("usage")
+    if not isinstance(usage, dict) or "input" not in usage:  # no usage at all: estimated here
+        parent = tree.parent.get(first.id)
+        return {"sent_tokens": context_tokens(build_context(tree, parent)).context if parent else 0,
+                "sent_estimated": True}, shared_tokens
+    sent = context_sent(usage)  # (the client's estimate where the server sent no usage, said so)
+    if sent["sent_estimated"] or usage_tokens(first) is None or not sent["sent_tokens"]:
+        return sent, shared_tokens
+    before = sum(estimate_message_tokens(e.message) for e in own[:own.index(first)] if e.type == MESSAGE)
+    return sent, sent["sent_tokens"] - before
 
 
 # -- rows of figures -------------------------------------------------------------------------------
@@ -468,6 +492,7 @@ class FigureRow:
 FIGURE_ROWS: list[FigureRow] = [
     FigureRow("turns", "Turns", "count", lambda b: b.mine.turns, lambda b: b.whole.turns),
     FigureRow("context", "Context tokens", "delta", lambda b: b.context_growth, lambda b: b.context_tokens, "tokens"),
+    FigureRow("context_sent", "Context sent (first reply)", "sent", lambda b: b.context_sent),
     FigureRow("cost", "Cost", "cost", lambda b: b.mine.cost, lambda b: b.whole.cost),
     FigureRow("wall", "Wall time", "seconds", lambda b: b.mine.wall_seconds, lambda b: b.whole.wall_seconds),
     FigureRow("tool_calls", "Tool calls", "calls", lambda b: b.mine.tool_calls, lambda b: b.whole.tool_calls),

@@ -129,8 +129,22 @@ def inherited_elsewhere(tree: SessionTree, path: list[Entry]) -> str | None:
     return f"this file inherits the lines {link.at} of {where}: the context lacks them"
 
 
+def own_path(path: list) -> list:
+    """The part of `path` the agent at its end sends. A sub-agent (a sidechain: Claude Code's Task,
+    a Codex sub-agent's rollout) is sent its own conversation, from the prompt its run starts
+    with, not the path of the session that called it (SPEC §5e: what that agent would send,
+    never the whole parent); a run starts where the sidechain starts, or where another file's
+    run hangs under a sub-agent's call (a sub-agent's own sub-agent)."""
+    if not path or not path[-1].sidechain:
+        return path
+    start = len(path) - 1
+    while start > 0 and path[start - 1].sidechain and path[start - 1].file == path[start].file:
+        start -= 1
+    return path[start:]
+
+
 def build_context(tree: SessionTree, leaf_id: str | None) -> Context:
-    path = tree.path(leaf_id)
+    path = own_path(tree.path(leaf_id))
     ctx = Context(leaf_id, path, settings_on(tree, path), tree=tree)
     lacking = inherited_elsewhere(tree, path)
     if lacking:

@@ -83,6 +83,10 @@ _PATTERN_PLUGINS = (
 SECRET_RULES = tuple(dict.fromkeys((  # every rule a secret is found by: the library's plugins', then ours
     "private-key", *(r for _, r in _PATTERN_PLUGINS), "secret-assignment", "high-entropy", "hex-entropy",
     "private-key-body", "url-password", "url-secret", "auth-header", *(r for r, _ in PROVIDER_TOKENS), "aws-secret")))
+# The optional rules a share uses unless told otherwise, on the web review (ticked on a first
+# visit) and on the command line alike: a shared file that shows /home/NAME says who made it.
+DEFAULT_RULES = frozenset({"home"})
+
 OPTIONAL_RULES = {
     "home": "home paths (/home/NAME, /Users/NAME, C:\\Users\\NAME)",
     "user": "user names (those of the home paths and this machine's login)",

@@ -38,11 +38,9 @@ def write_compaction(
         raise InvalidWrite("the summary is empty")
     text = with_file_lists(summary, plan.read_files, plan.modified_files)
     after = plan.tokens_after(text)
-    if must_shrink and after >= plan.tokens_before:
-        raise InvalidWrite(
-            f"this compaction would not shrink the context: {format_tokens(plan.tokens_before)} tokens now, "
-            f"{format_tokens(after)} after (estimated, the summary included): shorten the summary, or keep fewer "
-            "recent tokens")
+    refusal = shrink_refusal(plan, summary) if must_shrink else None
+    if refusal:
+        raise InvalidWrite(refusal)
 
     def check(tree: SessionTree, parent_id: str | None) -> None:
         if plan.at_active_leaf and tree.active_leaf != plan.active_leaf:
@@ -54,6 +52,17 @@ def write_compaction(
         {"readFiles": plan.read_files, "modifiedFiles": plan.modified_files, **details},
         parent=plan.leaf_id, check=check, usage=usage,
     )
+
+
+def shrink_refusal(plan: CompactionPlan, summary: str) -> str | None:
+    """Why a compaction with `summary` is refused as not shrinking the context, with the figures;
+    None when it shrinks it. The preview says it before Commit is offered, the write refuses it."""
+    after = plan.tokens_after(with_file_lists(summary, plan.read_files, plan.modified_files))
+    if after < plan.tokens_before:
+        return None
+    return (f"this compaction would not shrink the context: {format_tokens(plan.tokens_before)} tokens now, "
+            f"{format_tokens(after)} after (estimated, the summary included): shorten the summary, or keep fewer "
+            "recent tokens")
 
 
 def _without_usage(details: dict | None) -> tuple[dict, dict | None]:

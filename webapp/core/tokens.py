@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .context import Context, build_context, model_on
+from .context import Context, build_context, model_on, own_path
 from .entries import COMPACTION, CONTEXT_EDIT, Entry
 from .messages import entry_messages, estimate_message_tokens
 from .tree import SessionTree
@@ -35,6 +35,20 @@ def usage_tokens(entry: Entry) -> int | None:
     usage the client estimated because the server sent none: `usage.estimated`). Taken from the
     body when the entry was read (`entries.entry_facts`)."""
     return entry.usage_tokens
+
+
+def context_sent(usage: dict) -> dict:
+    """The context a reply was sent with: the server's own count where it reported usage
+    (`sent_tokens`: input, cache read and cache write), else this app's estimate, said to be one
+    (`sent_estimated`). The one figure the Ask page and compare both show, as sent_text says it."""
+    tokens = sum(int(usage.get(k) or 0) for k in ("input", "cacheRead", "cacheWrite"))
+    return {"sent_tokens": tokens, "sent_estimated": bool(usage.get("estimated"))}
+
+
+def sent_text(sent: dict) -> str:
+    """A context_sent figure in words, as the Ask page's columns say it (static/ask.js)."""
+    how = "estimated" if sent["sent_estimated"] else "the server's count"
+    return f"{sent['sent_tokens']:,} tokens ({how})"
 
 
 @dataclass(frozen=True)
@@ -136,7 +150,7 @@ def leaf_tokens(tree: SessionTree, leaf_id: str | None) -> tuple[TokenCount, tup
     reading only the entries after the path's last usage (and up to its first): what every page's
     context meter asks, at the cost of a few entries rather than of every body on a long path.
     Without a usage after the latest compaction the whole context is built."""
-    path = tree.path(leaf_id)
+    path = own_path(tree.path(leaf_id))
     for i in range(len(path) - 1, -1, -1):
         e = path[i]
         if e.type == COMPACTION or e.type == CONTEXT_EDIT:

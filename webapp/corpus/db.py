@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -143,6 +144,12 @@ def built(index: Index, progress: Progress) -> dict:
             "failures": cur.execute("SELECT file, error FROM files WHERE error IS NOT NULL ORDER BY file").fetchall()}
 
 
+# What DuckDB and SQLite say of a file cut short or corrupted (as a full disk leaves one), as
+# opposed to a file held by another process or a folder that cannot be written.
+DAMAGE_SIGNS = ("Could not read enough bytes", "Corrupt database file", "does not match stored checksum",
+                "Failure while replaying WAL", "database disk image is malformed", "file is not a database")
+
+
 class Index:
     """The index database (`path`) and its text index beside it, opened read-write by one process.
 
@@ -158,17 +165,48 @@ class Index:
         for part in index_files(self.path):
             make_private(part)
         try:
+            self._open()
+        except IndexUnavailable as exc:
+            if not exc.damaged:
+                raise
+            # A cache cut short (a full disk, a crash mid-write): set aside, and built anew.
+            aside = self._set_aside()
+            print(f"session-tree: {self.path}: the index was damaged ({exc.damaged}); set aside as {aside.name}, "
+                  "a new one is built", file=sys.stderr, flush=True)
+            self._open()
+
+    def _open(self) -> None:
+        try:
             self.con = duckdb.connect(str(self.path))
         except duckdb.Error as exc:
             raise IndexUnavailable(open_failure(self.path, exc, "one process at a time may write an index: "
                                                 "stop that one, or give this one its own with --db PATH"),
-                                   self.path, held_by(exc)) from None
+                                   self.path, held_by(exc), damaged=self._damaged(exc)) from None
         try:
             self._prepare()
         except (duckdb.Error, sqlite3.Error, OSError) as exc:  # (a full disk, a read-only folder: one line)
             self.con.close()
             said = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise IndexUnavailable(f"{self.path}: the index cannot be written here ({said})", self.path, None) from None
+            raise IndexUnavailable(f"{self.path}: the index cannot be written here ({said})", self.path, None,
+                                   damaged=self._damaged(exc)) from None
+
+    def _damaged(self, exc: Exception) -> str | None:
+        """What says the index's files are unreadable as written, not merely held or unwritable:
+        an empty database file, or what DuckDB and SQLite say of a file cut short or corrupted."""
+        said = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        try:
+            empty = self.path.stat().st_size == 0
+        except OSError:
+            empty = False
+        return said if empty or any(sign in said for sign in DAMAGE_SIGNS) else None
+
+    def _set_aside(self) -> Path:
+        """The damaged index's files renamed to *.damaged (a cache, but kept for whoever wants to
+        look): its place is free for a new one."""
+        for part in index_files(self.path):
+            if part.exists():
+                part.replace(part.with_name(part.name + ".damaged"))
+        return self.path.with_name(self.path.name + ".damaged")
 
     def _prepare(self) -> None:
         """The tables made (anew when an older build made them) and the text index opened."""
@@ -261,8 +299,11 @@ class Index:
               on_progress: Callable[[Progress], None] | None = None,
               extract_fn: Callable[[str, int], Extracted] | None = None,
               files: Callable[[Path], list[Path] | list[str]] = corpus_names,
-              on_plan: Callable[[list, list], None] | None = None) -> Progress:
-        """Bring the index up to date with the session files under `roots`."""
+              on_plan: Callable[[list, list], None] | None = None,
+              stop: threading.Event | None = None) -> Progress:
+        """Bring the index up to date with the session files under `roots`; once `stop` is set,
+        end after the batch being written (each batch is one transaction: the index stays whole,
+        and the files not written are read by the next build)."""
         progress = progress or Progress()
         with self._write:
             fill_sessions_text(self.text)
@@ -279,25 +320,30 @@ class Index:
             pooled = extract_fn is None and workers >= 2 and sum(job.size for job in readable) >= POOL_BYTES
             with _pool(workers if pooled else 0) as pool:
                 if pool is not None:
-                    self._build_tables(jobs, pool, progress, on_progress)
+                    self._build_tables(jobs, pool, progress, on_progress, stop)
                 else:
-                    self._build_here(jobs, extract_fn, progress, on_progress)
+                    self._build_here(jobs, extract_fn, progress, on_progress, stop)
                 progress.current = ""
                 if jobs or gone:  # a file's conversation depends on the others: decided over the whole table
                     join_conversations(self.cursor())
                 refresh_lab_tables(self.cursor())
                 progress.tables_ready = time.monotonic()
-                self._build_later(pool, progress, on_progress)
+                if stop is None or not stop.is_set():  # (else the `later` rows say what the next build makes)
+                    self._build_later(pool, progress, on_progress, stop)
             progress.current = ""
             progress.finished = time.monotonic()
             if on_progress:
                 on_progress(progress)
         return progress
 
-    def _build_here(self, jobs: list[_Job], extract_fn, progress: Progress, on_progress) -> None:
-        """Read each file here, its rows whole (text and audits included), written a batch at a time."""
+    def _build_here(self, jobs: list[_Job], extract_fn, progress: Progress, on_progress,
+                    stop: threading.Event | None = None) -> None:
+        """Read each file here, its rows whole (text and audits included), written a batch at a time;
+        once `stop` is set, the batch being made is dropped (the next build reads its files)."""
         batch: list[tuple[_Job, Rows | None, str | None]] = []
         for job, got, error in self._extracted(jobs, extract_fn):
+            if stop is not None and stop.is_set():
+                return
             batch.append((job, got, error))
             progress.current = job.file
             progress.done += 1
@@ -309,10 +355,12 @@ class Index:
                 batch = []
         self._write_each(batch, progress)
 
-    def _build_tables(self, jobs: list[_Job], pool: ProcessPoolExecutor, progress: Progress, on_progress) -> None:
+    def _build_tables(self, jobs: list[_Job], pool: ProcessPoolExecutor, progress: Progress, on_progress,
+                      stop: threading.Event | None = None) -> None:
         """The tables of every file, read by worker processes a batch at a time (`batch.tables_of`:
         the SQL projection for pi's files), each batch written as it comes back; the text and the
-        audits are left for `_build_later`."""
+        audits are left for `_build_later`. Once `stop` is set no batch is waited for or written
+        (the pool's exit cancels what was not begun)."""
         from .batch import tables_of
 
         def args(group: list[_Job]) -> list[tuple[str, int]]:
@@ -326,7 +374,9 @@ class Index:
         # rows found by a range of names are then in a few of the database's row groups)
         readable = sorted((job for job in jobs if job.size >= 0), key=lambda job: job.file)
         size = lambda job: job.size  # noqa: E731
-        for group, got in in_workers(pool, batches(readable, size), tables_of, args, size):
+        for group, got in in_workers(pool, batches(readable, size), tables_of, args, size, stop):
+            if stop is not None and stop.is_set():
+                return
             if isinstance(got, BaseException):  # the workers could not start, or one died: read here
                 got = tables_of(args(group))
             self._write_tables_batch(group, got, progress)
@@ -447,9 +497,11 @@ class Index:
 
     # -- the text and the audits, once the tables are written ------------------------------------
 
-    def _build_later(self, pool: ProcessPoolExecutor | None, progress: Progress, on_progress) -> None:
+    def _build_later(self, pool: ProcessPoolExecutor | None, progress: Progress, on_progress,
+                     stop: threading.Event | None = None) -> None:
         """Make the text of every file listed in `later` and the audit of every summary without one,
-        each written a batch at a time. On a big build both are made at once: the audits (a
+        each written a batch at a time (until `stop` is set: the rest is still listed, for the next
+        build). On a big build both are made at once: the audits (a
         worker's work) by a worker of their own, in a thread, while this one writes the text (the
         writer's work: the text index tokenizes every word), which search waits for."""
         from .later import AuditJob, TextJob, audits_of, texts_of
@@ -469,9 +521,11 @@ class Index:
             size = lambda job: job[1]  # noqa: E731
             args = lambda group: [job[3] for job in group]  # noqa: E731
             groups = batches(jobs, size)
-            done = in_workers(workers, groups, make, args, size) if workers is not None \
+            done = in_workers(workers, groups, make, args, size, stop) if workers is not None \
                 else ((group, make(args(group))) for group in groups)
             for group, made in done:
+                if stop is not None and stop.is_set():
+                    return
                 if isinstance(made, BaseException):  # the workers could not go on: made here
                     made = make(args(group))
                 write([(job[0], *job[2]) for job in group], made)

@@ -35,6 +35,7 @@ class CorpusService:
         self._files = files
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        self._stopping = threading.Event()  # set by stop(): no build goes on or starts
         self._planned = threading.Event()
         self._small = False
         self.progress = Progress()
@@ -55,12 +56,18 @@ class CorpusService:
             if self._thread is None or not self._thread.is_alive():
                 self._planned = threading.Event()
                 self.progress = Progress()
-                self._thread = threading.Thread(target=self._run, name="corpus-index", daemon=True)
+                # Not a daemon: the interpreter must never end this thread itself, inside DuckDB's
+                # C++ code (that aborts the process); stop() ends it first, between two batches.
+                self._thread = threading.Thread(target=self._run, name="corpus-index")
                 self._thread.start()
             return self._thread
 
     def _run(self) -> None:
         progress = self.progress
+        if self._stopping.is_set():  # (stopped: a page asking for a refresh now gets none)
+            progress.finished = progress.finished or time.monotonic()
+            self._planned.set()
+            return
 
         def planned(jobs, gone) -> None:
             self.plan_seconds = time.monotonic() - progress.started
@@ -69,7 +76,8 @@ class CorpusService:
             self._planned.set()
 
         try:
-            self.index.build([self.root], progress, files=lambda _root: self._files(), on_plan=planned)
+            self.index.build([self.root], progress, files=lambda _root: self._files(), on_plan=planned,
+                             stop=self._stopping)
             self.error = None
         except Exception as exc:  # the index is a cache: a failed build leaves the last one readable
             self.error = f"{type(exc).__name__}: {exc}"
@@ -120,6 +128,12 @@ class CorpusService:
         """Wait for the running build, if any, to end."""
         if self._thread is not None:
             self._thread.join()
+
+    def stop(self) -> None:
+        """End the running build after the batch it is writing (what it wrote stays; the rest is
+        read by the next build) and start no other: what a server does before it exits."""
+        self._stopping.set()
+        self.join()
 
     def close(self) -> None:
         self.join()

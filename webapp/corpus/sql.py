@@ -52,9 +52,10 @@ class IndexUnavailable(QueryError, SessionError):
     """The index database at `path` cannot be opened: process `pid` writes it (None: another
     reason). A command asks that process when it is a server (`holder.py`)."""
 
-    def __init__(self, message: str, path: Path, pid: int | None):
+    def __init__(self, message: str, path: Path, pid: int | None, damaged: str | None = None):
         super().__init__(message)
         self.path, self.pid = path, pid
+        self.damaged = damaged  # what the database said of its files being unreadable, if that is why
 
 
 # DuckDB lets one process write a database, or several read it, never both: opening one that

@@ -6,9 +6,10 @@ that the rows waiting to be written stay small beside a server's memory."""
 from __future__ import annotations
 
 import multiprocessing
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -16,6 +17,7 @@ BATCH_FILES = 64  # files of one batch (written to the database in one transacti
 BATCH_BYTES = 32 << 20  # and at most this many bytes of them (a bigger file is a batch of its own)
 AHEAD_BATCHES = 4  # batches handed to the workers ahead of the one being written...
 AHEAD_BYTES = 160 << 20  # ...and at most this many bytes of files
+STOP_POLL_SECONDS = 0.1  # how soon a build waiting for a worker sees that it was stopped
 
 J = TypeVar("J")
 
@@ -28,8 +30,11 @@ def pool(workers: int, least: int = 2) -> Iterator[ProcessPoolExecutor | None]:
     if workers < least:
         yield None
         return
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver")) as got:
+    got = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver"))
+    try:
         yield got
+    finally:  # (a build stopped early: the batches not begun are not made)
+        got.shutdown(wait=True, cancel_futures=True)
 
 
 def batches(jobs: Iterable[J], size: Callable[[J], int]) -> list[list[J]]:
@@ -50,9 +55,10 @@ def batches(jobs: Iterable[J], size: Callable[[J], int]) -> list[list[J]]:
 
 
 def in_workers(workers: ProcessPoolExecutor, groups: list[list[J]], fn: Callable[[Any], Any],
-               args: Callable[[list[J]], Any], size: Callable[[J], int]) -> Iterator[tuple[list[J], Any]]:
+               args: Callable[[list[J]], Any], size: Callable[[J], int],
+               stop: threading.Event | None = None) -> Iterator[tuple[list[J], Any]]:
     """(group, `fn(args(group))` as a worker made it, or the exception that stopped it) for each
-    group, in order."""
+    group, in order; none once `stop` is set (a stopped build does not wait for a worker's batch)."""
     def submit(group: list[J]) -> Future:
         try:
             return workers.submit(fn, args(group))
@@ -79,6 +85,10 @@ def in_workers(workers: ProcessPoolExecutor, groups: list[list[J]], fn: Callable
         group, future = pending.popleft()
         ahead -= sum(max(size(j), 0) for j in group)
         fill()  # before the caller writes this one: the workers go on meanwhile
+        while stop is not None and not future.done() and not stop.is_set():
+            wait([future], STOP_POLL_SECONDS)
+        if stop is not None and stop.is_set():
+            return
         try:
             got = future.result()
         except Exception as exc:  # (BrokenProcessPool: the workers could not start, or one died)

@@ -19,7 +19,7 @@ from typing import Callable
 from ..core.context import build_context
 from ..core.errors import InvalidWrite, SessionError
 from ..core.session import Session, user_message
-from ..core.tokens import context_tokens, estimate_message_tokens
+from ..core.tokens import context_sent, context_tokens, estimate_message_tokens
 from .cancel import Cancel
 from .errors import Cancelled, ModelError
 from .llm import ModelConfig, check_fits, reply_to, waiting_user
@@ -81,13 +81,6 @@ class Column:
     seconds: float = 0.0
     cancel: Cancel = field(default_factory=Cancel)
     sent: dict = field(default_factory=dict)  # the context sent, as context_sent says it
-
-
-def context_sent(usage: dict) -> dict:
-    """The context a reply was sent with: the server's own count where it reported usage
-    (`sent_tokens`), else this app's estimate, said to be one (`sent_estimated`)."""
-    tokens = sum(int(usage.get(k) or 0) for k in ("input", "cacheRead", "cacheWrite"))
-    return {"sent_tokens": tokens, "sent_estimated": bool(usage.get("estimated"))}
 
 
 @dataclass

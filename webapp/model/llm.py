@@ -147,9 +147,25 @@ def _litellm():
 
 def warm_up(config: ModelConfig) -> None:
     """Import litellm in the background when a model is configured: the import takes seconds,
-    which would otherwise be spent after the first "Send", while the person waits."""
+    which would otherwise be spent after the first "Send", while the person waits.
+
+    Not a daemon, and a server joins it before it exits (warmed_up): a daemon thread still
+    importing when a stopped server shut down was ended by the interpreter inside an extension's
+    C++ code, which aborted the process (SIGABRT, "exception not rethrown"); one left running into
+    the shutdown fails to import what registers an atexit hook."""
     if config.configured:
-        threading.Thread(target=_litellm, name="litellm-import", daemon=True).start()
+        thread = threading.Thread(target=_litellm, name="litellm-import")
+        _warming.append(thread)
+        thread.start()
+
+
+_warming: list[threading.Thread] = []  # the imports warm_up started, joined by warmed_up
+
+
+def warmed_up() -> None:
+    """Wait until the imports warm_up started have ended: what a server does before it exits."""
+    while _warming:
+        _warming.pop().join()
 
 
 def model_identity(config: ModelConfig) -> tuple[str | None, str]:

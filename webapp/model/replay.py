@@ -270,7 +270,8 @@ def _text(message: dict | None) -> str | None:
 
 
 def _call(replay: Replay, at: str, pending: dict | None, tell: EventCallback):
-    request = build_request(build_context(replay.session.tree, at)).llm_messages()
+    built = build_request(build_context(replay.session.tree, at))
+    request = built.llm_messages()
     if pending is not None:
         request += message_messages(pending)
 
@@ -278,7 +279,15 @@ def _call(replay: Replay, at: str, pending: dict | None, tell: EventCallback):
         tell("delta", {"kind": kind, "text": text})
 
     return (replay.call or complete)(replay.config, request, stream=True, on_delta=delta,
-                                     tools=replay.tools.schemas(), cancel=replay.cancel)
+                                     tools=declared_tools(built.tools, replay.tools.schemas()), cancel=replay.cancel)
+
+
+def declared_tools(session_tools: list[dict], runner_tools: list[dict]) -> list[dict]:
+    """The tools a replay's request declares: those the session's system messages leave in force
+    there, as `continue` sends them (the model is asked as it was), then the replay's own runner's
+    for any other name it answers (a session without system messages declares none)."""
+    named = {tool["function"]["name"] for tool in session_tools}
+    return [*session_tools, *(tool for tool in runner_tools if tool["function"]["name"] not in named)]
 
 
 def _stop(replay: Replay, at: str, reason: str, tell: EventCallback) -> None:

@@ -18,7 +18,7 @@ from ..core.continuation import continue_in_new_session
 from ..core.entries import content_text
 from ..core.errors import InvalidWrite, ReadOnlySession, SessionError
 from ..core.session import THINKING_LEVELS, Session, user_message
-from ..core.summary_writes import write_branch_summary, write_compaction
+from ..core.summary_writes import shrink_refusal, write_branch_summary, write_compaction
 from ..model.cancel import Cancel
 from ..model.llm import ModelConfig, ModelError, check_fits, reply_to
 from ..model.summarize import (
@@ -155,24 +155,27 @@ def _summary_details() -> dict:
     return written_details(form.get("summary", ""), drafted, form.get("draft_digest"))
 
 
-def _summary_editor(summarize, plan):
+def _summary_editor(summarize, plan, refusal=None):
     """A summary to edit before it is written; a failed model call says why (502). Asked for as
-    server-sent events, the model's text streams as it comes (see _summary_stream)."""
+    server-sent events, the model's text streams as it comes (see _summary_stream). `refusal`
+    (summary -> reason or None) is what the write would refuse the drafted text for: said under
+    it, and Commit stays off until the text is changed."""
     instructions = request.form.get("instructions") or None
     if wants_stream():
-        return _summary_stream(summarize, plan, instructions)
+        return _summary_stream(summarize, plan, instructions, refusal)
     try:
         text, details = summarize(model_config(), plan, instructions)
     except ModelError as exc:
         abort(502, description=str(exc))
-    return _editor_html(text, details)
+    return _editor_html(text, details, refusal)
 
 
-def _editor_html(text: str, details: dict) -> str:
-    return render_template("partials/_summary_editor.html", text=text, details=details, digest=draft_digest(text))
+def _editor_html(text: str, details: dict, refusal=None) -> str:
+    return render_template("partials/_summary_editor.html", text=text, details=details, digest=draft_digest(text),
+                           refusal=refusal(text) if refusal else None)
 
 
-def _summary_stream(summarize, plan, instructions: str | None):
+def _summary_stream(summarize, plan, instructions: str | None, refusal=None):
     """Server-sent events: the model's text deltas, then `done` with the editor (the summary with
     its file lists, as the plain route answers) or `error`. An extractive summary, made without
     a model, comes whole in `done`. Nothing is written, so a browser that gives up loses nothing
@@ -190,7 +193,7 @@ def _summary_stream(summarize, plan, instructions: str | None):
             send("error", _error_data(exc))
 
     def shape(event: str, data):
-        return ("done", {"html": _editor_html(*data)}) if event == "summary" else (event, data)
+        return ("done", {"html": _editor_html(*data, refusal)}) if event == "summary" else (event, data)
 
     return event_stream(work, cancel, shape=shape)
 
@@ -353,7 +356,7 @@ def compact_summary(rel: str):
     plan = _compaction_plan(session, leaf)
     if not plan.can_compact:
         abort(409, description=plan.reason)
-    return _summary_editor(summarize_compaction, plan)
+    return _summary_editor(summarize_compaction, plan, lambda summary: shrink_refusal(plan, summary))
 
 
 @bp.post("/s/<path:rel>/-/compact")

@@ -23,7 +23,7 @@ from ..bundled import SAMPLES, STATIC, TEMPLATES, bundled_folder
 from ..core.agents.places import agent_places
 from ..core.errors import ReadOnlySession, SessionError, SessionNotFound, UnknownEntry
 from ..core.session import Session
-from ..model.llm import ModelConfig, warm_up
+from ..model.llm import ModelConfig, warm_up, warmed_up
 from .client import ClientGone
 from .store import SessionStore
 
@@ -220,10 +220,30 @@ def serve(root=None, host: str = "127.0.0.1", port: int = 8000, open_browser: bo
         if open_browser:
             webbrowser.open(visit)
         # (a SIGTERM ends the server as Ctrl-C does: what it wrote beside the index goes with it)
-        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+        signal.signal(signal.SIGTERM, _stop_serving)
         with _holding(service, url, token):
-            app.run(host=host, port=port, threaded=True, use_reloader=False)
+            try:
+                app.run(host=host, port=port, threaded=True, use_reloader=False)
+            finally:
+                _wind_down(service)
     return 0
+
+
+def _stop_serving(*_) -> None:
+    """SIGTERM: leave the serving loop as Ctrl-C does, once (a second signal while the server
+    winds down would break off the wait for its threads)."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise SystemExit(0)
+
+
+def _wind_down(service) -> None:
+    """Before the interpreter shuts down: the index build ended between two of its batches, and
+    litellm's import ended. The interpreter ends a daemon thread that is still running by exiting
+    it where it stands, and one standing in DuckDB's C++ code aborted the whole process (SIGABRT,
+    "FATAL: exception not rethrown", about one stop in four)."""
+    if service is not None:
+        service.stop()
+    warmed_up()
 
 
 def _say_password() -> None:

@@ -69,11 +69,19 @@ def owner(app: Flask | None = None) -> Owner:
     return (app or current_app).extensions["owner"]
 
 
-def token_only(view):
-    """Mark a route that answers only to a request carrying the token in its header (the CLI's),
-    not to a cookie, and not without it even on an open server."""
-    view.token_only = True
-    return view
+# What a token_only route refused without its token says, unless the route says otherwise.
+COMMANDS_REFUSAL = "this server answers `session-tree` commands only with the token it wrote beside its index"
+
+
+def token_only(view=None, *, refusal: str = COMMANDS_REFUSAL):
+    """Mark a route that answers only to a request carrying the token in its header (the CLI's,
+    an MCP client's), not to a cookie, and not without it even on an open server. `refusal` is
+    what it answers without the token, said to whoever calls that route (`@token_only(refusal=...)`)."""
+    def mark(view):
+        view.token_only = refusal
+        return view
+
+    return mark if view is None else mark(view)
 
 
 def _public(view):
@@ -149,8 +157,9 @@ def _to_login(target: str, why: str = ""):
 def _refused(why: str = ""):
     """The way to the login page, or a bare 401 where no page would be shown (a fragment, an
     event stream, a command's JSON)."""
-    if getattr(current_app.view_functions.get(request.endpoint), "token_only", False):
-        return {"error": "this server answers `session-tree` commands only with the token it wrote beside its index"}, 401
+    refusal = getattr(current_app.view_functions.get(request.endpoint), "token_only", None)
+    if refusal:
+        return {"error": refusal}, 401
     if _wants_page():
         return _to_login(_without_token(), why)
     return "Not logged in: open the address `session-tree serve` printed", 401, {"Content-Type": "text/plain; charset=utf-8"}

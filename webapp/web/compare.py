@@ -20,7 +20,7 @@ from ..core.compaction import plan_branch_summary
 from ..core.compare import ALIGNMENTS, FIGURE_ROWS, LEADING_TYPES, compare, is_user
 from ..core.errors import InvalidWrite, SessionError, UnknownEntry
 from ..core.leaf_figures import SORT_KEYS, sort_leaves
-from ..core.tokens import format_tokens
+from ..core.tokens import format_tokens, sent_text
 from ..core.verdicts import file_verdicts, persons, sort_by_verdict, verdicts
 from ..core.tree import SessionTree
 from ..model.errors import ModelError
@@ -130,6 +130,8 @@ def figure_text(kind: str, value) -> str:
         return format_tokens(value)
     if kind == "delta":
         return ("+" if value >= 0 else "−") + format_tokens(abs(value))
+    if kind == "sent":  # as the Ask page says it
+        return sent_text(value) if value else "–"
     if kind == "seconds":
         return duration(value)
     if kind == "calls":

@@ -63,7 +63,8 @@ def _start(app):
 
 
 @bp.post("/mcp")  # (stateless: no stream to GET, no session to DELETE; a GET is answered 405, as MCP asks)
-@token_only
+@token_only(refusal="this MCP endpoint answers only with the server's token: send it in an Authorization header "
+                    "(`Authorization: Bearer TOKEN`, the token `session-tree serve` printed and wrote beside its index)")
 @own_write_rule
 def mcp():
     """MCP's streamable HTTP transport, answered by the SDK."""

@@ -28,12 +28,12 @@ from webapp.core.entries import Entry, content_blocks, content_text
 from webapp.core.agents.tools import ToolAction, tool_action
 from webapp.core.tokens import compaction_text, usage_text
 
-from . import lexers
+from . import code_style, lexers
 
 FOLD_LINES = 20
 SHOWN_CHARS = 100_000  # past this a panel shows the start and says what it left out
 COUNTED_CHARS = 8_000_000  # of what is left out, counted in lines (past this: its characters only)
-CSS_STYLE = "friendly"
+CSS_STYLE = code_style.readable_style()  # ("friendly", each colour at AA: code_style.py)
 CLASS_PREFIX = "hl-"
 CODE_CLASS = "code"
 

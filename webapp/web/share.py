@@ -17,7 +17,7 @@ from contextlib import contextmanager
 
 from flask import Blueprint, abort, g, redirect, render_template, request, url_for
 
-from ..core.redact import OPTIONAL_RULES, Choice, Replacer, Review, Scanner, redacted, scan_session, summary
+from ..core.redact import DEFAULT_RULES, OPTIONAL_RULES, Choice, Replacer, Review, Scanner, redacted, scan_session, summary
 from ..core.session import Session
 from ..core.tree import SessionTree
 from ..core.verdicts import verdicts
@@ -25,9 +25,9 @@ from . import current
 
 bp = Blueprint("share", __name__)
 
-# What the review ticks on a first visit: detect-secrets and our rules, and home paths (a shared
-# file that shows /home/NAME says who made it).
-FIRST_VISIT = Choice(rules=frozenset({"home"}))
+# What the review ticks on a first visit: detect-secrets and our rules, and the default optional
+# ones (home paths), as the command line's --redact does.
+FIRST_VISIT = Choice(rules=DEFAULT_RULES)
 
 
 @dataclasses.dataclass(frozen=True)

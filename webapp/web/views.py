@@ -242,13 +242,20 @@ def tool_call_for(tree: SessionTree, entry: Entry) -> dict | None:
 
 # Roles whose name in the file reads as code: a pi `bashExecution` is a command the user ran
 # with `!`, shown to the model as a user message.
-ROLE_TITLES = {"bashExecution": "bash (user)", "system": "system prompt"}
+ROLE_TITLES = {"bashExecution": "bash (user)", "system": "system prompt", "toolResult": "tool result",
+               "branchSummary": "branch summary", "compactionSummary": "compaction summary"}
 
 
 def entry_title(entry: Entry) -> str:
-    """What kind of entry it is, in words: a message's role, a custom entry's own type."""
+    """What kind of entry it is, in words: a message's role (a tool result with its tool's name:
+    "tool result of read"), a custom entry's own type."""
     if entry.type == MESSAGE:
-        return ROLE_TITLES.get(entry.role, entry.role) if isinstance(entry.role, str) and entry.role else "entry"
+        if not (isinstance(entry.role, str) and entry.role):
+            return "entry"
+        tool = entry.message.get("toolName") if entry.role == "toolResult" else None
+        if isinstance(tool, str) and tool.strip():
+            return f"tool result of {' '.join(tool.split())}"
+        return ROLE_TITLES.get(entry.role, entry.role)
     if entry.type in (CUSTOM, CUSTOM_MESSAGE) and isinstance(entry.get("customType"), str):
         return readable_type(entry.get("customType"))
     return readable_type(entry.type) if entry.type else "entry"
