@@ -1,6 +1,6 @@
 """`session-tree` as a real process, without paying Python's start and the imports every time.
 
-A helper process imports the CLI (and litellm, which the model commands import) once; each run
+A helper process imports the CLI (and litellm and the MCP SDK, which some commands import) once; each run
 is a child forked from it: its own process, pid and exit code, its stdin, stdout and stderr the
 files given (so what any code writes to fd 1 or 2 is read, as from `subprocess.run`), its own
 working folder and environment, and Python's own shutdown at the end (atexit, threads, flushes).
@@ -31,6 +31,7 @@ def _serve(fd: int) -> None:
     """The helper's loop: fork a child per request; answer its exit status and CPU seconds."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     from webapp import cli
+    from webapp.mcp import server  # noqa: F401  (the MCP SDK, which `mcp` imports: 0.4 s of CPU a run)
     from webapp.model.llm import _litellm
 
     _litellm()

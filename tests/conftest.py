@@ -14,6 +14,7 @@ import orjson
 import pytest
 from flask import Flask
 
+from tests import sweep
 from tests.fake_llm import start_fake_llm
 from webapp.core.session import Session
 from webapp.core.storage import JsonlStorage, MemoryStorage
@@ -32,6 +33,15 @@ OTHER_FIXTURES = sorted((FIXTURES / "claude-code").glob("*.jsonl")) + sorted(
 SESSION_ID = "0193c0de-0000-7000-8000-000000000000"
 START = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
 AUTO = object()  # "the previously added entry" as parent
+
+
+def pytest_configure(config):
+    """The sampled sweeps' seed, drawn before xdist starts its workers, which inherit it."""
+    sweep.ensure_seed()
+
+
+def pytest_terminal_summary(terminalreporter):
+    terminalreporter.write_line(f"sampled sweeps drew from seed {sweep.seed()} ({sweep.repeat_with()} repeats them)")
 
 
 def iso(t: datetime) -> str:

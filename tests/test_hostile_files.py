@@ -1,11 +1,13 @@
 """Hostile session files: one file per kind of hostile content, plus a fuzzer
 over field types; EVERY view of the app (its GET routes, enumerated from the URL map, with and
-without htmx) answers each with a status below 500, and EVERY command of the CLI (enumerated from
-its parser) exits 0, 1 or 2 without a traceback."""
+without htmx; each at an entry drawn from the run's seed, tests/sweep.py) answers each with a
+status below 500, and EVERY command of the CLI (enumerated from its parser) exits 0, 1 or 2
+without a traceback."""
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import io
 import json
 import sys
@@ -15,9 +17,10 @@ from urllib.parse import quote
 
 import orjson
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
+from tests import sweep
 from tests.conftest import Builder
 from webapp import cli
 from webapp.core.session import Session
@@ -119,13 +122,18 @@ def entry_ids(path: Path) -> list[str]:
     return list(dict.fromkeys(picked))
 
 
-def view_urls(app, rel: str, path: Path) -> list[str]:
-    """Every GET view of the app for this session, for a few of its entries."""
+HTMX_OR_NOT = ({}, {"HX-Request": "true"})
+SHARES = {"export.export", "compare.export", "printing.print_branch"}  # the routes that share a session
+
+
+def view_classes(app, rel: str, path: Path) -> dict[tuple[str, bool], list[str]]:
+    """Every GET view of the app for this session, by class: a route (its path arguments filled
+    in) asked as a page or as htmx's fragment; a class's members ask about different entries."""
     ids = entry_ids(path)
     tree = Session.open(path).tree
     leaves = tree.leaves()[:3]
     bad = tree.bad_lines[0].line if tree.bad_lines else 1
-    urls = []
+    classes: dict[tuple[str, bool], list[str]] = {}
     for rule in app.url_map.iter_rules():
         if "GET" not in rule.methods or rule.endpoint in SKIPPED_ENDPOINTS:
             continue
@@ -139,29 +147,33 @@ def view_urls(app, rel: str, path: Path) -> list[str]:
             path_part = rule.rule.replace("<path:rel>", quote(rel))
             for a, v in combo.items():
                 path_part = path_part.replace(f"<{a}>", v)
+            urls = []
             for node in ids or [""]:
                 q = {"node": node, "id": node, "ids": ",".join(leaves), "tip": leaves[0] if leaves else "",
                      "start": node, "i": "0", "line": str(bad), "offset": "0", "reviewed": "1"}  # (a share route past its review)
                 urls.append(path_part + "?" + "&".join(f"{k}={quote(v, safe='')}" for k, v in q.items()))
                 if not rule.arguments:
                     break
-    return urls
+            for htmx in (False, True):
+                classes[(path_part, htmx)] = urls
+                if rule.endpoint in SHARES:  # once more from its redacted copy: its scan, its copy, its page
+                    classes[(path_part + "#redacted", htmx)] = [u + "&redact=1" for u in urls]
+    return classes
 
 
-def check_views(root: Path, name: str) -> None:
+def check_views(root: Path, name: str, key: str | None = None) -> None:
+    """Every class of view once, each at an entry drawn from the run's seed (tests/sweep.py, by
+    `key`, the file's name unless given): the views of one class differ only in the entry they
+    show, and over runs every entry is shown."""
     app = create_app(root)
     client = app.test_client()
     path = root / f"{name}.jsonl"
     assert client.get("/").status_code < 500
-    urls = view_urls(app, f"{name}.jsonl", path)
-    shares = {"export.export", "compare.export", "printing.print_branch"}
-    share_paths = [r.rule.replace("<path:rel>", quote(f"{name}.jsonl")) for r in app.url_map.iter_rules() if r.endpoint in shares]
-    # each share once more, from its redacted copy (the redaction of a hostile file: its scan, its copy, its page)
-    urls += [next(u for u in urls if u.startswith(share + "?")) + "&redact=1" for share in share_paths]
-    for url in urls:
-        for headers in ({}, {"HX-Request": "true"}):
-            r = client.get(url, headers=headers)
-            assert r.status_code < 500, (name, url, headers, r.get_data(as_text=True)[-400:])
+    for (route, htmx), urls in view_classes(app, f"{name}.jsonl", path).items():
+        url = sweep.pick(urls, key or name, route, htmx)
+        headers = HTMX_OR_NOT[htmx]
+        r = client.get(url, headers=headers)
+        assert r.status_code < 500, (name, url, headers, sweep.repeat_with(), r.get_data(as_text=True)[-400:])
 
 
 def commands() -> dict[str, argparse.ArgumentParser]:
@@ -263,20 +275,40 @@ def any_json(value) -> bytes:
         return json.dumps(value).encode()
 
 
-# No shrinking: every example runs every view, so shrinking a failure takes longer than the suite;
-# the example as found is reported. Derandomized: every run tries the same examples, so a red suite
-# means the code changed, not the dice.
-@settings(max_examples=30, deadline=None, derandomize=True, phases=[Phase.explicit, Phase.reuse, Phase.generate], suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-@given(entries=st.lists(ENTRY, min_size=1, max_size=3))
-def test_fuzzed_field_types_never_make_a_500_or_a_traceback(tmp_path_factory, monkeypatch, entries):
+def check_fuzzed(entries: list, tmp_path_factory, monkeypatch) -> None:
     root = tmp_path_factory.mktemp("fuzz")
     data = hostile(*(any_json(e) for e in entries))
     if isinstance(entries[0].get("type"), (list, dict)):  # the header's type too, as a crafted file has it
         header, rest = data.split(b"\n", 1)
         data = any_json({**orjson.loads(header), "type": entries[0]["type"]}) + b"\n" + rest
     (root / "fuzz.jsonl").write_bytes(data)
-    check_views(root, "fuzz")
+    check_views(root, "fuzz", key=hashlib.sha256(data).hexdigest())
     check_cli(root / "fuzz.jsonl", monkeypatch)
+
+
+# No shrinking: every example runs every view, so shrinking a failure takes longer than the suite;
+# the example as found is reported. The examples are drawn from the run's seed (tests/sweep.py):
+# other examples each run, and a red run's examples come back with its SWEEP_SEED.
+# 30 examples a run, as three tests of 10 that draw from seeds of their own: the suite's two
+# processes share them, where one test of 30 was the longest of the suite (20 s of CPU).
+FUZZ_EXAMPLES, FUZZ_PARTS = 30, 3
+
+
+def fuzz_part(part: int):
+    @settings(max_examples=FUZZ_EXAMPLES // FUZZ_PARTS, deadline=None, phases=[Phase.explicit, Phase.reuse, Phase.generate],
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+    @seed(sweep.seed() * FUZZ_PARTS + part)
+    @given(entries=st.lists(ENTRY, min_size=1, max_size=3))
+    def test(tmp_path_factory, monkeypatch, entries):
+        check_fuzzed(entries, tmp_path_factory, monkeypatch)
+
+    test.__name__ = test.__qualname__ = f"test_fuzzed_field_types_never_make_a_500_or_a_traceback_{part + 1}"
+    return test
+
+
+test_fuzzed_field_types_never_make_a_500_or_a_traceback_1 = fuzz_part(0)
+test_fuzzed_field_types_never_make_a_500_or_a_traceback_2 = fuzz_part(1)
+test_fuzzed_field_types_never_make_a_500_or_a_traceback_3 = fuzz_part(2)
 
 
 # -- the real files: every fixture other tools wrote, in every view and in the reading commands --

@@ -5,7 +5,9 @@ from __future__ import annotations
 import shutil
 import sys
 import threading
+import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from playwright.sync_api import expect, sync_playwright
@@ -32,6 +34,23 @@ CHROMIUM_ARGS = [
     "--no-first-run",
     "--disable-sync",
 ]
+
+
+PATIENCE = 60.0  # seconds a poll below waits at most for what must happen (no speed is measured)
+
+
+def htmx_settled(page) -> None:
+    """Wait until htmx has no request in flight and nothing swapping or settling: whatever an
+    action set going has been done (a wait on that state, where a fixed pause would guess)."""
+    expect(page.locator(".htmx-request, .htmx-swapping, .htmx-settling, .htmx-added")).to_have_count(0)
+
+
+def until(page, condition, what: str) -> None:
+    """Poll `condition` (between polls the page runs) until it holds, for at most PATIENCE."""
+    deadline = time.monotonic() + PATIENCE
+    while not condition():
+        assert time.monotonic() < deadline, f"waited {PATIENCE:g} s for {what}"
+        page.wait_for_timeout(50)
 
 
 class LiveServer:
@@ -92,7 +111,7 @@ def model_server(llm_server):
     server (`llm_server`); every server it started stops after the test."""
     started: list[LiveServer] = []
 
-    def serve(root: Path, model: str = "openai/test-model", timeout: float = 20, models: tuple[str, ...] = (),
+    def serve(root: Path, model: str = "openai/test-model", timeout: float = 120, models: tuple[str, ...] = (),
               **settings) -> LiveServer:
         limits = {k: settings.pop(k) for k in ("context_window", "max_tokens") if k in settings}
         config = ModelConfig(model, api_base=llm_server.api_base, api_key="dummy", timeout=timeout, **limits)
@@ -118,10 +137,51 @@ def browser():
         b.close()
 
 
+VIEWPORT = {"width": 1400, "height": 900}
+
+
+@pytest.fixture(scope="session")
+def browser_context(browser):
+    """One browser context per test process, each test on a page of its own in it, beside a blank
+    page kept open: a test's page then starts no renderer process of its own (tests/browser by
+    bench/suite_cpu.py: 325 s of CPU with a context a test, 239 s with this). What a test leaves in the
+    context is cleared after it (`leave_clean`), so that each test starts as in a new context."""
+    context = browser.new_context(viewport=VIEWPORT, accept_downloads=True)
+    context.keeper = context.new_page()
+    yield context
+    context.close()
+
+
+def origin_of(url: str) -> str | None:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}" if parts.scheme in ("http", "https") else None
+
+
+def leave_clean(context, origins: set[str]) -> None:
+    """What one test's pages left in the shared context, gone: its pages, its cookies, whatever
+    the origins it visited keep (local and session storage, IndexedDB, caches), offline mode."""
+    for pg in context.pages:
+        if pg is not context.keeper:
+            pg.close()
+    if origins:  # (through the keeper's session, which reaches the context's storage)
+        cdp = context.new_cdp_session(context.keeper)
+        for origin in sorted(origins):
+            cdp.send("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": "all"})
+        cdp.detach()
+    context.clear_cookies()
+    context.set_offline(False)
+
+
 @pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1400, "height": 900}, accept_downloads=True)
-    pg = context.new_page()
+def page(browser_context):
+    origins: set[str] = set()
+
+    def visited(request) -> None:
+        if origin := origin_of(request.url):
+            origins.add(origin)
+
+    browser_context.on("request", visited)
+    pg = browser_context.new_page()
     pg.set_default_navigation_timeout(90_000)  # (a page load, like a wait above: the machine's load is not the subject)
     pg.errors = []
     pg.on("pageerror", lambda exc: pg.errors.append(str(exc)))
@@ -129,7 +189,8 @@ def page(browser):
     LiveServer.page = pg
     yield pg
     LiveServer.page = None
-    context.close()
+    browser_context.remove_listener("request", visited)
+    leave_clean(browser_context, origins)
 
 
 @pytest.fixture(autouse=True)

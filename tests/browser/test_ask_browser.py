@@ -47,8 +47,8 @@ def test_ask_three_models_side_by_side_then_compare(server, llm_server, page):
     page.get_by_role("button", name="Send to these models").click()
     columns = page.locator(".ask-column")
     expect(columns).to_have_count(3)
-    expect(columns.nth(0).locator(".ask-text")).to_have_text("VAT is applied after the discount.", timeout=20000)
-    expect(columns.nth(1).locator(".ask-text")).to_have_text("A second opinion.", timeout=20000)
+    expect(columns.nth(0).locator(".ask-text")).to_have_text("VAT is applied after the discount.")
+    expect(columns.nth(1).locator(".ask-text")).to_have_text("A second opinion.")
     expect(columns.nth(2).locator(".ask-status")).to_contain_text("Nothing was written for openai/broken-model")
     expect(columns.nth(0).locator(".ask-status")).to_contain_text("written in")
     expect(columns.nth(0).locator(".ask-status")).to_contain_text("context sent: 12 tokens (the server's count)")
@@ -68,10 +68,10 @@ def test_a_cancelled_column_writes_no_reply(server, llm_server, page):
     expect(page.locator(".ask-estimates tbody tr")).to_have_count(2)
     page.get_by_role("button", name="Send to these models").click()
     slow = page.locator(".ask-column").nth(1)
-    expect(slow.locator(".ask-text")).not_to_have_text("", timeout=20000)  # it has begun
+    expect(slow.locator(".ask-text")).not_to_have_text("")  # it has begun
     slow.get_by_role("button", name="Cancel").click()
-    expect(slow.locator(".ask-status")).to_have_text("Cancelled: no reply was written.", timeout=20000)
-    assert llm_server.client_closed.wait(5) and llm_server.generated < 400  # the model server stopped generating
+    expect(slow.locator(".ask-status")).to_have_text("Cancelled: no reply was written.")
+    assert llm_server.client_closed.wait(60) and llm_server.generated < 400  # the model server stopped generating
     expect(page.locator("#ask-end")).to_have_text("One model answered: nothing to compare.")
     written = [e for e in Session.open(file).tree.entries
                if e.message.get("model") == "slow-model" or e.get("modelId") == "slow-model"]

@@ -6,6 +6,7 @@ import re
 
 from playwright.sync_api import expect
 
+from tests.browser.conftest import htmx_settled, until
 from webapp.core.session import Session
 
 RICH = "019cadd3-8025-7970-85d9-5954058b4714"
@@ -108,7 +109,7 @@ def test_a_script_in_a_message_shows_as_text_and_never_runs(live_server, page):
     expect(body).to_contain_text('<script>alert("xss")</script>')
     page.click("text=What the model sees here")
     expect(page.locator("#context-panel")).to_contain_text('<script>alert("xss")</script>')
-    page.wait_for_timeout(300)
+    htmx_settled(page)  # (a script in what was swapped in would have run by now)
     assert page.errors == []
     assert page.evaluate("document.querySelectorAll('#panel script:not([type=\"application/json\"])').length") == 0
 
@@ -137,11 +138,12 @@ def test_the_context_panel_loads_the_rest_of_its_messages_when_scrolled_to(live_
     assert 0 < shown < len(messages)
     # Scrolling down the panel, as a person reads, brings the rest in.
     panel.locator("li.cm").first.hover()
-    for _ in range(40):
-        if not rest.count():
-            break
+
+    def scrolled_to_the_end() -> bool:
         page.mouse.wheel(0, 2000)
-        page.wait_for_timeout(100)
+        return not rest.count()
+
+    until(page, scrolled_to_the_end, "the rest of the messages, scrolled to")
     expect(rest).to_have_count(0)
     expect(panel.locator("li.cm")).to_have_count(len(messages))
     expect(panel.locator("li.cm").last).to_contain_text(last["content"].strip().splitlines()[0][:60])

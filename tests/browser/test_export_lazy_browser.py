@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
+from tests.browser.conftest import until
 from tests.export_fixture import HOSTILE, write_long_hostile_session
 from webapp.web.app import export_session
 
@@ -25,12 +26,12 @@ def test_scrolling_renders_the_rest_and_hostile_text_stays_text(tmp_path, page, 
     items = page.locator("ol.transcript > li.t-item")
     assert items.count() == 60 and not page.locator("#export-partial").is_visible()  # (nothing is left out with scripts on)
     last = page.locator("li.t-item", has_text="The very last question of the session")
-    for _ in range(40):  # scrolled as a person scrolls, to the end
-        if last.count():
-            break
+    def scrolled_to_the_end() -> bool:  # as a person scrolls
         page.mouse.move(900, 400)
         page.mouse.wheel(0, 4000)
-        page.wait_for_timeout(100)
+        return bool(last.count())
+
+    until(page, scrolled_to_the_end, "the last question, scrolled to")
     expect(last).to_be_visible()
     assert not page.locator(".export-more").is_visible()
     main = page.locator("main")

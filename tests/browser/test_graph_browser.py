@@ -6,7 +6,7 @@ import re
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import overlapping_marks
+from tests.browser.conftest import htmx_settled, overlapping_marks
 from webapp.core.session import Session
 
 RICH = "019cadd3-8025-7970-85d9-5954058b4714"
@@ -35,7 +35,7 @@ def test_every_page_and_tab_loads_without_a_console_error(live_server, page, con
     leaves = tree.leaves()
     page.goto(live_server.url + live_server.rel(RICH) + f"/compare?id={leaves[0]}&id={leaves[1]}")
     expect(page.locator("main")).to_contain_text(re.compile("compar", re.I))
-    page.wait_for_timeout(200)
+    htmx_settled(page)  # (late console errors of what was asked, before the check)
 
 
 def test_back_and_forward_restore_the_selection_without_errors(live_server, page, console):
@@ -53,7 +53,7 @@ def test_back_and_forward_restore_the_selection_without_errors(live_server, page
     expect(page.locator("#node-panel")).to_have_attribute("data-entry", parent)
     expect(node(page, parent)).to_have_class(re.compile("selected"))
     assert page.locator("#graph g.selected").count() == 1
-    page.wait_for_timeout(200)
+    htmx_settled(page)  # (late console errors of what was asked, before the check)
 
 
 def test_compaction_badges_sit_beside_their_node_and_cover_nothing(live_server, page, console):

@@ -40,7 +40,7 @@ def test_a_followed_turn_grows_without_dot_and_its_texts_stay_in_their_boxes(tmp
         subprocess.run([sys.executable, "-c", APPENDER, str(path), "All green."], check=True)
         new_id = orjson.loads(path.read_bytes().splitlines()[-1])["id"]
         leaf = page.locator(f'#graph g.node[id="e-{new_id}"]')
-        expect(leaf).to_have_class(re.compile("active-leaf"), timeout=5000)
+        expect(leaf).to_have_class(re.compile("active-leaf"))
         expect(leaf).to_contain_text("All green.")
         expect(page.locator(f'#graph g.node[id="e-{last}"]')).to_have_count(0)  # folded into the turn
         expect(turn).to_contain_text("5 entries")

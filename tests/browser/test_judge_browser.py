@@ -36,7 +36,7 @@ def test_the_judge_button_shows_its_verdict_beside_a_persons(server, llm_server,
     page.get_by_role("button", name="Judge", exact=True).click()
     heads = page.locator(".cmp-branch-head")
     judged = heads.nth(1).locator(f".verdict[data-by='{BY}']")
-    expect(judged).to_contain_text("better", timeout=20000)
+    expect(judged).to_contain_text("better")
     expect(judged).to_contain_text(f"({BY})")
     expect(heads.nth(0).locator(f".verdict[data-by='{BY}']")).to_contain_text("worse")
     expect(heads.nth(0).locator(".verdict[data-by='person']")).to_have_text("winner")  # beside, not replaced
@@ -58,7 +58,7 @@ def test_a_judge_that_never_answers_in_the_format_leaves_the_comparison_with_why
     page.get_by_label("Judge model").select_option("openai/chatty-model")
     page.get_by_role("button", name="Judge", exact=True).click()
     failure = page.locator(".judge-failure")
-    expect(failure).to_contain_text("did not answer with", timeout=20000)
+    expect(failure).to_contain_text("did not answer with")
     expect(failure).to_contain_text("even when asked again, so no verdict was written")
     expect(failure).to_contain_text("“Honestly, both branches did a decent job here.”")
     expect(page.locator(".cmp-matrix")).to_be_visible()  # still the comparison, not an error page

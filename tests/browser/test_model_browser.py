@@ -20,7 +20,7 @@ RICH = "019cadd3-8025-7970-85d9-5954058b4714"
 
 @pytest.fixture
 def server(sessions_root, model_server):
-    return model_server(sessions_root, timeout=3)
+    return model_server(sessions_root)
 
 
 def tree_of(server):
@@ -35,7 +35,7 @@ def test_an_html_page_with_a_200_is_an_error_with_its_details_and_no_reply(serve
     page.fill("#fork-form textarea[name=message]", "Is anyone there?")
     page.click("#fork-form button:has-text('Send')")
     status = page.locator("#fork-form .form-status")
-    expect(status).to_contain_text("answered with text/html, not a model reply", timeout=10000)
+    expect(status).to_contain_text("answered with text/html, not a model reply")
     expect(status).not_to_contain_text("replied")
     fold = page.locator("#fork-form details.error-details")
     expect(fold).to_be_visible()
@@ -64,14 +64,14 @@ def test_the_compaction_preview_shows_a_cut_by_default_and_commits_only_with_a_s
     before = len(tree_of(server).entries)
     page.click("#generate-summary")
     editor = page.locator("#summary-text")
-    expect(editor).to_have_value("## Goal\nFix the rounding of invoice totals.", timeout=10000)
+    expect(editor).to_have_value("## Goal\nFix the rounding of invoice totals.")
     expect(commit).to_be_enabled()
     editor.fill("")
     expect(commit).to_be_disabled()
     editor.fill("## Goal\nRounding, edited by a person.")
     expect(commit).to_be_enabled()
     commit.click()
-    expect(page.locator("#compact-panel")).to_have_count(0, timeout=10000)
+    expect(page.locator("#compact-panel")).to_have_count(0)
     tree = tree_of(server)
     entry = tree.by_id[tree.active_leaf]
     assert len(tree.entries) == before + 1 and entry.type == "compaction"
@@ -83,7 +83,7 @@ def test_moving_the_keep_budget_redraws_the_cut(server, page, console):
     page.goto(server.url + server.rel(RICH) + "?tab=compact")
     first = page.locator("#compact-panel dt:has-text('cut point') + dd").inner_text()
     page.fill("#keep-number", "300")
-    expect(page.locator("#compact-panel dt:has-text('cut point') + dd")).not_to_have_text(first, timeout=5000)
+    expect(page.locator("#compact-panel dt:has-text('cut point') + dd")).not_to_have_text(first)
     expect(page.locator("#keep-range")).to_have_value("300")
     expect(page.locator("#graph svg g.node.cp-cut")).to_have_count(1)
     assert page.errors == [] and console == []
@@ -99,8 +99,8 @@ def test_a_cut_inside_a_fold_is_unfolded_and_brought_into_view(tmp_path, page, c
         expect(page.locator("#graph svg g.segment").first).to_be_visible()
         page.click("#context-meter")
         cut = page.locator("#graph svg g.node.cp-cut")
-        expect(cut).to_have_count(1, timeout=15000)
-        expect(cut).to_have_id("e-L839", timeout=15000)  # the entry itself, not the fold that held it
+        expect(cut).to_have_count(1)
+        expect(cut).to_have_id("e-L839")  # the entry itself, not the fold that held it
         expect(cut).to_be_in_viewport()
         # only the turn that holds the cut is opened: the one its user message (line 837) starts
         assert page.locator("#graph-state [name=expand]").input_value() == "L837"
@@ -117,7 +117,7 @@ def test_a_summary_being_made_shows_its_time_and_can_be_cancelled(server, llm_se
     progress = page.locator("#summary-progress")
     expect(progress).to_be_visible()
     expect(generate).to_be_disabled()  # one summary at a time
-    expect(progress.locator(".elapsed")).to_have_text("1 s", timeout=5000)
+    expect(progress.locator(".elapsed")).to_have_text(re.compile(r"^[1-9][0-9]* s$"))  # the time it has taken, counting
     progress.locator("button.cancel-summary").click()
     expect(page.locator(".summary-outcome")).to_have_text("Cancelled: nothing was written.")
     expect(progress).to_be_hidden()
@@ -126,7 +126,7 @@ def test_a_summary_being_made_shows_its_time_and_can_be_cancelled(server, llm_se
     expect(page.locator("#commit-compaction")).to_be_disabled()
     llm_server.behave("500")  # a failure says why, beside the button
     generate.click()
-    expect(page.locator(".summary-outcome")).to_contain_text("The model server failed (500)", timeout=10000)
+    expect(page.locator(".summary-outcome")).to_contain_text("The model server failed (500)")
     expect(page.locator("#commit-compaction")).to_be_disabled()
     assert page.errors == [] and console == []  # the failure is an event of the stream, not a 502
 
@@ -139,23 +139,23 @@ def test_a_summary_streams_into_the_editor_and_a_cancel_mid_stream_writes_nothin
     generate, commit = page.locator("#generate-summary"), page.locator("#commit-compaction")
     generate.click()
     arriving = page.locator("#compact-summary-slot .summary-streaming textarea")
-    expect(arriving).to_have_value(re.compile(r"^## Goal\nFix the rounding"), timeout=10000)
+    expect(arriving).to_have_value(re.compile(r"^## Goal\nFix the rounding"))
     assert "Ship it." not in arriving.input_value()  # part of the text, before the stream ends
     expect(generate).to_be_disabled()
     expect(commit).to_be_disabled()  # nothing to commit until the summary is whole
     expect(page.locator("#summary-progress")).to_be_visible()
     editor = page.locator("#summary-text")
-    expect(editor).to_have_value("".join(pieces), timeout=10000)
+    expect(editor).to_have_value("".join(pieces))
     expect(page.locator("#compact-summary-slot .summary-streaming")).to_have_count(0)
     expect(page.locator("#compact-summary-slot .summary-editor label")).to_contain_text("drafted by the model")
     expect(commit).to_be_enabled()
     expect(generate).to_be_enabled()
 
     generate.click()  # again, and given up halfway: the summary before it comes back, nothing is written
-    expect(arriving).to_have_value(re.compile(r"Fix the rounding"), timeout=10000)
+    expect(arriving).to_have_value(re.compile(r"Fix the rounding"))
     page.locator("#summary-progress button.cancel-summary").click()
     expect(page.locator(".summary-outcome")).to_have_text("Cancelled: nothing was written.")
-    assert llm_server.client_closed.wait(5)  # the app closed its connection: the model server stopped
+    assert llm_server.client_closed.wait(60)  # the app closed its connection: the model server stopped
     expect(arriving).to_have_count(0)
     expect(editor).to_have_value("".join(pieces))
     assert (server.root / server.rel(RICH)[3:]).read_bytes() == before
@@ -173,8 +173,7 @@ def test_the_branch_summary_of_a_fork_streams_too(server, llm_server, page, cons
     button.click()
     expect(button).to_be_disabled()
     expect(page.locator("#fork-form .summary-progress .elapsed")).to_be_visible()
-    expect(page.locator("#branch-summary-slot #summary-text")).to_have_value("## Goal\nTry the other rounding.",
-                                                                            timeout=10000)
+    expect(page.locator("#branch-summary-slot #summary-text")).to_have_value("## Goal\nTry the other rounding.")
     expect(button).to_be_enabled()
     assert page.errors == [] and console == []
 
@@ -188,7 +187,7 @@ def test_a_drafted_summary_that_would_not_shrink_the_context_keeps_commit_off_an
     commit = page.locator("#commit-compaction")
     page.locator("#generate-summary").click()
     refusal = page.locator("#compact-summary-slot .shrink-refusal")
-    expect(refusal).to_contain_text("This compaction would not shrink the context:", timeout=20000)
+    expect(refusal).to_contain_text("This compaction would not shrink the context:")
     expect(refusal).to_contain_text("tokens now,")
     expect(commit).to_be_disabled()
     expect(page.locator("#compact-form .commit-hint")).to_contain_text("it would not shrink the context")

@@ -79,8 +79,8 @@ def test_the_compaction_preview_unfolds_the_run_that_holds_its_cut(live_server, 
     page.click("#context-meter")
     expect(page.locator("#compact-panel")).to_be_visible()
     cut = page.locator("#graph g.node.cp-cut")
-    expect(cut).to_have_count(1, timeout=15000)
-    expect(cut).to_have_id(re.compile(r"^e-"), timeout=15000)  # the entry itself, not the run that held it
+    expect(cut).to_have_count(1)
+    expect(cut).to_have_id(re.compile(r"^e-"))  # the entry itself, not the run that held it
     expect(page).to_have_url(re.compile("expand="))
     assert page.locator("#graph g.node.cp-summarize").count() >= 1
     assert page.locator("#graph g.node.cp-kept").count() >= 1

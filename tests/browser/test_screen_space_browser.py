@@ -10,6 +10,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from tests.browser.conftest import htmx_settled
 from tests.browser.walk_helpers import low_contrast_text
 from webapp.core.session import Session
 from webapp.web.app import export_session
@@ -186,7 +187,8 @@ def test_the_split_is_dragged_moved_by_keys_and_kept_across_tabs_and_reloads(liv
     handle.focus()
     page.keyboard.press("ArrowRight")  # the panel narrower, the graph wider; not a selection move
     assert width() == dragged - 32
-    page.wait_for_timeout(300)
+    expect(page.locator("#graph-state [name=node]")).to_have_value(node)  # (a move sets it at once)
+    htmx_settled(page)
     expect(page.locator("#node-panel")).to_have_attribute("data-entry", node)
     page.goto(live_server.url + live_server.rel(LARGE))
     expect(page.locator("#panel .tabs")).to_be_visible()

@@ -5,12 +5,12 @@ read. The model is the local server of tests/fake_llm.py."""
 from __future__ import annotations
 
 import re
-import time
 
 import orjson
 import pytest
 from playwright.sync_api import expect
 
+from tests.browser.conftest import until
 from webapp.web.graph import dom_id
 
 RICH = "019cadd3-8025-7970-85d9-5954058b4714"
@@ -19,7 +19,7 @@ PIECES = ["## Goal\n", "Round invoice ", "totals once.", "\n\n## Next Steps\n", 
 
 @pytest.fixture
 def server(sessions_root, model_server):
-    return model_server(sessions_root, timeout=3)
+    return model_server(sessions_root)
 
 
 def file_of(server):
@@ -41,20 +41,18 @@ def test_a_regenerated_summary_streams_into_an_editor_and_is_written_as_edited(s
     expect(commit).to_be_hidden()  # nothing to write before there is a new summary
     button.click()
     arriving = card.locator(".summary-streaming textarea")
-    expect(arriving).to_have_value(re.compile(r"^## Goal\nRound invoice"), timeout=10000)
+    expect(arriving).to_have_value(re.compile(r"^## Goal\nRound invoice"))
     assert "Ship it." not in arriving.input_value()  # part of the text, before the stream ends
     expect(card.locator(".summary-progress .elapsed")).to_be_visible()
     expect(button).to_be_disabled()
     editor = card.locator("#summary-text")
-    expect(editor).to_have_value("".join(PIECES), timeout=10000)
+    expect(editor).to_have_value("".join(PIECES))
     expect(card.locator(".summary-editor label")).to_contain_text("drafted by the model")
     assert path.read_bytes() == before  # drafted, not written
     expect(commit).to_be_visible()
     editor.fill("## Goal\nRound invoice totals once, read by a person.")
     commit.click()
-    deadline = time.monotonic() + 10
-    while path.read_bytes() == before and time.monotonic() < deadline:
-        page.wait_for_timeout(100)
+    until(page, lambda: path.read_bytes() != before, "the summary written")
     last = orjson.loads(path.read_bytes().splitlines()[-1])
     assert last["type"] == "branch_summary"
     assert last["summary"].startswith("## Goal\nRound invoice totals once, read by a person.")
@@ -71,10 +69,10 @@ def test_a_regeneration_can_be_cancelled_and_writes_nothing(server, llm_server, 
     button = card.locator("button.generate-summary")
     button.click()
     progress = card.locator(".summary-progress")
-    expect(progress.locator(".elapsed")).to_have_text("1 s", timeout=5000)
+    expect(progress.locator(".elapsed")).to_have_text(re.compile(r"^[1-9][0-9]* s$"))  # the time it has taken, counting
     progress.locator("button.cancel-summary").click()
     expect(card.locator(".summary-outcome")).to_have_text("Cancelled: nothing was written.")
-    assert llm_server.client_closed.wait(5) and llm_server.generated < 400  # the model server stopped
+    assert llm_server.client_closed.wait(60) and llm_server.generated < 400  # the model server stopped
     expect(progress).to_be_hidden()
     expect(button).to_be_enabled()
     expect(card.locator("button.commit-summary")).to_be_hidden()
@@ -87,10 +85,10 @@ def test_one_draft_at_a_time_on_the_page(server, llm_server, page):
     page.goto(server.url + server.rel(RICH) + "?tab=summaries")
     first, second = page.locator("article.summary-card").nth(0), page.locator("article.summary-card").nth(1)
     first.locator("button.generate-summary").click()
-    expect(first.locator("#summary-text")).to_have_value("".join(PIECES), timeout=10000)
+    expect(first.locator("#summary-text")).to_have_value("".join(PIECES))
     expect(first.locator("button.commit-summary")).to_be_visible()
     second.locator("button.generate-summary").click()
-    expect(second.locator("#summary-text")).to_have_value("".join(PIECES), timeout=10000)
+    expect(second.locator("#summary-text")).to_have_value("".join(PIECES))
     expect(page.locator("#summary-text")).to_have_count(1)  # the first card's draft went
     expect(first.locator("button.commit-summary")).to_be_hidden()
     expect(second.locator("button.commit-summary")).to_be_visible()

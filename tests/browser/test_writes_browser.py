@@ -21,13 +21,13 @@ EDITED_ORIGINAL = "019cadd4-11fc-768e-9ae0-a30dfef64997"  # a user message
 
 @pytest.fixture
 def server(sessions_root, model_server):
-    return model_server(sessions_root, timeout=3)
+    return model_server(sessions_root)
 
 
 def reply_written(page, text):
     """The reply streamed in, was appended, and the panel now shows it as a node of its own
     (the composer goes away when the panel reloads after the write)."""
-    expect(page.locator("#fork-form")).to_have_count(0, timeout=10000)
+    expect(page.locator("#fork-form")).to_have_count(0)
     expect(page.locator("#node-panel .entry-body")).to_contain_text(text)
 
 
@@ -82,7 +82,7 @@ def test_compact_with_an_edited_summary(server, llm_server, page):
     page.click("#context-meter")
     expect(page.locator("#compact-panel")).to_be_visible()
     expect(page).to_have_url(re.compile(r"collapse=auto.*tab=compact|tab=compact.*collapse=auto"))
-    expect(page.locator("#graph g.node.cp-cut")).to_have_id(re.compile(r"^e-"), timeout=15000)  # its fold opened
+    expect(page.locator("#graph g.node.cp-cut")).to_have_id(re.compile(r"^e-"))  # its fold opened
     compactions_before = page.locator("#graph g.node.t-compaction").count()
     panel = page.locator("#compact-panel")
     expect(panel).to_be_visible()
@@ -98,7 +98,7 @@ def test_compact_with_an_edited_summary(server, llm_server, page):
     summary.fill("EDITED BY A PERSON: rounding is fixed, currency option done.")
     page.click("#compact-form button:has-text('Commit the compaction')")
     context = page.locator("#context-panel")
-    expect(context).to_be_visible(timeout=10000)
+    expect(context).to_be_visible()
     expect(context.locator(".cm").first).to_contain_text("EDITED BY A PERSON")
     expect(page.locator("#graph g.node.t-compaction")).to_have_count(compactions_before + 1)
     expect(page.locator("#graph g.node.ctx-replaced").first).to_be_visible()
@@ -119,7 +119,7 @@ def test_a_model_error_is_shown_and_nothing_partial_is_written(server, llm_serve
     page.fill("#fork-form textarea[name=message]", "Now add a changelog entry")
     page.click("#fork-form button:has-text('Send')")
     status = page.locator("#fork-form .form-status")
-    expect(status).to_contain_text("refused the API key", timeout=10000)
+    expect(status).to_contain_text("refused the API key")
     expect(status).to_have_class(re.compile("error"))
     tree = tree_of(server)
     new = tree.entries[len(before.entries):]
@@ -135,7 +135,7 @@ def test_a_model_error_is_shown_and_nothing_partial_is_written(server, llm_serve
 
 def test_a_second_reply_from_the_same_model_records_no_other_model_change(sessions_root, llm_server, page):
     """A bare model name behind --api-base answers as openai/<name>: one model_change, not one a turn."""
-    config = ModelConfig("test-model", api_base=llm_server.api_base, api_key="dummy", timeout=3)
+    config = ModelConfig("test-model", api_base=llm_server.api_base, api_key="dummy")
     server = LiveServer(sessions_root, {"MODEL_CONFIG": config})
     page.goto(server.url + server.rel(RICH))
     for text in ("First question", "Second question"):
@@ -158,11 +158,11 @@ def test_cancel_stops_the_model_and_writes_no_reply(server, llm_server, page):
     page.click("#node-panel button:has-text('Continue here')")
     page.fill("#fork-form textarea[name=message]", "Write the whole changelog")
     page.click("#fork-form button:has-text('Send')")
-    expect(page.locator("#fork-form .reply-text")).to_contain_text("word word", timeout=10000)
+    expect(page.locator("#fork-form .reply-text")).to_contain_text("word word")
     page.click("#fork-form button.cancel-reply")
     status = page.locator("#fork-form .form-status")
     expect(status).to_have_text("Cancelled: no reply was written; your message was kept.")
-    assert llm_server.client_closed.wait(5)  # the model server saw its client go: it stopped generating
+    assert llm_server.client_closed.wait(60)  # the model server saw its client go: it stopped generating
     assert llm_server.generated < 600
     new = tree_of(server).entries[len(before.entries):]
     assert [e.role or e.type for e in new] == ["user"]
@@ -173,13 +173,13 @@ def test_cancel_stops_the_model_and_writes_no_reply(server, llm_server, page):
 def test_a_reply_cut_at_the_length_limit_is_said_to_be_cut(sessions_root, model_server, llm_server, page):
     """A reply that stops at max_tokens is written as what it is (stopReason length) and the page
     says it was cut, in the status and on the node."""
-    server = model_server(sessions_root, timeout=3, max_tokens=12)
+    server = model_server(sessions_root, max_tokens=12)
     llm_server.behave("generate")
     page.goto(server.url + server.rel(RICH))
     page.click("#node-panel button:has-text('Continue here')")
     page.fill("#fork-form textarea[name=message]", "Explain everything")
     page.click("#fork-form button:has-text('Send')")
-    expect(page.locator("#node-panel .reply-cut")).to_contain_text("cut at the length limit", timeout=10000)
+    expect(page.locator("#node-panel .reply-cut")).to_contain_text("cut at the length limit")
     assert llm_server.requests[-1]["max_tokens"] == 12
     tree = tree_of(server)
     reply = tree.by_id[tree.active_leaf]

@@ -18,6 +18,7 @@ from webapp.core.session import Session
 from webapp.core.prices import PriceTable
 from webapp.corpus.db import Index
 from webapp.corpus.figures import corpus_figures
+from webapp.corpus.schema import SCHEMA_VERSION
 from webapp.web.app import create_app
 
 TOKEN = "the-form-token"  # (the SQL box runs a query only from its form: a POST with the token)
@@ -216,6 +217,7 @@ def test_the_sql_box_links_the_tables_doc_which_the_app_serves(home, tmp_path):
     doc = client.get("/docs/corpus-tables")
     assert doc.status_code == 200
     assert "<h1>The corpus tables" in doc.text and "<td>cache_read_tokens, cache_write_tokens</td>" in doc.text
+    assert f"(schema version {SCHEMA_VERSION})</h1>" in doc.text  # the version the tables are
     assert client.get("/docs/..%2Fpyproject.toml").status_code == 404 and client.get("/docs/README").status_code == 404
 
 

@@ -40,7 +40,7 @@ def held(tmp_path):
     finally:
         listener.close()
         holder.stdin.close()
-        holder.wait(10)
+        holder.wait(60)
 
 
 def asked(listener) -> bool:

@@ -33,7 +33,7 @@ def held(tmp_path, monkeypatch):
         yield db, holder.pid
     finally:
         holder.stdin.close()
-        holder.wait(10)
+        holder.wait(60)
 
 
 @pytest.mark.parametrize("command, says", [

@@ -58,7 +58,7 @@ def test_the_first_page_answers_while_a_big_first_index_builds(tmp_path, monkeyp
     extracted: list[str] = []
 
     def slow(file, line):
-        release.wait(10)
+        release.wait(120)
         extracted.append(file)
         return real(file, line)
 
@@ -88,7 +88,7 @@ def test_the_corpus_page_shows_a_first_build_and_reloads_itself_when_it_ends(tmp
     write_sessions(tmp_path, 4)
     release = threading.Event()
     real = tuples.extract_rows
-    monkeypatch.setattr(tuples, "extract_rows", lambda f, n: release.wait(10) and real(f, n))
+    monkeypatch.setattr(tuples, "extract_rows", lambda f, n: release.wait(120) and real(f, n))
     monkeypatch.setattr(service, "SMALL_BYTES", 0)
     app = create_app(tmp_path, CORPUS_DB=tmp_path / "c.duckdb")
     client = app.test_client()

@@ -17,7 +17,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 MODEL = "openai/test-model"
 TEST_MODEL = {"provider": "openai", "model": "test-model"}  # what answered in rich_session: MODEL
-TIMEOUT = 1.0  # seconds: failures must be fast
+TIMEOUT = 1.0  # seconds: the time limit of a test whose subject is a server that does not answer
+PATIENT = 120.0  # seconds: the time limit of every other call (a loaded machine answers late, not never)
 LOOPBACK = {"127.0.0.1", "::1", "localhost"}
 ENV = ("SESSION_TREE_MODEL", "SESSION_TREE_API_BASE", "SESSION_TREE_API_KEY", "SESSION_TREE_TIMEOUT",
        "SESSION_TREE_CONTEXT_WINDOW", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE",
@@ -41,7 +42,7 @@ def isolated(monkeypatch):
 
 @pytest.fixture
 def config(llm_server) -> ModelConfig:
-    return ModelConfig(MODEL, api_base=llm_server.api_base, api_key="dummy", timeout=TIMEOUT)
+    return ModelConfig(MODEL, api_base=llm_server.api_base, api_key="dummy", timeout=PATIENT)
 
 
 def rich_session(path: Path) -> Path:
@@ -72,7 +73,7 @@ def rich_session(path: Path) -> Path:
 def model_env(monkeypatch, llm_server):
     """The model settings a user would export, pointing at the local server."""
     monkeypatch.setenv("SESSION_TREE_API_KEY", "dummy")
-    monkeypatch.setenv("SESSION_TREE_TIMEOUT", "1")
+    monkeypatch.setenv("SESSION_TREE_TIMEOUT", str(PATIENT))
     return ["--model", MODEL, "--api-base", llm_server.api_base]
 
 

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from tests.conftest import Builder, lines_of
-from tests.llm.conftest import TEST_MODEL, run
+from tests.llm.conftest import PATIENT, TEST_MODEL, run
 from webapp.core.session import Session
 from webapp.model.ask import estimates, parse_models, run as run_ask, start
 from webapp.model.llm import ModelConfig
@@ -32,7 +32,7 @@ def base(llm_server) -> ModelConfig:
     llm_server.per_model("slow-model", "reply", pieces=["Slow", " and", " careful", "."], delay=0.25)
     llm_server.per_model("broken-model", "500")
     llm_server.per_model("other-model", "reply", pieces=["Another", " view."], delay=0.25)
-    return ModelConfig(None, api_base=llm_server.api_base, api_key="dummy", timeout=5.0)
+    return ModelConfig(None, api_base=llm_server.api_base, api_key="dummy", timeout=PATIENT)
 
 
 def entries(session: Session) -> list[dict]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.llm.conftest import run
+from tests.llm.conftest import PATIENT, run
 from webapp.core.session import Session
 from webapp.core.verdicts import PERSON, give_verdict, verdicts
 from webapp.model.errors import ModelError
@@ -48,7 +48,7 @@ def fair(body: dict) -> str:
 
 @pytest.fixture
 def config(llm_server) -> ModelConfig:
-    return ModelConfig(JUDGE, api_base=llm_server.api_base, api_key="dummy", timeout=5)
+    return ModelConfig(JUDGE, api_base=llm_server.api_base, api_key="dummy", timeout=PATIENT)
 
 
 def test_a_pair_is_judged_blind_in_both_orders_and_recorded_beside_a_persons(rich, config, llm_server):
@@ -154,7 +154,7 @@ def test_the_judge_button_records_and_the_comparison_shows_both(rich, config, ll
     llm_server.per_model("judge-model", "reply", answer=fair)
     root = rich.parent.parent
     app = create_app(root)
-    app.config["MODEL_CONFIG"] = ModelConfig("openai/other", api_base=llm_server.api_base, api_key="dummy", timeout=5)
+    app.config["MODEL_CONFIG"] = ModelConfig("openai/other", api_base=llm_server.api_base, api_key="dummy", timeout=PATIENT)
     app.config["MODELS"] = (JUDGE,)  # (as `serve --model openai/other --model JUDGE` offers it)
     client = app.test_client()
     url = "/s/" + rich.relative_to(root).as_posix()
@@ -174,7 +174,7 @@ def test_a_failed_judge_keeps_the_comparison_with_the_reason_and_the_models_word
     llm_server.per_model("judge-model", "reply", text="Both are lovely, honestly.")
     root = rich.parent.parent
     app = create_app(root)
-    app.config["MODEL_CONFIG"] = ModelConfig(JUDGE, api_base=llm_server.api_base, api_key="dummy", timeout=5)
+    app.config["MODEL_CONFIG"] = ModelConfig(JUDGE, api_base=llm_server.api_base, api_key="dummy", timeout=PATIENT)
     client = app.test_client()
     url = "/s/" + rich.relative_to(root).as_posix()
     tips = Session.open(rich).tree.leaves()

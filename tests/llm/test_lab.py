@@ -10,7 +10,7 @@ import orjson
 import pytest
 
 from tests.lab_session import EDITED_A1, EDITED_T4, SUMMARY, SYSTEM, TURNS, lab_session
-from tests.llm.conftest import MODEL
+from tests.llm.conftest import MODEL, PATIENT
 from webapp.core.lab_store import RunFile
 from webapp.core.messages import COMPACTION_PREFIX
 from webapp.core.session import Session
@@ -170,7 +170,7 @@ def test_a_token_budget_is_never_exceeded_by_what_the_server_counted(session, ll
                                  "total_tokens": prompt + completion}}
 
     llm_server.behave("script", script=costly)
-    config = ModelConfig(MODEL, api_base=llm_server.api_base, api_key="dummy", timeout=5)
+    config = ModelConfig(MODEL, api_base=llm_server.api_base, api_key="dummy", timeout=PATIENT)
     budget = 6000
     run, lab, reason = run_lab(session, config, max_tokens=budget, concurrency=3)
     assert reason.startswith("budget reached")
@@ -191,7 +191,7 @@ def test_a_dollar_budget_is_never_exceeded_and_needs_a_priced_model(session, llm
         return {**got, "usage": usage}
 
     llm_server.behave("script", script=priced)
-    config = ModelConfig("openai/gpt-4o-mini", api_base=llm_server.api_base, api_key="dummy", timeout=5)
+    config = ModelConfig("openai/gpt-4o-mini", api_base=llm_server.api_base, api_key="dummy", timeout=PATIENT)
     run, lab, reason = run_lab(session, config, models=["openai/gpt-4o-mini"], prompts=["pi"], max_usd=0.005)
     cost = sum(u["prompt_tokens"] * 0.15e-6 + u["completion_tokens"] * 0.6e-6 for u in spent)  # its list prices
     assert len(spent) >= 3 and cost <= 0.005

@@ -1,9 +1,11 @@
 """Model calls through litellm against a local OpenAI-compatible server, and continuing a branch."""
 
+import dataclasses
+
 import pytest
 
 from tests.conftest import lines_of
-from tests.llm.conftest import MODEL, TIMEOUT, rich_session
+from tests.llm.conftest import MODEL, PATIENT, TIMEOUT, rich_session
 from webapp.core.context import build_context
 from webapp.core.session import Session
 from webapp.model.llm import ModelConfig, ModelError, complete, continue_branch
@@ -80,7 +82,7 @@ def test_tool_calls_come_back_parsed(llm_server, config, stream):
 
 
 def test_a_bare_model_name_with_an_api_base_is_an_openai_compatible_server_without_a_key(llm_server):
-    config = ModelConfig("local-model", api_base=f"http://127.0.0.1:{llm_server.port}", timeout=TIMEOUT)
+    config = ModelConfig("local-model", api_base=f"http://127.0.0.1:{llm_server.port}", timeout=PATIENT)
     reply = complete(config, HELLO)
     assert reply.text and (reply.provider, reply.model) == ("openai", "local-model")
     assert llm_server.requests[-1]["model"] == "local-model"
@@ -95,7 +97,7 @@ def test_the_api_key_is_sent(llm_server, config):
 def test_cost_comes_from_litellms_model_table(llm_server):
     import litellm
 
-    config = ModelConfig("openai/gpt-4o-mini", api_base=llm_server.api_base, api_key="dummy", timeout=TIMEOUT)
+    config = ModelConfig("openai/gpt-4o-mini", api_base=llm_server.api_base, api_key="dummy", timeout=PATIENT)
     usage = complete(config, HELLO).usage
     prompt_cost, completion_cost = litellm.cost_per_token(model="gpt-4o-mini", prompt_tokens=12,
                                                           completion_tokens=5)
@@ -136,12 +138,18 @@ ERROR_CASES = [
 ]
 
 
+def within_time_limit(config: ModelConfig, behaviour: str) -> ModelConfig:
+    """A server that hangs is given up on after TIMEOUT; any other answers within the patient
+    limit of `config`, however loaded the machine."""
+    return dataclasses.replace(config, timeout=TIMEOUT) if behaviour == "hang" else config
+
+
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
 @pytest.mark.parametrize("behaviour,kind,words", ERROR_CASES, ids=[c[0] for c in ERROR_CASES])
 def test_errors_map_to_a_kind_and_a_clear_message(llm_server, config, behaviour, kind, words, stream):
     llm_server.behave(behaviour)
     with pytest.raises(ModelError) as e:
-        complete(config, HELLO, stream=stream)
+        complete(within_time_limit(config, behaviour), HELLO, stream=stream)
     assert e.value.kind == kind
     message = str(e.value)
     assert all(w in message for w in words), message
@@ -224,7 +232,7 @@ def test_a_failed_call_keeps_the_user_message_and_writes_no_reply(llm_server, co
     before = lines_of(path.read_bytes())
     llm_server.behave(behaviour)
     with pytest.raises(ModelError):
-        continue_branch(Session.open(path), config, "Will this fail?")
+        continue_branch(Session.open(path), within_time_limit(config, behaviour), "Will this fail?")
     after = lines_of(path.read_bytes())
     assert after[:-1] == before and len(after) == len(before) + 1
     assert after[-1]["message"]["role"] == "user" and after[-1]["parentId"] == "u10"

@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import lines_of
 from tests.fake_llm import request_tokens, strict_problem
-from tests.llm.conftest import rich_session, run
+from tests.llm.conftest import PATIENT, rich_session, run
 from tests.llm.test_replay import recorded_session
 from tests.llm.test_summarize import work_session
 from tests.llm.test_web_summary_stream import RICH, SAMPLES, SSE, client_for
@@ -147,7 +147,7 @@ def test_the_page_and_ask_refuse_a_message_that_cannot_fit_before_writing_it(tmp
     root = tmp_path / "s"
     shutil.copytree(SAMPLES, root)
     llm_server.window = 500  # the sample's branch alone is larger
-    client, token = client_for(root, ModelConfig("openai/test-model", llm_server.api_base, "dummy", timeout=5))
+    client, token = client_for(root, ModelConfig("openai/test-model", llm_server.api_base, "dummy", timeout=PATIENT))
     before = (root / RICH).read_bytes()
     leaf = Session.open(root / RICH).tree.active_leaf
     r = client.post(f"/s/{RICH}/-/fork", data={"csrf_token": token, "node": leaf, "message": "And now?"}, headers=SSE)

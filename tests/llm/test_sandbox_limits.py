@@ -53,7 +53,7 @@ def running(marker: str) -> list[int]:
     return found
 
 
-def wait_until(check, seconds: float = 10.0) -> bool:
+def wait_until(check, seconds: float = 60.0) -> bool:  # (a bound for a loaded machine, not a speed)
     deadline = time.monotonic() + seconds
     while not check() and time.monotonic() < deadline:
         time.sleep(0.05)

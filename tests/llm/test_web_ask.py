@@ -8,6 +8,7 @@ import shutil
 import pytest
 
 from tests.conftest import lines_of
+from tests.llm.conftest import PATIENT
 from tests.llm.test_web_summary_stream import RICH, SAMPLES, SSE, client_for, events
 from webapp.core.session import Session
 from webapp.model.llm import ModelConfig
@@ -24,7 +25,7 @@ def client(root, llm_server):
     llm_server.per_model("fast-model", "reply", pieces=["Fast", " answer."])
     llm_server.per_model("slow-model", "reply", pieces=["Slow", " one."], delay=0.2)
     llm_server.per_model("broken-model", "500")
-    return client_for(root, ModelConfig("openai/fast-model", api_base=llm_server.api_base, api_key="dummy", timeout=5),
+    return client_for(root, ModelConfig("openai/fast-model", api_base=llm_server.api_base, api_key="dummy", timeout=PATIENT),
                       models=("openai/slow-model", "openai/broken-model", "openai/gpt-4o-mini"))
 
 
@@ -134,7 +135,7 @@ def test_compare_after_an_ask_says_the_context_sent_as_the_ask_page_did(root, ll
                          usage={"prompt_tokens": 3016, "completion_tokens": 40, "total_tokens": 3056})
     llm_server.per_model("uncounted-model", "reply", pieces=["Not counted."], usage=None)
     c, token = client_for(root, ModelConfig("openai/counted-model", api_base=llm_server.api_base, api_key="dummy",
-                                            timeout=5), models=("openai/uncounted-model",))
+                                            timeout=PATIENT), models=("openai/uncounted-model",))
     got = events(c.post(f"/s/{RICH}/-/ask", headers=SSE, data={
         "csrf_token": token, "at": leaf(root), "mode": "new", "message": "And the VAT?",
         "model": "openai/counted-model", "more_models": "openai/uncounted-model"}).get_data(as_text=True))

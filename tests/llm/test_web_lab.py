@@ -11,6 +11,7 @@ import pytest
 
 from tests.conftest import lines_of
 from tests.lab_session import SUMMARY, TURNS, lab_session
+from tests.llm.conftest import PATIENT
 from tests.llm.test_lab import script
 from tests.llm.test_web_summary_stream import SSE, client_for, events
 from webapp.core.session import Session
@@ -25,7 +26,7 @@ def setup(tmp_path, llm_server):
     root = tmp_path / "sessions"
     root.mkdir()
     path = lab_session(secret=SECRET).write(root / "s.jsonl")
-    client, token = client_for(root, ModelConfig(MODEL, api_base=llm_server.api_base, api_key="dummy", timeout=5),
+    client, token = client_for(root, ModelConfig(MODEL, api_base=llm_server.api_base, api_key="dummy", timeout=PATIENT),
                                models=("openai/other-model",))
     llm_server.behave("script", script=script)
     return client, token, path

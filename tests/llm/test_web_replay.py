@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import Builder, lines_of
+from tests.llm.conftest import PATIENT
 from tests.llm.test_replay import recorded_session, script
 from tests.llm.test_web_summary_stream import SSE, client_for, events
 from webapp.core.session import Session
@@ -18,7 +19,7 @@ def setup(tmp_path, llm_server):
     root.mkdir()
     path, project = recorded_session(root)
     client, token = client_for(root, ModelConfig("openai/test-model", api_base=llm_server.api_base,
-                                                 api_key="dummy", timeout=5), models=("openai/other-model", "m"))
+                                                 api_key="dummy", timeout=PATIENT), models=("openai/other-model", "m"))
     return client, token, path
 
 
@@ -93,7 +94,7 @@ def test_a_server_started_with_the_sandbox_offers_it_and_says_how_it_holds(tmp_p
     root = tmp_path / "sessions"
     root.mkdir()
     path, _ = recorded_session(root)
-    config = ModelConfig("openai/test-model", api_base=llm_server.api_base, api_key="dummy", timeout=5)
+    config = ModelConfig("openai/test-model", api_base=llm_server.api_base, api_key="dummy", timeout=PATIENT)
     client, token = client_for(root, config, ALLOW_SANDBOX=True)
     html = client.get("/s/s.jsonl/replay").get_data(as_text=True)
     assert 'value="sandbox"' in html and 'name="allow_bash"' not in html

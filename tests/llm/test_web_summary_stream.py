@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.llm.conftest import MODEL, TIMEOUT
+from tests.llm.conftest import MODEL, PATIENT
 from webapp.core.session import Session
 from webapp.model.llm import ModelConfig
 from webapp.web.app import create_app
@@ -54,7 +54,7 @@ def editor_text(fragment: str) -> str:
 def test_a_model_summary_streams_its_deltas_then_the_editor_the_plain_route_gives(root, llm_server):
     pieces = ["## Goal\n", "Fix the rounding ", "of invoice totals."]
     llm_server.behave("reply", pieces=pieces, text="".join(pieces))  # streamed, or whole when not
-    client, token = client_for(root, ModelConfig(MODEL, api_base=llm_server.api_base, api_key="dummy", timeout=TIMEOUT))
+    client, token = client_for(root, ModelConfig(MODEL, api_base=llm_server.api_base, api_key="dummy", timeout=PATIENT))
     before = (root / RICH).read_bytes()
     form = {"csrf_token": token, "keep_recent_tokens": "300"}
     r = client.post(f"/s/{RICH}/-/compact/summary", data=form, headers=SSE)
@@ -72,7 +72,7 @@ def test_a_model_summary_streams_its_deltas_then_the_editor_the_plain_route_give
 
 def test_a_failed_summary_stream_ends_with_an_error_event_and_its_details(root, llm_server):
     llm_server.behave("500")
-    client, token = client_for(root, ModelConfig(MODEL, api_base=llm_server.api_base, api_key="dummy", timeout=TIMEOUT))
+    client, token = client_for(root, ModelConfig(MODEL, api_base=llm_server.api_base, api_key="dummy", timeout=PATIENT))
     r = client.post(f"/s/{RICH}/-/compact/summary", data={"csrf_token": token, "keep_recent_tokens": "300"}, headers=SSE)
     [(event, data)] = events(r.get_data(as_text=True))
     assert event == "error" and "500" in data["message"] and "raw response" in data["details"]
@@ -88,7 +88,7 @@ def test_without_a_model_the_extractive_summary_comes_whole_in_one_event(root):
 
 def test_a_failed_reply_on_a_plain_form_shows_the_request_and_raw_response_in_a_fold(root, llm_server):
     llm_server.behave("html")  # a web page with a 200: not a reply
-    client, token = client_for(root, ModelConfig(MODEL, api_base=llm_server.api_base, api_key="dummy", timeout=TIMEOUT))
+    client, token = client_for(root, ModelConfig(MODEL, api_base=llm_server.api_base, api_key="dummy", timeout=PATIENT))
     before = len(Session.open(root / RICH).tree.entries)
     r = client.post(f"/s/{RICH}/-/reply", data={"csrf_token": token, "node": USER})
     page = r.get_data(as_text=True)

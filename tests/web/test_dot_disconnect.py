@@ -114,16 +114,20 @@ def waiting_for_one_drawing() -> int:
     return max((len(waiting) for _, waiting in list(sessions._one_run._locks.values())), default=0)
 
 
-def test_dot_goes_on_while_another_client_waits_for_the_same_drawing(server, held_dot):
+def test_dot_goes_on_while_another_client_waits_for_the_same_drawing(server, held_dot, monkeypatch):
     port, path = server
+    looks = [0]
+    real = graph.client.still_wanted
+    monkeypatch.setattr(graph.client, "still_wanted", lambda: looks.__setitem__(0, looks[0] + 1) or real())
     first = ask(port, path)
     assert until(lambda: pids(held_dot))
     second = ask(port, path)
     assert until(lambda: waiting_for_one_drawing() == 2)  # the second waits before the first leaves
     first.close()
-    # The first client has left; the drawing is still wanted by the second: after several
-    # looks at the clients (every DOT_POLL seconds), dot runs on.
-    time.sleep(10 * graph.DOT_POLL)
+    # The first client has left; the drawing is still wanted by the second: after ten more
+    # looks at the clients (one every DOT_POLL seconds), dot runs on.
+    since = looks[0]
+    assert until(lambda: looks[0] >= since + 10)
     (pid,) = pids(held_dot)
     assert alive(pid)
     (held_dot / "go").touch()

@@ -50,7 +50,7 @@ def test_gets_answer_while_a_write_waits_for_another_process_lock(tmp_path):
     finally:
         holder.stdin.write("\n")
         holder.stdin.flush()
-        holder.wait(10)
-    writer.join(10)
+        holder.wait(60)
+    writer.join(60)
     assert not writer.is_alive()
     assert session.tree.labels == {"a1": "waited"}

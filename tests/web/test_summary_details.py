@@ -66,7 +66,7 @@ def test_an_extractive_draft_committed_as_it_is_says_so(root):
 
 def test_an_edited_summary_records_edited_and_what_drafted_it(root, llm_server):
     llm_server.behave("reply", text="## Goal\nFix rounding.", usage=PRICED)
-    config = ModelConfig("openai/gpt-4o-mini", api_base=llm_server.api_base, api_key="dummy", timeout=3)
+    config = ModelConfig("openai/gpt-4o-mini", api_base=llm_server.api_base, api_key="dummy")
     entry = draft_and_commit(app_for(root, config), root, edit=lambda t: t + "\nA person added this.")
     d = entry["details"]
     assert (d["summarizer"], d["draftedBy"], d["model"]) == ("edited", "model", "openai/gpt-4o-mini")
@@ -76,7 +76,7 @@ def test_an_edited_summary_records_edited_and_what_drafted_it(root, llm_server):
 
 def test_summary_usage_is_in_the_entry_and_in_the_branch_cost(root, llm_server):
     llm_server.behave("reply", text="## Goal\nFix rounding.", usage=PRICED)
-    config = ModelConfig("openai/gpt-4o-mini", api_base=llm_server.api_base, api_key="dummy", timeout=3)
+    config = ModelConfig("openai/gpt-4o-mini", api_base=llm_server.api_base, api_key="dummy")
     tree = Session.open(root / RICH).tree
     leaf = tree.conversation_leaf(tree.active_leaf)
     cost_before = next(r.cost for r in leaf_figures(tree) if r.leaf.id == leaf)

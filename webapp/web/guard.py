@@ -15,7 +15,7 @@ from flask import Flask, abort, current_app, request
 
 from .current import store
 
-READ_ONLY_MODE = "Read-only: this app was started with session-tree serve --read-only, so nothing is written"
+READ_ONLY_MODE = "Read-only: this app was started with --read-only, so nothing is written"
 
 
 def computes_only(view):
