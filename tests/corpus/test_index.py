@@ -389,10 +389,7 @@ def test_a_batch_whose_text_or_tables_are_refused_lists_that_file_and_writes_the
             real(cur, table, rows, *args)
 
         monkeypatch.setattr(db, "insert_rows", insert_rows)
-    index = Index(tmp_path / "c.duckdb")
-    progress = index.build([root])
-    assert progress.failed == 1
-    failed = index.cursor().execute("SELECT file, error FROM files WHERE error IS NOT NULL").fetchall()
+    index, failed = _built_with_one_failure(tmp_path, root)
     assert [f for f, _ in failed] == [bad] and ("disk I/O error" if where == "text" else "refused") in failed[0][1]
     indexed = {r[0] for r in index.cursor().execute("SELECT file FROM sessions").fetchall()}
     assert indexed == {str(p) for p in files.values()} - {bad}
@@ -402,9 +399,25 @@ def test_a_batch_whose_text_or_tables_are_refused_lists_that_file_and_writes_the
     assert texts == {f: n for f, n in want.text.execute("SELECT file, count(*) FROM docs GROUP BY file") if f != bad}
 
 
-def test_a_big_builds_batch_the_database_refuses_lists_that_file_and_writes_the_rest(home, tmp_path, monkeypatch):
+def _built_with_one_failure(tmp_path, root) -> tuple[Index, list[tuple]]:
+    """An index of `root` whose build listed one file as failed, and (file, error) of it."""
+    index = Index(tmp_path / "c.duckdb")
+    assert index.build([root]).failed == 1
+    return index, index.cursor().execute("SELECT file, error FROM files WHERE error IS NOT NULL").fetchall()
+
+
+def _big_build_here(monkeypatch) -> None:
+    """A build takes the big build's way (tables first, then text and audits, a batch at a time)
+    with the workers' batches made in this process, so that a test can refuse one."""
     import contextlib
 
+    monkeypatch.setattr("webapp.corpus.db.POOL_BYTES", 0)
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    monkeypatch.setattr(db, "_pool", lambda workers, least=2: contextlib.nullcontext(object()))
+    monkeypatch.setattr(db, "in_workers", lambda pool, groups, fn, args, size, stop=None: ((g, fn(args(g))) for g in groups))
+
+
+def test_a_big_builds_batch_the_database_refuses_lists_that_file_and_writes_the_rest(home, tmp_path, monkeypatch):
     root, files = home
     bad = str(files["pi-mono_large-session.jsonl"])
     real = Index._write_arrow
@@ -414,15 +427,9 @@ def test_a_big_builds_batch_the_database_refuses_lists_that_file_and_writes_the_
             raise duckdb.ConstraintException("refused")
         real(self, group, got)
 
-    monkeypatch.setattr("webapp.corpus.db.POOL_BYTES", 0)
-    monkeypatch.setattr("os.cpu_count", lambda: 2)
-    monkeypatch.setattr(db, "_pool", lambda workers, least=2: contextlib.nullcontext(object()))
-    monkeypatch.setattr(db, "in_workers", lambda pool, groups, fn, args, size, stop=None: ((g, fn(args(g))) for g in groups))
+    _big_build_here(monkeypatch)
     monkeypatch.setattr(Index, "_write_arrow", write_arrow)
-    index = Index(tmp_path / "c.duckdb")
-    progress = index.build([root])
-    assert progress.failed == 1
-    failed = index.cursor().execute("SELECT file, error FROM files WHERE error IS NOT NULL").fetchall()
+    index, failed = _built_with_one_failure(tmp_path, root)
     assert failed == [(bad, "ConstraintException: refused")]
     want = fresh(tmp_path, [root], "plain.duckdb")
     for t in TABLES:
@@ -431,8 +438,6 @@ def test_a_big_builds_batch_the_database_refuses_lists_that_file_and_writes_the_
 
 
 def test_a_big_builds_text_the_text_index_refuses_lists_that_file_and_writes_the_rest(home, tmp_path, monkeypatch):
-    import contextlib
-
     root, files = home
     want = fresh(tmp_path, [root], "plain.duckdb")
     bad = str(files["agent-sessions_pi_small.jsonl"])
@@ -443,15 +448,9 @@ def test_a_big_builds_text_the_text_index_refuses_lists_that_file_and_writes_the
             raise sqlite3.OperationalError("disk I/O error")
         real(con, docs)
 
-    monkeypatch.setattr("webapp.corpus.db.POOL_BYTES", 0)
-    monkeypatch.setattr("os.cpu_count", lambda: 2)
-    monkeypatch.setattr(db, "_pool", lambda workers, least=2: contextlib.nullcontext(object()))
-    monkeypatch.setattr(db, "in_workers", lambda pool, groups, fn, args, size, stop=None: ((g, fn(args(g))) for g in groups))
+    _big_build_here(monkeypatch)
     monkeypatch.setattr(db, "add_docs", add_docs)
-    index = Index(tmp_path / "c.duckdb")
-    progress = index.build([root])
-    assert progress.failed == 1
-    failed = index.cursor().execute("SELECT file, error FROM files WHERE error IS NOT NULL").fetchall()
+    index, failed = _built_with_one_failure(tmp_path, root)
     assert failed == [(bad, "its text could not be written: OperationalError: disk I/O error")]
     assert index.cursor().execute("SELECT file FROM later").fetchall() == [(bad,)]  # (still to come)
     assert docs(index) == [d for d in docs(want) if d[0] != bad]
