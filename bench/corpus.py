@@ -233,7 +233,11 @@ def build(root: Path, db: Path) -> dict:
     cpu = time.process_time()
     progress = index.build([root])
     peak = int(Path("/proc/self/status").read_text().split("VmHWM:")[1].split()[0]) / 1024
+    import resource
     out = {"full index, CPU of the writing process": time.process_time() - cpu, "files failed": progress.failed,
+           "tables ready after (s)": (progress.tables_ready or progress.finished) - progress.started,
+           "text ready after (s)": (progress.text_ready or progress.finished) - progress.started,
+           "audits ready after (s)": progress.finished - progress.started,
            "full index, peak memory of the writing process (MB)": peak,
            "load average (1 min) after the index": os.getloadavg()[0]}
     index.close()
@@ -242,6 +246,7 @@ def build(root: Path, db: Path) -> dict:
     from multiprocessing import forkserver
 
     forkserver._forkserver._stop()
+    out["full index, peak memory of a worker process (MB)"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     return out
 
 

@@ -1,6 +1,6 @@
 """The Ray build's throughput per core against the embedded Parquet build of the same files.
 
-    PYTHONPATH=$PWD .venv/bin/python bench/corpus_ray.py [--files 200]
+    PYTHONPATH=$PWD .venv/bin/python bench/corpus_ray.py [--files 200] [--source DATA/corpus2-1000]
 
 The first `--files` session files of the 1,000-session corpus `bench/corpus.py` generated
 (/tmp/session-tree-bench/corpus2-1000, hard-linked into DATA/ray-N). The embedded build
@@ -28,7 +28,7 @@ DATA = Path("/tmp/corpusrest")
 def corpus(n: int) -> tuple[Path, list[str]]:
     from webapp.corpus.parquet import session_files
 
-    root = DATA / f"ray-{n}"
+    root = DATA / f"ray-{n}-{SOURCE.name}"
     if not root.exists():
         picked = sorted(SOURCE.rglob("*.jsonl"))[:n]
         for f in picked:
@@ -59,9 +59,12 @@ def _ray_cpu() -> tuple[float, float]:
 
 
 def main() -> None:
+    global SOURCE
     p = argparse.ArgumentParser()
     p.add_argument("--files", type=int, default=200)
+    p.add_argument("--source", type=Path, default=SOURCE, help="a corpus bench/corpus.py generated")
     args = p.parse_args()
+    SOURCE = args.source.resolve()
     from webapp.corpus.parquet import table_rows, write_embedded, write_ray
 
     root, files = corpus(args.files)

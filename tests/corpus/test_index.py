@@ -10,6 +10,7 @@ import orjson
 import pytest
 
 import webapp.corpus.db as db
+import webapp.corpus.workers as workers
 from webapp.corpus.db import Index
 from webapp.corpus.discovery import corpus_files
 from webapp.corpus.extract import COLUMNS, extract
@@ -231,72 +232,90 @@ def test_ls_index_prints_the_lines_of_ls_and_a_name_with_a_newline_on_its_own_li
     assert "\n    two\\nlines\n" in printed[True]
 
 
-def test_a_big_build_extracted_by_worker_processes_gives_the_rows_of_one_read_here(home, tmp_path, monkeypatch):
+def docs(index: Index) -> list[tuple]:
+    """The text index's rows (ids aside: they are given in the order rows are written), with their text."""
+    return index.text.execute("SELECT file, entry_id, leaf_id, line, type, role, model, time, agent, project, "
+                              "tool_output, body.text FROM docs JOIN body ON body.rowid = docs.id "
+                              "ORDER BY file, line, entry_id").fetchall()
+
+
+def test_a_big_build_made_by_worker_processes_gives_the_rows_of_one_read_here(home, tmp_path, monkeypatch):
+    # A big build: the tables by the SQL projection in worker processes first, then the text and
+    # the audits; every row of every table and of the text index is the file-by-file build's.
     root, files = home
     here = fresh(tmp_path, [root], "here.duckdb")
     monkeypatch.setattr("webapp.corpus.db.POOL_BYTES", 0)  # as if the corpus were big
     monkeypatch.setattr("os.cpu_count", lambda: 2)
     spawned = []
-    real = db.ProcessPoolExecutor
-    monkeypatch.setattr(db, "ProcessPoolExecutor", lambda *a, **k: spawned.append(a) or real(*a, **k))
-    pooled = fresh(tmp_path, [root], "pooled.duckdb")
+    real = workers.ProcessPoolExecutor
+    monkeypatch.setattr(workers, "ProcessPoolExecutor", lambda *a, **k: spawned.append(a) or real(*a, **k))
+    seen = []
+    pooled = Index(tmp_path / "pooled.duckdb")
+    progress = pooled.build([root], on_progress=lambda p: seen.append((p.tables_ready is not None, p.later_done,
+                                                                        p.audits_done)))
     assert spawned and spawned[0][0] == 2  # a worker per core
+    summarized = here.cursor().execute("SELECT count(DISTINCT file) FROM summaries").fetchone()[0]
+    assert (progress.later_total, progress.audits_total) == (len(files), summarized) and summarized >= 3
+    assert seen[0] == (False, 0, 0) and (True, len(files), summarized) in seen  # the tables first, then text and audits
     for t in TABLES:
-        assert sorted(rows(pooled, t), key=repr) == sorted(rows(here, t), key=repr), t
-    assert (pooled.text.execute("SELECT count(*) FROM docs").fetchone()
-            == here.text.execute("SELECT count(*) FROM docs").fetchone())
+        assert rows(pooled, t) == rows(here, t), t
+    assert docs(pooled) == docs(here)
+    assert pooled.cursor().execute("SELECT count(*) FROM later").fetchone() == (0,)
 
 
-class _Pool:
-    """A process pool that runs nothing: it records what it was handed, in order."""
+def test_the_workers_are_handed_batches_ahead_bounded_in_bytes():
+    # While this process writes a batch the workers must have files to go on with, but the rows
+    # of big files waiting to be written must not pile up here.
+    from concurrent.futures import Future
 
-    handed: list[str] = []
+    handed = []
 
-    def __init__(self, *args, **kwargs):
-        _Pool.handed = []
+    class Pool:
+        def submit(self, fn, group):
+            handed.append(group)
+            done = Future()
+            done.set_result(fn(group))
+            return done
 
-    def __enter__(self):
-        return self
+    jobs = list(range(10 * workers.BATCH_FILES))  # files of 1,000 bytes
+    groups = workers.batches(jobs, lambda j: 1000)
+    assert [len(g) for g in groups] == [workers.BATCH_FILES] * 10
+    got = workers.in_workers(Pool(), groups, len, lambda g: g, lambda j: 1000)
+    assert next(got) == (groups[0], workers.BATCH_FILES)
+    assert len(handed) == workers.AHEAD_BATCHES + 1  # the first one given, and AHEAD_BATCHES behind it
+    assert [g for g, _ in got] == groups[1:]  # in order, each once
+    assert handed == groups
 
-    def __exit__(self, *exc):
-        return False
-
-    def shutdown(self, wait=True, cancel_futures=False):
-        pass
-
-    def submit(self, fn, path, from_line):
-        from concurrent.futures import Future
-
-        _Pool.handed.append(path)
-        done = Future()
-        done.set_result((None, "not read"))
-        return done
+    big = [0, 10**9, 1, 2]  # a file bigger than a batch is a batch of its own, and holds the next ones back
+    sizes = lambda j: j if j == 10**9 else 1000  # noqa: E731
+    groups = workers.batches(big, sizes)
+    assert groups == [[0], [10**9], [1, 2]]
+    handed.clear()
+    got = workers.in_workers(Pool(), groups, len, lambda g: g, sizes)
+    next(got)
+    assert handed == [[0], [10**9]]
+    assert [g for g, _ in got] == [[10**9], [1, 2]]
 
 
-def test_the_workers_are_handed_more_than_a_batch_ahead_bounded_in_bytes(tmp_path, monkeypatch):
-    # While this process writes a batch the workers must have files to go on with (with a few
-    # files ahead they stood idle during every write), but the rows of big files waiting to be
-    # written must not pile up here.
+def test_a_batch_the_workers_could_not_make_is_made_here(home, tmp_path, monkeypatch):
+    from concurrent.futures.process import BrokenProcessPool
+
+    root, files = home
     monkeypatch.setattr("webapp.corpus.db.POOL_BYTES", 0)
     monkeypatch.setattr("os.cpu_count", lambda: 2)
-    monkeypatch.setattr(db, "ProcessPoolExecutor", _Pool)
-    jobs = [db._Job(f"{tmp_path}/s{n}.jsonl", str(tmp_path), 1000, 0.0, "", "", 0) for n in range(3 * db.BATCH_FILES)]
-    got = db.Index(tmp_path / "c.duckdb")._extracted(jobs, None)
-    next(got)
-    assert len(_Pool.handed) == db.AHEAD_FILES + 1 > db.BATCH_FILES  # the first one given, and AHEAD_FILES behind it
-    assert [job.file for job, _, _ in got] == [j.file for j in jobs[1:]]  # in order, each once
-    assert _Pool.handed == [j.file for j in jobs]
 
-    monkeypatch.setattr("webapp.corpus.db.AHEAD_BYTES", 5000)  # files of 1,000 bytes: five at a time
-    got = db.Index(tmp_path / "c2.duckdb")._extracted(jobs, None)
-    next(got)
-    assert len(_Pool.handed) == 6
-    big = [jobs[0], db._Job(f"{tmp_path}/big.jsonl", str(tmp_path), 10**6, 0.0, "", "", 0), *jobs[1:3]]
-    got = db.Index(tmp_path / "c3.duckdb")._extracted(big, None)
-    next(got)
-    assert len(_Pool.handed) == 2  # a big file pending holds the next ones back
-    assert next(got)[0].file.endswith("big.jsonl")  # and a file bigger than the bound is still read
-    assert len(_Pool.handed) == 4
+    def broken(pool, groups, fn, args, size, stop=None):
+        for group in groups:
+            yield group, BrokenProcessPool("a worker died")
+
+    monkeypatch.setattr(db, "in_workers", broken)
+    index = Index(tmp_path / "c.duckdb")
+    progress = index.build([root])
+    assert (progress.read, progress.failed) == (len(files), 0)
+    here = fresh(tmp_path, [root], "here.duckdb")
+    for t in TABLES:
+        assert rows(index, t) == rows(here, t), t
+    assert docs(index) == docs(here)
 
 
 def test_a_select_that_writes_is_refused_by_its_read_only_transaction(tmp_path):
@@ -364,16 +383,13 @@ def test_a_batch_whose_text_or_tables_are_refused_lists_that_file_and_writes_the
     else:
         real = db.insert_rows
 
-        def insert_rows(cur, table, rows):
+        def insert_rows(cur, table, rows, *args):
             if table == "sessions" and any(r[0] == bad for r in rows):
                 raise duckdb.ConstraintException("refused")
-            real(cur, table, rows)
+            real(cur, table, rows, *args)
 
         monkeypatch.setattr(db, "insert_rows", insert_rows)
-    index = Index(tmp_path / "c.duckdb")
-    progress = index.build([root])
-    assert progress.failed == 1
-    failed = index.cursor().execute("SELECT file, error FROM files WHERE error IS NOT NULL").fetchall()
+    index, failed = _built_with_one_failure(tmp_path, root)
     assert [f for f, _ in failed] == [bad] and ("disk I/O error" if where == "text" else "refused") in failed[0][1]
     indexed = {r[0] for r in index.cursor().execute("SELECT file FROM sessions").fetchall()}
     assert indexed == {str(p) for p in files.values()} - {bad}
@@ -381,6 +397,68 @@ def test_a_batch_whose_text_or_tables_are_refused_lists_that_file_and_writes_the
     assert bad not in texts
     want = fresh(tmp_path, [root], "plain.duckdb")
     assert texts == {f: n for f, n in want.text.execute("SELECT file, count(*) FROM docs GROUP BY file") if f != bad}
+
+
+def _built_with_one_failure(tmp_path, root) -> tuple[Index, list[tuple]]:
+    """An index of `root` whose build listed one file as failed, and (file, error) of it."""
+    index = Index(tmp_path / "c.duckdb")
+    assert index.build([root]).failed == 1
+    return index, index.cursor().execute("SELECT file, error FROM files WHERE error IS NOT NULL").fetchall()
+
+
+def _big_build_here(monkeypatch) -> None:
+    """A build takes the big build's way (tables first, then text and audits, a batch at a time)
+    with the workers' batches made in this process, so that a test can refuse one."""
+    import contextlib
+
+    monkeypatch.setattr("webapp.corpus.db.POOL_BYTES", 0)
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    monkeypatch.setattr(db, "_pool", lambda workers, least=2: contextlib.nullcontext(object()))
+    monkeypatch.setattr(db, "in_workers", lambda pool, groups, fn, args, size, stop=None: ((g, fn(args(g))) for g in groups))
+
+
+def test_a_big_builds_batch_the_database_refuses_lists_that_file_and_writes_the_rest(home, tmp_path, monkeypatch):
+    root, files = home
+    bad = str(files["pi-mono_large-session.jsonl"])
+    real = Index._write_arrow
+
+    def write_arrow(self, group, got):
+        if any(job.file == bad for job in group):
+            raise duckdb.ConstraintException("refused")
+        real(self, group, got)
+
+    _big_build_here(monkeypatch)
+    monkeypatch.setattr(Index, "_write_arrow", write_arrow)
+    index, failed = _built_with_one_failure(tmp_path, root)
+    assert failed == [(bad, "ConstraintException: refused")]
+    want = fresh(tmp_path, [root], "plain.duckdb")
+    for t in TABLES:
+        assert rows(index, t) == [r for r in rows(want, t) if r[0] != bad], t
+    assert docs(index) == [d for d in docs(want) if d[0] != bad]
+
+
+def test_a_big_builds_text_the_text_index_refuses_lists_that_file_and_writes_the_rest(home, tmp_path, monkeypatch):
+    root, files = home
+    want = fresh(tmp_path, [root], "plain.duckdb")
+    bad = str(files["agent-sessions_pi_small.jsonl"])
+    real = db.add_docs
+
+    def add_docs(con, docs):
+        if any(d[0] == bad for d in docs):
+            raise sqlite3.OperationalError("disk I/O error")
+        real(con, docs)
+
+    _big_build_here(monkeypatch)
+    monkeypatch.setattr(db, "add_docs", add_docs)
+    index, failed = _built_with_one_failure(tmp_path, root)
+    assert failed == [(bad, "its text could not be written: OperationalError: disk I/O error")]
+    assert index.cursor().execute("SELECT file FROM later").fetchall() == [(bad,)]  # (still to come)
+    assert docs(index) == [d for d in docs(want) if d[0] != bad]
+    monkeypatch.setattr(db, "add_docs", real)  # the next build reads it again, whole
+    assert index.build([root]).read == 1
+    for t in TABLES:
+        assert rows(index, t) == rows(want, t), t
+    assert docs(index) == docs(want)
 
 
 def test_the_index_checkpoints_its_log_every_256_mb_not_every_16(tmp_path):

@@ -118,3 +118,50 @@ def test_a_big_corpus_is_listed_from_the_index_without_waiting_and_checked_again
     corpus.start()
     corpus.join()
     assert "5 sessions" in client.get("/").text
+
+
+def test_the_pages_say_what_is_still_coming_while_a_big_build_makes_the_text_and_audits(tmp_path, monkeypatch):
+    # A big build writes the tables first: the list and the figures answer, and the index page,
+    # its search and the corpus page say that the text and the audit scores are still coming.
+    import contextlib
+
+    import webapp.corpus.db as db
+
+    write_sessions(tmp_path, 30, word="wombat")
+    summary = {"type": "compaction", "id": "c1", "parentId": "m0007", "timestamp": "2026-01-02T03:04:07.000Z",
+               "summary": "the wombat work so far", "firstKeptEntryId": "m0007", "tokensBefore": 100}
+    with (tmp_path / "--home-ana-proj--" / "s0007.jsonl").open("ab") as f:
+        f.write(orjson.dumps(summary) + b"\n")
+    release, waiting = threading.Event(), threading.Event()
+
+    def here(pool, groups, fn, args, size, stop=None):  # (the workers' batches, made in this process)
+        for group in groups:
+            if fn.__name__ in ("texts_of", "audits_of"):
+                waiting.set()
+                release.wait(30)
+            yield group, fn(args(group))
+
+    monkeypatch.setattr("webapp.corpus.db.POOL_BYTES", 0)
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    monkeypatch.setattr(db, "_pool", lambda workers, least=2: contextlib.nullcontext(object()))
+    monkeypatch.setattr(db, "in_workers", here)
+    monkeypatch.setattr(service, "SMALL_BYTES", 0)  # (a page does not wait for it)
+    app = create_app(tmp_path, CORPUS_DB=tmp_path / "c.duckdb")
+    client = app.test_client()
+    try:
+        client.get("/")
+        assert waiting.wait(30)
+        listed = client.get("/").text
+        assert "30 sessions" in listed and "Still coming: the text search reads (0 files of 30)" in listed
+        assert "and the audit scores of the summaries (0 files of 1)" in listed
+        hits = client.get("/?q=wombat", headers={"HX-Request": "true"}).text
+        assert "Still indexing the text of 30 sessions: their entries are not searched yet." in hits
+        figures = client.get("/corpus").text
+        assert "the audits of 1 summary still coming" in figures and "Still coming" in figures
+    finally:
+        release.set()
+        app.extensions["corpus"].join()
+    assert "Still" not in client.get("/").text
+    hits = client.get("/?q=wombat", headers={"HX-Request": "true"}).text
+    assert "Still indexing" not in hits and hits.count('class="hit"') >= 1
+    assert "still coming" not in client.get("/corpus").text

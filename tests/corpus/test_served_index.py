@@ -163,6 +163,32 @@ def test_a_server_that_cannot_write_beside_its_index_serves_all_the_same(tmp_pat
     assert "c.duckdb.server.json: not written" in capsys.readouterr().err
 
 
+def test_a_second_server_on_a_held_index_shows_that_index_never_the_files(server, tmp_path):
+    # DuckDB lets no other process open the index a server holds: a second server asks the first
+    # for its rows (its list, search, figures and SQL box), and reads no session file
+    from webapp.web.app import create_app
+
+    root, db, _, _ = server
+    first = {p.name for p in root.rglob("*.jsonl")}
+    app = create_app(root, CORPUS_DB=db, CSRF_TOKEN="t")
+    client = app.test_client()
+    listed = client.get("/").get_data(as_text=True)
+    assert "No corpus index" not in listed and "7 sessions" in listed
+    for path in root.rglob("*.jsonl"):  # gone from the folder, still in the first server's index
+        path.unlink()
+    assert not any(root.rglob("*.jsonl"))
+    page = client.get("/").get_data(as_text=True)
+    rows = page.split('<section class="cwd-group">')[1:]
+    assert len(rows) >= 2 and rows == listed.split('<section class="cwd-group">')[1:]
+    hits = client.get("/?q=invoice", headers={"HX-Request": "true"}).get_data(as_text=True)
+    assert "Entries mentioning" in hits and 'class="hit"' in hits
+    corpus = client.post("/corpus", data={"csrf_token": "t", "sql": "SELECT count(*) AS n FROM sessions"}).text
+    assert "7 sessions" in corpus and "<td class=\"num\">7</td>" in corpus
+    refused = client.post("/corpus", data={"csrf_token": "t", "sql": "DROP TABLE sessions"}).text
+    assert "only SELECT queries are run here" in refused
+    assert len(first) == 7
+
+
 def test_search_on_a_served_index_is_answered_by_that_server_as_it_is_when_nobody_holds_it(server, capsys):
     root, db, _, proc = server
     assert holder_path(db).exists()  # (so the index is the server's: search asks it)

@@ -73,7 +73,11 @@ def cmd_index(args) -> int:
     def show(p: Progress) -> None:
         if tty and p.running:
             name = Path(p.current).name[-40:]
-            print(f"\rindexing {p.done:,}/{p.total:,} ({p.percent}%) {name:<40}", end="", file=sys.stderr, flush=True)
+            if p.later:  # the tables are written: the text, then the audits
+                what = f"text {p.later_done:,}/{p.later_total:,}, audits {p.audits_done:,}/{p.audits_total:,}"
+            else:
+                what = f"indexing {p.done:,}/{p.total:,} ({p.percent}%)"
+            print(f"\r{what} {name:<40}", end="", file=sys.stderr, flush=True)
 
     with written(index):
         p = index.build(roots, on_progress=show)

@@ -13,16 +13,14 @@ one is removed; one that fails is listed in `files` with its error and does not 
 from __future__ import annotations
 
 import hashlib
-import multiprocessing
 import os
 import sqlite3
 import sys
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -41,27 +39,27 @@ from .sql import IndexUnavailable, default_db_path, held_by, lock_down, open_fai
 from .stamps import stamps
 from .text import add_docs, connect as text_connect, drop_file, fill_sessions_text, text_path
 from . import tuples
-from .tuples import Rows, as_rows, insert_rows, update_tips
+from .tuples import FILES_TYPES, Rows, as_rows, insert_rows, update_tips
+from .workers import batches, in_workers, pool as _pool
 
 if TYPE_CHECKING:
-    from .packed import Packed
+    from .batch import Batch
 
 EDGE = 4096  # bytes hashed at each end of a file
-BATCH_FILES = 64  # files written to the database in one transaction
-# Files handed to the workers ahead of the one being written: more than a batch, so that they
-# go on while this process writes one (with four files each ahead, a 10,000-session build kept
-# each worker a third busy), and bounded in bytes, so that the rows of big files waiting to be
-# written stay small beside a server's memory.
-AHEAD_FILES = 2 * BATCH_FILES
-AHEAD_BYTES = 96 << 20
-# A build reading more than this is extracted by worker processes, one per core, while this
-# process writes what they hand back; a smaller one is read here (starting workers costs more).
+BATCH_FILES = 64  # files written to the database in one transaction (a build read here)
+# A build reading more than this is read by worker processes, one per core, while this process
+# writes what they hand back (`workers.py`); a smaller one is read here (starting workers costs more).
 POOL_BYTES = 16 << 20
-STOP_POLL_SECONDS = 0.1  # how soon a build waiting for a worker sees that it was stopped
+MEMORY_MB = 512  # the most memory the index's DuckDB keeps (`Index.__init__`)
 # A file whose size and mtime are those of the last build is unchanged without reading it,
 # unless its mtime was this close to that build (a rewrite within the file system's clock tick
 # would keep both): its first and last bytes are hashed then.
 RACY_SECONDS = 2.0
+
+
+def _quoted(text: str) -> str:
+    """`text` inside an SQL string literal (a pushed-down range needs constants, not parameters)."""
+    return text.replace("'", "''")
 
 
 def _digest(data: bytes) -> str:
@@ -91,6 +89,14 @@ class Progress:
     checked: int = 0  # files looked at for changes
     started: float = field(default_factory=time.monotonic)
     finished: float | None = None
+    # A big build writes the tables first (the list and the figures), then each file's text and
+    # its summaries' audits (`later.py`): when the tables were ready, and how far that is.
+    tables_ready: float | None = None
+    text_ready: float | None = None  # (and when the text was: search reads every session from then)
+    later_total: int = 0  # files whose text is to be made
+    later_done: int = 0
+    audits_total: int = 0  # files whose summaries' audits are to be made
+    audits_done: int = 0
 
     @property
     def running(self) -> bool:
@@ -103,6 +109,11 @@ class Progress:
     @property
     def percent(self) -> int:
         return 100 if not self.total else int(100 * self.done / self.total)
+
+    @property
+    def later(self) -> bool:
+        """Whether the tables are written and the text or the audits are being made."""
+        return self.running and self.tables_ready is not None and bool(self.later_total or self.audits_total)
 
 
 @dataclass
@@ -202,6 +213,10 @@ class Index:
         # A checkpoint when the log holds 256 MB, not 16: a build of 1,000 sessions spent a sixth
         # less CPU writing (BENCHMARKS.md), and its peak memory did not grow.
         self.con.execute("SET checkpoint_threshold = '256MB'")
+        self.con.execute("SET enable_progress_bar = false")  # (DuckDB draws one on a terminal for a long query)
+        # DuckDB keeps the blocks it read or wrote while it may, up to 80% of the machine's memory by
+        # default: a build of 10,000 sessions held 2.1 GB so. Beyond this it writes them out first.
+        self.con.execute(f"SET memory_limit = '{MEMORY_MB}MB'")
         lock_down(self.con)  # the SQL box runs on this database too
         self._write = threading.Lock()
         version = self._schema_version()
@@ -300,107 +315,96 @@ class Index:
                 self._remove(gone)
                 progress.removed = len(gone)
                 progress.done += len(gone)
-            batch: list[tuple[_Job, Packed | Rows | None, str | None]] = []
-            for job, got, error in self._extracted(jobs, extract_fn, stop):
-                if stop is not None and stop.is_set():
-                    batch = []  # (read, not written: the next build reads these files again)
-                    break
-                batch.append((job, got, error))
-                progress.current = job.file
-                progress.done += 1
-                progress.read += 1
-                if on_progress:
-                    on_progress(progress)
-                if len(batch) >= BATCH_FILES:
-                    self._write_each(batch, progress)
-                    batch = []
-            self._write_each(batch, progress)
-            if jobs or gone:  # a file's conversation depends on the others: decided over the whole table
-                join_conversations(self.cursor())
-            refresh_lab_tables(self.cursor())
+            readable = [job for job in jobs if job.size >= 0]
+            workers = min(os.cpu_count() or 1, len(readable))
+            pooled = extract_fn is None and workers >= 2 and sum(job.size for job in readable) >= POOL_BYTES
+            with _pool(workers if pooled else 0) as pool:
+                if pool is not None:
+                    self._build_tables(jobs, pool, progress, on_progress, stop)
+                else:
+                    self._build_here(jobs, extract_fn, progress, on_progress, stop)
+                progress.current = ""
+                if jobs or gone:  # a file's conversation depends on the others: decided over the whole table
+                    join_conversations(self.cursor())
+                refresh_lab_tables(self.cursor())
+                progress.tables_ready = time.monotonic()
+                if stop is None or not stop.is_set():  # (else the `later` rows say what the next build makes)
+                    self._build_later(pool, progress, on_progress, stop)
             progress.current = ""
             progress.finished = time.monotonic()
             if on_progress:
                 on_progress(progress)
         return progress
 
-    def _extracted(self, jobs: list[_Job], extract_fn: Callable[[str, int], Extracted] | None,
-                   stop: threading.Event | None = None
-                   ) -> Iterator[tuple[_Job, Packed | Rows | None, str | None]]:
-        """(job, rows, error) of each job, in order: from worker processes when the build is big
-        and the extractor is the usual one, else read here; none once `stop` is set."""
-        if not jobs:
-            return
-        def here(job: _Job) -> tuple[Rows | None, str | None]:
-            if extract_fn is None:
-                return tuples.extract_rows(fs_name(job.file), job.from_line)
-            try:
-                return as_rows(extract_fn(fs_name(job.file), job.from_line), job.from_line), None
-            except Exception as exc:  # any file's failure is its own: listed, the rest go on
-                return None, f"{type(exc).__name__}: {exc}"[:500]
+    def _build_here(self, jobs: list[_Job], extract_fn, progress: Progress, on_progress,
+                    stop: threading.Event | None = None) -> None:
+        """Read each file here, its rows whole (text and audits included), written a batch at a time;
+        once `stop` is set, the batch being made is dropped (the next build reads its files)."""
+        batch: list[tuple[_Job, Rows | None, str | None]] = []
+        for job, got, error in self._extracted(jobs, extract_fn):
+            if stop is not None and stop.is_set():
+                return
+            batch.append((job, got, error))
+            progress.current = job.file
+            progress.done += 1
+            progress.read += 1
+            if on_progress:
+                on_progress(progress)
+            if len(batch) >= BATCH_FILES:
+                self._write_each(batch, progress)
+                batch = []
+        self._write_each(batch, progress)
 
-        readable = [job for job in jobs if job.size >= 0]
-        workers = min(os.cpu_count() or 1, len(readable))
-        if extract_fn is not None or workers < 2 or sum(job.size for job in readable) < POOL_BYTES:
-            for job in jobs:
-                yield (job, None, job.tail) if job.size < 0 else (job, *here(job))
-            return
-        # (imported here: pyarrow takes half a second to import, which an update read here does without)
-        from .packed import extract_packed
+    def _build_tables(self, jobs: list[_Job], pool: ProcessPoolExecutor, progress: Progress, on_progress,
+                      stop: threading.Event | None = None) -> None:
+        """The tables of every file, read by worker processes a batch at a time (`batch.tables_of`:
+        the SQL projection for pi's files), each batch written as it comes back; the text and the
+        audits are left for `_build_later`. Once `stop` is set no batch is waited for or written
+        (the pool's exit cancels what was not begun)."""
+        from .batch import tables_of
 
-        # forkserver: the workers are forked from a clean process, never from this one's threads
-        # (nothing preloaded there: it would be imported from its working folder's sys.path)
-        context = multiprocessing.get_context("forkserver")
-        pool = ProcessPoolExecutor(workers, mp_context=context)
-        try:
-            def result(job: _Job, future) -> tuple[_Job, Packed | Rows | None, str | None]:
-                if future is None:
-                    return job, None, job.tail
+        def args(group: list[_Job]) -> list[tuple[str, int]]:
+            return [(fs_name(j.file), j.from_line) for j in group]
+
+        unreadable = [job for job in jobs if job.size < 0]
+        if unreadable:
+            self._write_each([(job, None, job.tail) for job in unreadable], progress)
+            progress.done += len(unreadable)
+        # (in the order of their names: the text is written in that order later, and a batch's
+        # rows found by a range of names are then in a few of the database's row groups)
+        readable = sorted((job for job in jobs if job.size >= 0), key=lambda job: job.file)
+        size = lambda job: job.size  # noqa: E731
+        for group, got in in_workers(pool, batches(readable, size), tables_of, args, size, stop):
+            if stop is not None and stop.is_set():
+                return
+            if isinstance(got, BaseException):  # the workers could not start, or one died: read here
+                got = tables_of(args(group))
+            self._write_tables_batch(group, got, progress)
+            progress.current = group[-1].file
+            progress.done += len(group)
+            progress.read += len(group)
+            if on_progress:
+                on_progress(progress)
+
+    def _extracted(self, jobs: list[_Job], extract_fn: Callable[[str, int], Extracted] | None
+                   ) -> Iterator[tuple[_Job, Rows | None, str | None]]:
+        """(job, rows, error) of each job, in order, read here (`extract_fn`: instead of the usual
+        extractor)."""
+        for job in jobs:
+            if job.size < 0:
+                yield job, None, job.tail
+            elif extract_fn is None:
+                yield (job, *tuples.extract_rows(fs_name(job.file), job.from_line))
+            else:
                 try:
-                    return (job, *future.result())
-                except BrokenProcessPool:  # the workers could not start, or one died: read here
-                    return (job, *here(job))
-
-            def submit(job: _Job):
-                if job.size < 0:
-                    return None
-                try:
-                    return pool.submit(extract_packed, fs_name(job.file), job.from_line)
-                except Exception as exc:  # the pool is broken: the future says so
-                    future = Future()
-                    future.set_exception(exc)
-                    return future
-
-            pending: deque = deque()
-            todo = iter(jobs)
-            ahead = 0  # bytes of the files pending
-
-            def fill() -> None:
-                nonlocal ahead
-                while len(pending) < AHEAD_FILES and (ahead < AHEAD_BYTES or not pending):
-                    job = next(todo, None)
-                    if job is None:
-                        return
-                    pending.append((job, submit(job)))
-                    ahead += max(job.size, 0)
-
-            fill()
-            while pending:
-                job, future = pending.popleft()
-                ahead -= max(job.size, 0)
-                fill()  # before the caller writes a batch: the workers go on meanwhile
-                while stop is not None and future is not None and not future.done() and not stop.is_set():
-                    wait([future], STOP_POLL_SECONDS)  # (a stopped build does not wait for a worker's file)
-                if stop is not None and stop.is_set():
-                    return
-                yield result(job, future)
-        finally:  # (a build stopped early: the files not begun are not read)
-            pool.shutdown(wait=True, cancel_futures=True)
+                    yield job, as_rows(extract_fn(fs_name(job.file), job.from_line), job.from_line), None
+                except Exception as exc:  # any file's failure is its own: listed, the rest go on
+                    yield job, None, f"{type(exc).__name__}: {exc}"[:500]
 
     def _remove(self, files: list[str]) -> None:
         cur = self.cursor()
         cur.execute("BEGIN")
-        for t in (*TABLES, "files"):
+        for t in (*TABLES, "files", "later"):
             cur.execute(f"DELETE FROM {t} WHERE file IN (SELECT unnest(?::VARCHAR[]))", [files])
         cur.execute("COMMIT")
         self.text.execute("BEGIN")
@@ -408,7 +412,243 @@ class Index:
             drop_file(self.text, f)
         self.text.execute("COMMIT")
 
-    def _write_each(self, batch: list[tuple[_Job, Packed | Rows | None, str | None]], progress: Progress) -> None:
+    def _write_tables_batch(self, group: list[_Job], got: Batch, progress: Progress) -> None:
+        """Write a batch of files' tables (Arrow, from `batch.tables_of`) in one transaction, with
+        a row in `later` for each file whose text and audits are to come; when the database refuses
+        the batch, each file alone, so that the one it refuses is listed with its error."""
+        try:
+            self._write_arrow(group, got)
+        except Exception:
+            import pyarrow.compute as pc
+
+            for job, done in zip(group, got.done):
+                alone = type(got)({t: table.filter(pc.equal(table.column("file"), job.file))
+                                   for t, table in got.tables.items()}, [done])
+                try:
+                    self._write_arrow([replace(job, known=True)], alone)
+                except Exception as exc:
+                    done.error = f"{type(exc).__name__}: {exc}"[:500]
+                    self._write_each([(replace(job, known=True), None, done.error)], progress)
+                    progress.failed -= 1  # (counted below, with the others that failed)
+        progress.failed += sum(done.error is not None for done in got.done)
+
+    def _write_arrow(self, group: list[_Job], got: Batch) -> None:
+        cur = self.cursor()
+        now = datetime.now(timezone.utc).replace(tzinfo=None)
+        read = [(job, done) for job, done in zip(group, got.done) if done.error is None]
+        whole = [job.file for job, _ in read if job.known and not job.from_line] + \
+            [job.file for job, done in zip(group, got.done) if done.error is not None and job.known]
+        grown = [(job.file, job.from_line) for job, _ in read if job.from_line]
+        kept = {job.file: job.from_line for job, done in read if done.kept_summaries}
+        with self._both(cur):
+            self._clear(cur, [job.file for job in group if job.known], whole, grown, kept)
+            for t, table in got.tables.items():
+                if table.num_rows:
+                    cur.register("batch", table)
+                    cur.execute(f"INSERT INTO {t} SELECT * FROM batch")
+                    cur.unregister("batch")
+            for job, done in read:
+                if done.tips:  # a grown file: the entries kept may lead to a new tip
+                    update_tips(cur, job.file, done.tips)
+            insert_rows(cur, "files", [(job.file, job.root, job.size, job.mtime, job.head, job.tail, done.next_line or 0,
+                                        done.error, now) for job, done in zip(group, got.done)], FILES_TYPES)
+            insert_rows(cur, "later", [(job.file, job.from_line, done.projected) for job, done in read],
+                        ("VARCHAR", "INTEGER", "BOOLEAN"), "ON CONFLICT (file) DO UPDATE SET "
+                        "from_line = least(later.from_line, excluded.from_line), "
+                        "projected = later.projected AND excluded.projected")
+            for job in group:
+                if job.known:  # the entries read again lose their text (it comes again later)
+                    drop_file(self.text, job.file, job.from_line)
+            for job, done in read:
+                if done.tips:
+                    self.text.executemany("UPDATE docs SET leaf_id = ? WHERE file = ? AND entry_id = ?",
+                                          [(leaf, job.file, entry) for entry, leaf in done.tips])
+
+    @contextmanager
+    def _both(self, cur):
+        """A transaction of the tables (`cur`) and of the text index together: the tables are
+        committed once what the block wrote to both was written, then the text; a failure of
+        either leaves both as they were."""
+        self.text.execute("BEGIN")
+        cur.execute("BEGIN")
+        try:
+            yield
+            cur.execute("COMMIT")
+        except BaseException:
+            cur.execute("ROLLBACK")
+            self.text.execute("ROLLBACK")
+            raise
+        self.text.execute("COMMIT")
+
+    @staticmethod
+    def _clear(cur, known: list[str], whole: list[str], grown: list[tuple[str, int]], kept: dict[str, int]) -> None:
+        """Remove the rows that files read again replace: all but the entries of a grown file
+        before the line it is read from, and the summaries whose audits still hold (`kept`)."""
+        for file, line in kept.items():  # (a grown file's summaries indexed before hold: those read again go)
+            cur.execute("DELETE FROM summaries WHERE file = ? AND entry_id IN "
+                        "(SELECT entry_id FROM entries WHERE file = ? AND line >= ?)", [file, file, line])
+        for t in ("sessions", "branches", "tool_calls", "files"):
+            cur.execute(f"DELETE FROM {t} WHERE file IN (SELECT unnest(?::VARCHAR[]))", [known])
+        cur.execute("DELETE FROM summaries WHERE file IN (SELECT unnest(?::VARCHAR[]))",
+                    [[f for f in known if f not in kept]])
+        cur.execute("DELETE FROM entries WHERE file IN (SELECT unnest(?::VARCHAR[]))", [whole])
+        for file, line in grown:
+            cur.execute("DELETE FROM entries WHERE file = ? AND line >= ?", [file, line])
+
+    # -- the text and the audits, once the tables are written ------------------------------------
+
+    def _build_later(self, pool: ProcessPoolExecutor | None, progress: Progress, on_progress,
+                     stop: threading.Event | None = None) -> None:
+        """Make the text of every file listed in `later` and the audit of every summary without one,
+        each written a batch at a time (until `stop` is set: the rest is still listed, for the next
+        build). On a big build both are made at once: the audits (a
+        worker's work) by a worker of their own, in a thread, while this one writes the text (the
+        writer's work: the text index tokenizes every word), which search waits for."""
+        from .later import AuditJob, TextJob, audits_of, texts_of
+
+        cur = self.cursor()
+        texts = cur.execute("SELECT l.file, l.from_line, l.projected, f.size FROM later l JOIN files f ON f.file = l.file "
+                            "ORDER BY l.file").fetchall()
+        audits = cur.execute("SELECT s.file, list(s.entry_id ORDER BY s.entry_id), any_value(f.size) FROM summaries s "
+                             "JOIN files f ON f.file = s.file WHERE s.facts IS NULL GROUP BY s.file ORDER BY s.file"
+                             ).fetchall()
+        progress.later_total, progress.audits_total = len(texts), len(audits)
+        text_jobs = [(file, size, (from_line,), TextJob(fs_name(file), from_line, projected))
+                     for file, from_line, projected, size in texts]
+        audit_jobs = [(file, size, (), AuditJob(fs_name(file), tuple(ids))) for file, ids, size in audits]
+
+        def stage(jobs, make, write, counter: str, workers=pool) -> None:
+            size = lambda job: job[1]  # noqa: E731
+            args = lambda group: [job[3] for job in group]  # noqa: E731
+            groups = batches(jobs, size)
+            done = in_workers(workers, groups, make, args, size, stop) if workers is not None \
+                else ((group, make(args(group))) for group in groups)
+            for group, made in done:
+                if stop is not None and stop.is_set():
+                    return
+                if isinstance(made, BaseException):  # the workers could not go on: made here
+                    made = make(args(group))
+                write([(job[0], *job[2]) for job in group], made)
+                setattr(progress, counter, getattr(progress, counter) + len(group))
+                progress.current = group[-1][0]
+                if on_progress:
+                    on_progress(progress)
+
+        failed: list[BaseException] = []
+
+        def audit() -> None:
+            try:
+                if pool is None or not audit_jobs:
+                    stage(audit_jobs, audits_of, self._write_audits, "audits_done")
+                    return
+                # one worker of its own: the text's batches (which the writer waits for) are never
+                # queued behind an audit, and the audits use what the text leaves of the cores
+                with _pool(1, least=1) as own:
+                    stage(audit_jobs, audits_of, self._write_audits, "audits_done", own)
+            except BaseException as exc:  # (raised in this thread once the text is written)
+                failed.append(exc)
+
+        meanwhile = threading.Thread(target=audit, name="index-audits") if pool is not None else None
+        if meanwhile:
+            meanwhile.start()
+        try:
+            stage(text_jobs, texts_of, lambda files, made: self._write_texts_each(files, made, progress), "later_done")
+            progress.text_ready = time.monotonic()
+        finally:
+            if meanwhile:
+                meanwhile.join()
+        if meanwhile is None:
+            audit()
+        if failed:
+            raise failed[0]
+
+    def _write_texts_each(self, files: list[tuple[str, int]], made: list[dict[str, str] | str],
+                          progress: Progress) -> None:
+        """Write a batch's text; when that fails, each file's alone, and a file whose text cannot be
+        written is listed as failed (its rows stay; the next build reads it again whole)."""
+        try:
+            self._write_texts(files, made)
+        except Exception:
+            for one, got in zip(files, made):
+                try:
+                    self._write_texts([one], [got])
+                except Exception as exc:
+                    self.cursor().execute("UPDATE files SET error = ? WHERE file = ?",
+                                          [f"its text could not be written: {type(exc).__name__}: {exc}"[:500], one[0]])
+                    progress.failed += 1
+
+    def _write_texts(self, files: list[tuple[str, int]], made: list[dict[str, str] | str]) -> None:
+        """The text of a batch of files (entry id -> text, of their entries from the line given):
+        the entries' `text`, the text index's rows; their `later` rows go. A file that could not
+        be read keeps its row."""
+        import pyarrow as pa
+
+        ok = [(file, line, texts) for (file, line), texts in zip(files, made) if not isinstance(texts, str)]
+        if not ok:
+            return
+        cur = self.cursor()
+        names = [f for f, _, _ in ok]
+        low, high = min(names), max(names)  # (a range the database skips row groups by)
+        cur.register("wanted", pa.table({"file": names, "from_line": pa.array([line for _, line, _ in ok], pa.int32())}))
+        try:
+            # the text index's columns of each entry (`text.doc_rows`), as columns
+            meta = cur.sql(
+                "SELECT e.file, e.entry_id, e.leaf_id, e.line, e.type, e.role, e.model, "
+                "CASE WHEN epoch_us(e.time) % 1000000 = 0 THEN strftime(e.time, '%Y-%m-%dT%H:%M:%S') "
+                "     ELSE strftime(e.time, '%Y-%m-%dT%H:%M:%S.%f') END AS time, s.agent, s.project, "
+                "coalesce(e.role IN ('toolResult', 'bashExecution'), false)::INTEGER AS tool_output "
+                "FROM entries e JOIN wanted w ON e.file = w.file AND e.line >= w.from_line "
+                f"JOIN sessions s ON s.file = e.file WHERE e.file BETWEEN '{_quoted(low)}' AND '{_quoted(high)}' "
+                "ORDER BY e.file, e.line").to_arrow_table()
+            columns = [meta.column(i).to_pylist() for i in range(meta.num_columns)]
+            by_file = {file: texts for file, _, texts in ok}
+            entry_text = [by_file[f].get(e) for f, e in zip(columns[0], columns[1])]
+            docs = [(*r, text) for *r, text in zip(*columns, entry_text) if text]
+            failed: list[BaseException] = []
+
+            def text_index() -> None:  # (SQLite and DuckDB both let go of the GIL: written side by side)
+                try:
+                    for file, line, _ in ok:
+                        drop_file(self.text, file, line)
+                    add_docs(self.text, docs)
+                except BaseException as exc:
+                    failed.append(exc)
+
+            with self._both(cur):
+                beside = threading.Thread(target=text_index, name="index-text")
+                beside.start()
+                try:
+                    cur.register("texts", pa.table({"file": meta.column(0), "entry_id": meta.column(1),
+                                                    "text": pa.array(entry_text, pa.string())}))
+                    cur.execute("UPDATE entries SET text = t.text FROM texts t WHERE entries.file = t.file "
+                                "AND entries.entry_id = t.entry_id AND entries.file BETWEEN ? AND ?", [low, high])
+                    cur.unregister("texts")
+                    cur.execute("DELETE FROM later WHERE file IN (SELECT file FROM wanted)")
+                finally:
+                    beside.join()
+                if failed:
+                    raise failed[0]
+        finally:
+            cur.unregister("wanted")
+
+    def _write_audits(self, files: list[tuple[str]], made: list[list[tuple] | str]) -> None:
+        """The audits of a batch of files' summaries (`summaries.score`, `facts`, `missing`)."""
+        import pyarrow as pa
+
+        audits = [(file, *a) for (file,), got in zip(files, made) if not isinstance(got, str) for a in got]
+        if not audits:
+            return
+        cur = self.cursor()
+        cur.register("audits", pa.table({k: pa.array([a[i] for a in audits], t) for i, (k, t) in enumerate(
+            (("file", pa.string()), ("entry_id", pa.string()), ("score", pa.int32()), ("facts", pa.int32()),
+             ("missing", pa.int32())))}))
+        try:
+            cur.execute("UPDATE summaries SET score = a.score, facts = a.facts, missing = a.missing FROM audits a "
+                        "WHERE summaries.file = a.file AND summaries.entry_id = a.entry_id")
+        finally:
+            cur.unregister("audits")
+
+    def _write_each(self, batch: list[tuple[_Job, Rows | None, str | None]], progress: Progress) -> None:
         """Write a batch in one transaction; when that fails, each file alone, so that the one
         whose rows the database refuses is listed with its error and the rest are written."""
         try:
@@ -422,7 +662,7 @@ class Index:
                 except Exception as exc:
                     self._write_batch([(job, None, f"{type(exc).__name__}: {exc}"[:500])], progress)
 
-    def _write_batch(self, batch: list[tuple[_Job, Packed | Rows | None, str | None]], progress: Progress) -> None:
+    def _write_batch(self, batch: list[tuple[_Job, Rows | None, str | None]], progress: Progress) -> None:
         """Write the rows of a batch of files: the tables here, their text in a thread meanwhile.
         Both libraries let go of the GIL while they work, and each took about half of this
         process's CPU (a 10,000-session build spent 557 s of CPU here, on one core). The tables
@@ -449,7 +689,7 @@ class Index:
         self.text.execute("COMMIT")
         progress.failed += sum(got is None for _, got, _ in batch)
 
-    def _write_tables(self, batch: list[tuple[_Job, Packed | Rows | None, str | None]],
+    def _write_tables(self, batch: list[tuple[_Job, Rows | None, str | None]],
                       before_commit: Callable[[], None]) -> None:
         """The tables' rows of a batch: Arrow tables (from worker processes) or tuples (read here),
         committed if `before_commit` does not raise."""
@@ -472,18 +712,11 @@ class Index:
             files_rows.append((job.file, job.root, job.size, job.mtime, job.head, job.tail, got.next_line, None, now))
         cur.execute("BEGIN")
         try:
-            all_files = [job.file for job, _, _ in batch if job.known]
             kept = {job.file: job.from_line for job, got, _ in batch if got is not None and got.kept_summaries}
-            for file, line in kept.items():  # (a grown file's summaries indexed before hold: those read again go)
-                cur.execute("DELETE FROM summaries WHERE file = ? AND entry_id IN "
-                            "(SELECT entry_id FROM entries WHERE file = ? AND line >= ?)", [file, file, line])
-            for t in ("sessions", "branches", "tool_calls", "files"):
-                cur.execute(f"DELETE FROM {t} WHERE file IN (SELECT unnest(?::VARCHAR[]))", [all_files])
-            cur.execute("DELETE FROM summaries WHERE file IN (SELECT unnest(?::VARCHAR[]))",
-                        [[f for f in all_files if f not in kept]])
-            cur.execute("DELETE FROM entries WHERE file IN (SELECT unnest(?::VARCHAR[]))", [whole])
-            for file, line in grown:
-                cur.execute("DELETE FROM entries WHERE file = ? AND line >= ?", [file, line])
+            self._clear(cur, [job.file for job, _, _ in batch if job.known], whole, grown, kept)
+            # (read whole here, text included: nothing of it is left for later)
+            cur.execute("DELETE FROM later WHERE file IN (SELECT unnest(?::VARCHAR[]))",
+                        [[job.file for job, got, _ in batch if not job.from_line or got is None]])
             for t in TABLES:
                 if tables[t]:
                     import pyarrow as pa
@@ -495,14 +728,14 @@ class Index:
             for job, got, _ in batch:
                 if got is not None and got.tips:  # a grown file: the entries kept may lead to a new tip
                     update_tips(cur, job.file, got.tips)
-            cur.executemany("INSERT INTO files VALUES (?,?,?,?,?,?,?,?,?)", files_rows)
+            insert_rows(cur, "files", files_rows, FILES_TYPES)
             before_commit()
             cur.execute("COMMIT")
         except Exception:
             cur.execute("ROLLBACK")
             raise
 
-    def _stage_text(self, batch: list[tuple[_Job, Packed | Rows | None, str | None]],
+    def _stage_text(self, batch: list[tuple[_Job, Rows | None, str | None]],
                     failed: list[BaseException]) -> None:
         """The text index's rows of a batch, in a transaction left open for `_write_batch` to
         commit; what goes wrong is rolled back and put in `failed` (this runs in a thread)."""

@@ -59,11 +59,11 @@ class Extracted:
     # (entry id, leaf id) of the entries before `from_line`: their tip moves when the file grows
     tips: list[tuple[str, str]] = field(default_factory=list)
     # (a grown file) the summaries before `from_line` are left out: their audits read what they
-    # read before the file grew, so the rows indexed then hold (`_audits_hold`)
+    # read before the file grew, so the rows indexed then hold (`audits_hold`)
     kept_summaries: bool = False
 
 
-def _time(instant: float | None) -> datetime | None:
+def as_time(instant: float | None) -> datetime | None:
     return None if instant is None else datetime.fromtimestamp(instant, timezone.utc).replace(tzinfo=None)
 
 
@@ -104,13 +104,15 @@ def file_mtime(path: Path, st: os.stat_result | None = None) -> float:
     return max([st.st_mtime_ns, *(m for _, _, m in sidecar_stamp(path))]) / 1e9
 
 
-def extract(path: str | os.PathLike, from_line: int = 0) -> Extracted:
+def extract(path: str | os.PathLike, from_line: int = 0, later: bool = False) -> Extracted:
     """The rows of the session file at `path` (its `file` column: `storage.url_name` of its path,
     which any bytes of a name survive). `from_line`: entries and their text only from that
     line on (a grown file: the entries before it are in the index already); the other tables are
     always whole, since a leaf's figures read the whole tree, but for the summaries before
     `from_line` when the lines after it cannot change what their audits read (`kept_summaries`:
-    an audit is most of a summary's cost, and a growing session is indexed again and again)."""
+    an audit is most of a summary's cost, and a growing session is indexed again and again).
+    `later`: the entries' text and the summaries' audits are left out (None), for a build that
+    makes them after the tables are written (`later.py`)."""
     path = Path(path)
     file = url_name(str(path))
     tree = read_tree(path)
@@ -119,7 +121,7 @@ def extract(path: str | os.PathLike, from_line: int = 0) -> Extracted:
     by_id = tree.by_id
     results = {e.tool_call_id: e for e in tree.entries if e.role == "toolResult" and e.tool_call_id}
 
-    leaf_of = _tips(tree)
+    leaf_of = tips_finder(tree)
     cost = 0.0
     tokens_in = tokens_out = 0
     last_model = None
@@ -144,7 +146,7 @@ def extract(path: str | os.PathLike, from_line: int = 0) -> Extracted:
         if model:
             last_model = model
         cost += spent
-        time = _time(instant)
+        time = as_time(instant)
         if role == "assistant":
             content = msg.get("content")
             if isinstance(content, list):  # (text alone makes no tool call)
@@ -165,7 +167,7 @@ def extract(path: str | os.PathLike, from_line: int = 0) -> Extracted:
         tool_name = as_key(msg.get("toolName")) if role == "toolResult" else None
         entry_rows.append((
             file, e.id, e.parent_id, leaf_of(e.id), e.line, t, role, time, model, used, used_in, used_out,
-            cache_read, cache_write, spent, tool_name, failed, searchable_text(raw)[:TEXT_CHARS]))
+            cache_read, cache_write, spent, tool_name, failed, None if later else searchable_text(raw)[:TEXT_CHARS]))
 
     for f in leaf_figures(tree):
         model = None
@@ -177,33 +179,39 @@ def extract(path: str | os.PathLike, from_line: int = 0) -> Extracted:
             node = by_id.get(tree.parent.get(node.id)) if tree.parent.get(node.id) else None
         rows["branches"].append((
             file, f.leaf.id, f.label, f.last_user[:500], f.depth, f.turns, f.tokens, f.cost, f.calls,
-            f.errors, f.wall_seconds, f.status, f.active, model, _time(f.leaf.instant)))
+            f.errors, f.wall_seconds, f.status, f.active, model, as_time(f.leaf.instant)))
 
     summaries = 0
-    out.kept_summaries = kept = from_line > 0 and _audits_hold(tree, from_line)
+    out.kept_summaries = kept = from_line > 0 and audits_hold(tree, from_line)
     for e in tree.entries:
         if e.type not in (COMPACTION, BRANCH_SUMMARY):
             continue
         summaries += e.type == BRANCH_SUMMARY
         if kept and e.line < from_line:
             continue
-        audit = audit_entry(tree, e.id)
         before, after = e.get("tokensBefore"), e.get("tokensAfter")
+        scores = (None, None, None) if later else audit_scores(tree, e.id)
         rows["summaries"].append((
-            file, e.id, e.type, _time(e.instant), before if isinstance(before, int) else None,
-            after if isinstance(after, int) else None, audit.score(), len(audit.facts), len(audit.missing())))
+            file, e.id, e.type, as_time(e.instant), before if isinstance(before, int) else None,
+            after if isinstance(after, int) else None, *scores))
 
     header = tree.header or {}
     st = path.stat()
     cwd = as_key(header.get("cwd"))
     rows["sessions"].append((
         file, as_key(header.get("id")), tree.format, source_of(tree.format), project_of(cwd, file), cwd,
-        tree.name, first_message_preview(tree), _time(_parse_iso(header.get("timestamp"))
-                                                                       or _first_instant(tree)),
-        _time(file_mtime(path)), st.st_size, len(tree.entries), len(tree.leaves()),
+        tree.name, first_message_preview(tree), as_time(parse_iso(header.get("timestamp"))
+                                                                       or first_instant(tree)),
+        as_time(file_mtime(path)), st.st_size, len(tree.entries), len(tree.leaves()),
         sum(1 for e in tree.entries if e.type == COMPACTION), summaries, len(tree.bad_lines),
         *tree.problem_counts(), cost, tokens_in, tokens_out, last_model, *link_columns(tree)))
     return out
+
+
+def audit_scores(tree: SessionTree, entry_id: str) -> tuple[int, int, int]:
+    """(score, facts, missing) of the audit of the summary `entry_id`: the `summaries` columns."""
+    audit = audit_entry(tree, entry_id)
+    return audit.score(), len(audit.facts), len(audit.missing())
 
 
 def link_columns(tree: SessionTree) -> tuple:
@@ -241,7 +249,7 @@ def read_tree(path: Path) -> SessionTree:
     return SessionTree(log)
 
 
-def _tips(tree):
+def tips_finder(tree):
     """entry id -> the tip a reader goes on to from it (`transcript.descend`: along the active
     path, else by the newest child), for every entry in one walk: each step down depends on
     the node alone, so the tip found from a node holds for every node on the way to it."""
@@ -264,7 +272,7 @@ def _tips(tree):
     return tip
 
 
-def _audits_hold(tree: SessionTree, from_line: int) -> bool:
+def audits_hold(tree: SessionTree, from_line: int) -> bool:
     """Whether the audits of the summaries before `from_line` read what they read when the file
     ended there. An audit reads the path to its summary (and a branch summary the branch it
     left): the lines from `from_line` on change it only by holding an entry that an earlier one
@@ -280,11 +288,11 @@ def _audits_hold(tree: SessionTree, from_line: int) -> bool:
     return True
 
 
-def _parse_iso(value) -> float | None:
+def parse_iso(value) -> float | None:
     t = parse_time(value) if isinstance(value, str) else None
     return t.timestamp() if t else None
 
 
-def _first_instant(tree) -> float | None:
+def first_instant(tree) -> float | None:
     return next((e.instant for e in tree.entries if e.instant is not None), None)
 

@@ -41,6 +41,7 @@ class Figures:
     outcomes: list[tuple]  # (model, {status: branches})
     totals: tuple  # (sessions, entries, cost, input, output): cost recorded and computed
     costs: "Costs | None" = None  # what of the cost was recorded, what computed, from which table
+    audits_to_come: int = 0  # summaries whose audit a build is still making (`later.py`)
 
 
 @dataclass
@@ -118,8 +119,9 @@ def corpus_figures(cur: duckdb.DuckDBPyConnection, prefix: str = "", prices: Pri
         f"WHERE time IS NOT NULL AND role = 'assistant' GROUP BY week ORDER BY week DESC LIMIT {TOP}")
     most = rows(f"SELECT file, coalesce(name, first_message, ''), leaves FROM sessions WHERE {w} AND leaves > 1 "
                 f"ORDER BY leaves DESC, file LIMIT {TOP}")
+    # (a summary whose audit is still coming has no facts yet: not among the lowest scores)
     summaries = rows(f"SELECT file, entry_id, kind, score, missing, facts, tokens_before, tokens_after FROM summaries "
-                     f"WHERE {w} ORDER BY score NULLS LAST, missing DESC, file, entry_id LIMIT {TOP}")
+                     f"WHERE {w} AND facts IS NOT NULL ORDER BY score NULLS LAST, missing DESC, file, entry_id LIMIT {TOP}")
     totals = {k: (n, avg) for k, n, avg in rows(f"SELECT kind, count(*), avg(score) FROM summaries WHERE {w} GROUP BY kind")}
     tools = rows(f"SELECT name, count(*), count(*) FILTER (WHERE is_error), "
                  f"count(*) FILTER (WHERE is_error) / count(*) FROM tool_calls WHERE {w} "
@@ -135,9 +137,18 @@ def corpus_figures(cur: duckdb.DuckDBPyConnection, prefix: str = "", prices: Pri
         "SELECT model FROM priced WHERE unpriced_tokens > 0 GROUP BY model ORDER BY sum(unpriced_tokens) DESC, model LIMIT 8")]
     total = rows(f"SELECT count(*), coalesce(sum(entries), 0), coalesce(sum(input_tokens), 0), "
                  f"coalesce(sum(output_tokens), 0) FROM sessions WHERE {w}")[0]
+    to_come = rows(f"SELECT count(*) FROM summaries WHERE {w} AND facts IS NULL")[0][0]
     return Figures(by_model, by_project, by_agent, by_week, most, summaries, totals, tools, ordered,
                    (total[0], total[1], recorded + computed, total[2], total[3]),
-                   Costs(recorded, computed, int(unpriced), prices.name, [str(m) for m in unpriced_models]))
+                   Costs(recorded, computed, int(unpriced), prices.name, [str(m) for m in unpriced_models]), to_come)
+
+
+def texts_to_come(cur: duckdb.DuckDBPyConnection, prefix: str = "") -> int:
+    """Sessions whose text (what search reads) a build is still making (`later.py`)."""
+    try:
+        return cur.execute(f"SELECT count(*) FROM later WHERE {_under(prefix)}", [prefix] if prefix else []).fetchone()[0]
+    except duckdb.CatalogException:  # (a Parquet dataset: made whole)
+        return 0
 
 
 def sessions_behind(cur: duckdb.DuckDBPyConnection, by: str, value: str, prefix: str = "",

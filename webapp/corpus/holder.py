@@ -92,30 +92,31 @@ def holder_of(db: Path, pid: int) -> Holder | None:
 def ask(holder: Holder, query: str, how: str, limit: int, seconds: float) -> tuple[str, bool, bool]:
     """(what `sql` prints, whether rows were left out, whether the byte cap left them out) for
     `query`, answered by `holder`."""
-    got = _get(holder, "sql", {"sql": query, "how": how, "limit": limit, "seconds": seconds}, seconds + 30)
+    got = get(holder, "sql", {"sql": query, "how": how, "limit": limit, "seconds": seconds}, seconds + 30)
     return got["output"], bool(got["truncated"]), bool(got.get("over_bytes"))
 
 
 def listed(holder: Holder, root: Path) -> list[dict]:
     """`ls --index`'s rows of the sessions under `root` (a path under the server's root), from
     the server's index once it is up to date."""
-    return _get(holder, "ls", {"root": str(root)}, None)["rows"]
+    return get(holder, "ls", {"root": str(root)}, None)["rows"]
 
 
 def searched(holder: Holder, root: Path, query: str, limit: int) -> dict:
     """`search`'s hits (`Hit.as_dict()`, at most `limit`) for `query` in the sessions under `root`
     (a path under the server's root), from the server's index once it is up to date, with how
     many entries match in all."""
-    return _get(holder, "search", {"root": str(root), "q": query, "limit": limit}, None)
+    return get(holder, "search", {"root": str(root), "q": query, "limit": limit}, None)
 
 
 def indexed(holder: Holder, roots: list[Path]) -> dict:
     """`index`'s figures (`db.built`) of a refresh of `holder`'s index that started with the
     question, which covers `roots` (folders under the server's)."""
-    return _get(holder, "index", {"root": [str(r) for r in roots]}, None)
+    return get(holder, "index", {"root": [str(r) for r in roots]}, None)
 
 
-def _get(holder: Holder, route: str, args: dict, timeout: float | None) -> dict:
+def get(holder: Holder, route: str, args: dict, timeout: float | None) -> dict:
+    """The JSON the holder answers on its `/-/corpus/<route>` for `args` (an error it says, raised)."""
     request = urllib.request.Request(f"{holder.url}-/corpus/{route}?{urllib.parse.urlencode(args, doseq=True)}",
                                      headers={"Authorization": f"token {holder.token}"})
     try:

@@ -14,9 +14,9 @@ import pyarrow.parquet as pq
 
 from ..core.storage import fs_name, url_name
 from .discovery import corpus_files
-from .extract import Extracted, extract
+from .batch import whole_tables
 from .joins import join_conversations
-from .schema import TABLES, arrow_schema, arrow_table
+from .schema import TABLES, arrow_table
 from .sql import lock_down
 
 
@@ -25,29 +25,30 @@ def session_files(roots: list[Path]) -> list[str]:
     return [url_name(str(p)) for root in roots for p in corpus_files(Path(root).resolve())]
 
 
-def _extract_or_none(file: str) -> Extracted | None:
-    try:
-        return extract(fs_name(file))
-    except Exception:  # a file that fails has no rows, as in the embedded build
-        return None
+def _tables(files: list[str]) -> dict[str, pa.Table]:
+    """Every table's rows of `files` (`batch.whole_tables`: the projection's for pi's files, the
+    seam's for the others; a file that fails has no rows, as in the embedded build)."""
+    return whole_tables([fs_name(f) for f in files])
+
+
+FILES_PER_BATCH = 64  # session files made at once on this machine
 
 
 def write_embedded(files: list[str], out: Path, on_file: Callable[[int], None] | None = None) -> dict[str, int]:
-    """Extract every file on this machine and write each table to `out/<table>/part-0.parquet`;
+    """Make every file's rows on this machine and write each table to `out/<table>/part-0.parquet`;
     the rows written per table."""
-    rows: dict[str, list[tuple]] = {t: [] for t in TABLES}
-    for n, file in enumerate(files, 1):
-        got = _extract_or_none(file)
-        if got is not None:
-            for t in TABLES:
-                rows[t].extend(got.rows[t])
+    parts: dict[str, list[pa.Table]] = {t: [] for t in TABLES}
+    for start in range(0, len(files), FILES_PER_BATCH):
+        for t, table in _tables(files[start:start + FILES_PER_BATCH]).items():
+            parts[t].append(table)
         if on_file:
-            on_file(n)
+            on_file(min(start + FILES_PER_BATCH, len(files)))
     counts = {}
     for t in TABLES:
         (out / t).mkdir(parents=True, exist_ok=True)
-        pq.write_table(arrow_table(t, rows[t]), out / t / "part-0.parquet")
-        counts[t] = len(rows[t])
+        table = pa.concat_tables(parts[t]) if parts[t] else arrow_table(t, [])
+        pq.write_table(table, out / t / "part-0.parquet")
+        counts[t] = table.num_rows
     return counts
 
 
@@ -63,19 +64,15 @@ def _writer(out: str):
 
         from pyarrow import fs
 
-        rows: dict[str, list[tuple]] = {t: [] for t in TABLES}
-        for got in map(_extract_or_none, batch.column("file").to_pylist()):
-            if got is not None:
-                for t in TABLES:
-                    rows[t].extend(got.rows[t])
+        tables = _tables(batch.column("file").to_pylist())
         filesystem, base = fs.FileSystem.from_uri(out)
         part = uuid.uuid4().hex
         written = []
         for t in TABLES:
-            if rows[t]:
+            if tables[t].num_rows:
                 filesystem.create_dir(f"{base}/{t}", recursive=True)
-                pq.write_table(arrow_table(t, rows[t]), f"{base}/{t}/part-{part}.parquet", filesystem=filesystem)
-            written.append(len(rows[t]))
+                pq.write_table(tables[t], f"{base}/{t}/part-{part}.parquet", filesystem=filesystem)
+            written.append(tables[t].num_rows)
         return pa.table({"table": list(TABLES), "rows": written})
     return extract_and_write
 

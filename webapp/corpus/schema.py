@@ -62,4 +62,7 @@ def duckdb_ddl() -> list[str]:
     out.append("CREATE TABLE IF NOT EXISTS files (file VARCHAR PRIMARY KEY, root VARCHAR, size BIGINT, "
                "mtime DOUBLE, head VARCHAR, tail VARCHAR, next_line INTEGER, error VARCHAR, indexed_at TIMESTAMP)")
     out.append("CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
+    # the files whose entries' text (from `from_line` on) and summaries' audits are still to be
+    # made (`later.py`); `projected`: read by the SQL projection, their lines are pi's as they are
+    out.append("CREATE TABLE IF NOT EXISTS later (file VARCHAR PRIMARY KEY, from_line INTEGER, projected BOOLEAN)")
     return out

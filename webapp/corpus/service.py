@@ -111,6 +111,12 @@ class CorpusService:
             got = self._memo[name] = (key, make())
         return got[1]
 
+    def query(self, query: str, limit: int, seconds: float, max_bytes: int, cell_chars: int | None = None):
+        """The SQL box's `query` on this index (`sql.run_query`)."""
+        from .sql import run_query
+
+        return run_query(self.index.cursor(), query, limit, seconds, max_bytes, cell_chars)
+
     def refreshed(self) -> Progress:
         """Wait for a refresh that starts now, after the one running if any, to end: what a
         command asking for the index up to date waits for."""

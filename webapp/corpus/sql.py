@@ -125,12 +125,13 @@ def lock_down(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("SET lock_configuration = true")
 
 
-def run_query(con: duckdb.DuckDBPyConnection, query: str, limit: int = ROW_CAP, seconds: float = SECONDS,
-              max_bytes: int = BYTE_CAP, cell_chars: int | None = None) -> QueryResult:
-    """Run `query` if it is one SELECT; stop it after `seconds`; keep its first `limit` rows, and
-    no more rows than hold `max_bytes` of values. With `cell_chars`, each value that is not of a
-    small fixed size is cut to that many characters inside the query (a `CutText` that says its
-    full length), so that no long value reaches this process at all."""
+def run_query(con: duckdb.DuckDBPyConnection, query: str, limit: int | None = ROW_CAP, seconds: float = SECONDS,
+              max_bytes: int = BYTE_CAP, cell_chars: int | None = None, params: list | None = None) -> QueryResult:
+    """Run `query` (with `params`) if it is one SELECT; stop it after `seconds`; keep its first
+    `limit` rows (None: all of them), and no more rows than hold `max_bytes` of values. With
+    `cell_chars`, each value that is not of a small fixed size is cut to that many characters
+    inside the query (a `CutText` that says its full length), so that no long value reaches this
+    process at all."""
     if not 0 < seconds <= MAX_SECONDS:  # (NaN too)
         raise QueryError(f"the time limit must be above 0 and at most {MAX_SECONDS:,.0f} seconds, not {seconds:g}")
     try:
@@ -149,12 +150,12 @@ def run_query(con: duckdb.DuckDBPyConnection, query: str, limit: int = ROW_CAP, 
         cur.execute("BEGIN TRANSACTION READ ONLY")
         cut: list[int] = []
         if cell_chars is not None:
-            cur.execute(f"SELECT * FROM (\n{query}\n) LIMIT 0")
+            cur.execute(f"SELECT * FROM (\n{query}\n) LIMIT 0", params or None)
             columns = [d[0] for d in cur.description or ()]
             wrapped, cut = _cutting(query, cur.description or (), cell_chars)
-            cur.execute(wrapped)
+            cur.execute(wrapped, params or None)
         else:
-            cur.execute(query)
+            cur.execute(query, params or None)
             columns = [d[0] for d in cur.description or ()]
         rows, over = _fetch(cur, limit, max_bytes, cut, cell_chars)
     except duckdb.InterruptException:
@@ -168,7 +169,7 @@ def run_query(con: duckdb.DuckDBPyConnection, query: str, limit: int = ROW_CAP, 
         except duckdb.Error:  # the transaction had not begun (interrupted first)
             pass
         cur.close()
-    return QueryResult(columns, rows[:limit], len(rows) > limit or over, over)
+    return QueryResult(columns, rows[:limit], (limit is not None and len(rows) > limit) or over, over)
 
 
 def _cutting(query: str, description, chars: int) -> tuple[str, list[int]]:
@@ -190,14 +191,14 @@ def _cutting(query: str, description, chars: int) -> tuple[str, list[int]]:
     return f"SELECT {select} FROM (\n{query}\n) AS __q({', '.join(names)})", cut
 
 
-def _fetch(cur, limit: int, max_bytes: int, cut: list[int], chars: int | None) -> tuple[list[tuple], bool]:
-    """Up to `limit` + 1 rows, read a few at a time, stopping before the values pass `max_bytes`;
+def _fetch(cur, limit: int | None, max_bytes: int, cut: list[int], chars: int | None) -> tuple[list[tuple], bool]:
+    """Up to `limit` + 1 rows (None: every row), read a few at a time, stopping before the values pass `max_bytes`;
     (rows, stopped at the byte cap). Cut columns become CutText where they were cut."""
     rows: list[tuple] = []
     size = 0
     width = None
-    while len(rows) <= limit:
-        batch = cur.fetchmany(min(FETCH_ROWS, limit + 1 - len(rows)))
+    while limit is None or len(rows) <= limit:
+        batch = cur.fetchmany(FETCH_ROWS if limit is None else min(FETCH_ROWS, limit + 1 - len(rows)))
         if not batch:
             return rows, False
         for row in batch:

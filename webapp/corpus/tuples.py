@@ -1,6 +1,6 @@
 """One file's rows as the index writes them when it reads the file itself (a small update: one
 session grew, a few were added): tuples, inserted by DuckDB from one list per column. Arrow is
-for the rows worker processes hand back on a big build (`packed.py`); a small update never
+for the rows worker processes hand back on a big build (`batch.py`); a small update never
 imports pyarrow, nor the pandas DuckDB imports with the first Arrow table (a second of a fresh
 process: more than the rest of the update), and a list per column inserts 5,000 rows in 0.09 s
 of CPU where `executemany` takes 3 s."""
@@ -46,13 +46,17 @@ def extract_rows(path: str, from_line: int = 0) -> tuple[Rows | None, str | None
         return None, f"{type(exc).__name__}: {exc}"[:500]
 
 
-def insert_rows(cur: duckdb.DuckDBPyConnection, table: str, rows: list[tuple]) -> None:
-    """Insert `rows` (tuples in COLUMNS order) into `table`, one list parameter per column."""
+FILES_TYPES = ("VARCHAR", "VARCHAR", "BIGINT", "DOUBLE", "VARCHAR", "VARCHAR", "INTEGER", "VARCHAR", "TIMESTAMP")
+
+
+def insert_rows(cur: duckdb.DuckDBPyConnection, table: str, rows: list[tuple], types: tuple[str, ...] | None = None,
+                then: str = "") -> None:
+    """Insert `rows` (tuples in COLUMNS order, or of `types`) into `table`, one list parameter per
+    column (`executemany` takes a millisecond a row); `then`: what follows (an ON CONFLICT)."""
     if not rows:
         return
-    types = TYPES[table]
-    columns = ", ".join(f"unnest(?::{ty}[])" for ty in types.values())
-    cur.execute(f"INSERT INTO {table} SELECT {columns}", [list(c) for c in zip(*rows)])
+    columns = ", ".join(f"unnest(?::{ty}[])" for ty in (types or TYPES[table].values()))
+    cur.execute(f"INSERT INTO {table} SELECT {columns} {then}", [list(c) for c in zip(*rows)])
 
 
 def update_tips(cur: duckdb.DuckDBPyConnection, file: str, tips: list[tuple[str, str]]) -> None:

@@ -268,8 +268,11 @@ def _say_what_runs(app) -> None:
 
 def _holding(service, url: str, token: str):
     """While serving: say beside the index that this server holds it, with its token (`session-tree
-    sql` then asks it); nothing without an index."""
-    if service is None:
+    sql` then asks it); nothing without an index, or when another server holds it (this one asks
+    that one)."""
+    from ..corpus.remote import RemoteService
+
+    if service is None or isinstance(service, RemoteService):
         return contextlib.nullcontext()
     from ..corpus.holder import announced
 

@@ -51,7 +51,22 @@ def open_corpus(app) -> CorpusService | None:
         path = app.config.get("CORPUS_DB") or default_db_path()
         try:
             index = Index(Path(path))
-        except Exception as exc:  # held by another process, a PermissionError, ...: the app works without it
+        except IndexUnavailable as exc:  # another server holds it: that server's answers, else the files
+            from ..corpus.holder import UntrustedHolder, holder_of
+            from ..corpus.remote import RemoteService
+
+            said = str(exc).splitlines()[0]
+            try:
+                holder = holder_of(exc.path, exc.pid) if exc.pid is not None else None
+            except UntrustedHolder as untrusted:
+                holder, said = None, str(untrusted)
+            if holder is not None:
+                service = app.extensions["corpus"] = RemoteService(holder, exc.path)
+                return service
+            app.extensions["corpus"] = None
+            app.extensions["corpus_error"] = said
+            return None
+        except Exception as exc:  # a PermissionError, ...: the app works without it
             app.extensions["corpus"] = None
             said = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             app.extensions["corpus_error"] = said if isinstance(exc, IndexUnavailable) else f"{path}: {said}"
@@ -146,6 +161,7 @@ def filters() -> Filters:
 def hits(store, query: str, offset: int) -> dict | None:
     """The index page's search: ranked hits across every session (rel paths), and what the
     filters offer; None without an index."""
+    from ..corpus.figures import texts_to_come
     from ..corpus.search import HITS, choices, search
 
     service = corpus()
@@ -160,7 +176,7 @@ def hits(store, query: str, offset: int) -> dict | None:
             h.file = _rel(store, h.file)
     more_args = {**request.args.to_dict(), "offset": offset + HITS}
     return {"results": found, "filters": wanted, "choices": service.memo("choices", lambda: choices(cur)), "offset": offset,
-            "more_args": more_args}
+            "more_args": more_args, "texts_to_come": texts_to_come(cur, str(store.root).rstrip("/") + "/")}
 
 
 @bp.route("/corpus", methods=["GET", "POST"])
@@ -210,7 +226,8 @@ def corpus_page():
     result = error = None
     if query and posted:
         try:
-            result = sql.run_query(cur, query, sql.ROW_CAP, sql.SECONDS, sql.PAGE_BYTE_CAP, CELL_CHARS)
+            result = (sql.run_query(cur, query, sql.ROW_CAP, sql.SECONDS, sql.PAGE_BYTE_CAP, CELL_CHARS)
+                      if tables is not None else service.query(query, sql.ROW_CAP, sql.SECONDS, sql.PAGE_BYTE_CAP, CELL_CHARS))
         except sql.QueryError as exc:
             error = str(exc)
     return render_template("corpus.html", fig=fig, charts=charts(fig, link, session_link), progress=progress,
@@ -358,6 +375,40 @@ def doc_page(name: str):
         abort(404, description=f"{DOCS[name]} is not with this installation ({exc.strerror or exc})")
     title = next((line.lstrip("# ").strip() for line in text.splitlines() if line.startswith("# ")), name)
     return render_template("doc.html", title=title, body=render_markdown(text))
+
+
+@bp.get("/-/corpus/rows")
+@token_only
+def rows_for_server():
+    """A server reading this server's index (`corpus.remote`) asking for one query's rows: run
+    as the SQL box runs one (one SELECT, read only, no table function that reads a file), with
+    its parameters (JSON) and a time limit; every row, or the first `limit`, within a byte cap
+    (`bytes`), each long value cut to `cell_chars` when asked."""
+    from ..corpus.remote import decoded, encoded
+    from ..corpus.sql import BYTE_CAP, MAX_SECONDS, QueryError, run_query
+
+    service, refused = _refused_cli()
+    if refused:
+        return refused
+    a = request.args
+    try:
+        params = [decoded(p) for p in orjson.loads(a.get("params", "[]"))]
+        seconds = float(a.get("seconds", ""))
+        limit = int(a["limit"]) if "limit" in a else None
+        max_bytes = min(int(a.get("bytes", BYTE_CAP)), BYTE_CAP)
+        cell_chars = int(a["cell_chars"]) if "cell_chars" in a else None
+        if (not 0 < seconds <= MAX_SECONDS or limit is not None and limit < 1 or max_bytes < 1
+                or cell_chars is not None and cell_chars < 1):
+            raise ValueError
+    except (ValueError, TypeError, orjson.JSONDecodeError):
+        return {"error": "params (a JSON list), seconds, and limit, bytes and cell_chars (whole numbers) are asked for"}, 400
+    try:
+        result = run_query(service.index.cursor(), a.get("sql", ""), limit, seconds, max_bytes, cell_chars, params)
+    except QueryError as exc:
+        return {"error": str(exc)}, 400
+    body = {"columns": result.columns, "rows": [encoded(list(r)) for r in result.rows], "truncated": result.truncated,
+            "over_bytes": result.over_bytes}
+    return current_app.response_class(orjson.dumps(body), mimetype="application/json")
 
 
 @bp.get("/-/corpus/progress")

@@ -54,6 +54,11 @@ def reader_of(room: str, name: str) -> Callable[[], type]:
     return lambda: getattr(import_module(f"{room}.reader"), name)
 
 
+def module_of(room: str, name: str) -> Callable[[], ModuleType]:
+    """The module `name` of the room `room`, imported when first asked for (as `reader_of`)."""
+    return lambda: import_module(f"{room}.{name}")
+
+
 def links_of(room: str) -> Callable[[], ModuleType]:
     """The `links` module of the room (package) `room`: how its files name the files they
     continue (`links.py` of this package says what it holds), imported when first asked."""
@@ -85,23 +90,29 @@ class Agent:
     - `find_folder(home)`: where its sessions are, when more than `home_folder` decides it (pi's
       environment variable and setting); None: `home / home_folder`;
     - `links()`: its `links` module, how its files name the files they continue (forks, resumed
-      copies, sub-agents: `links.py`), imported when a conversation across files is joined.
+      copies, sub-agents: `links.py`), imported when a conversation across files is joined;
+    - `projection()`: the module of its SQL projection of lines into the corpus tables' entry rows
+      (`entries_sql`, `calls_sql`, `arg_keys`, `macros`), which a big corpus build runs in DuckDB
+      over its files (`corpus.columns`), imported when a build first reads one; None: the format
+      seam reads its files for the corpus.
     """
 
     __slots__ = ("name", "title", "flag", "home_folder", "depth", "recognises", "reader", "why_read_only",
-                 "tools", "not_sessions", "find_folder", "links")
+                 "tools", "not_sessions", "find_folder", "links", "projection")
 
     def __init__(self, *, name: str, title: str, flag: str, home_folder: tuple[str, ...], depth: int,
                  recognises: Callable[[dict], bool], reader: Callable[[], type],
                  why_read_only: Callable[[str], str | None], tools: Tools | None = None,
                  not_sessions: frozenset[str] = frozenset(),
                  find_folder: Callable[[Path], Path] | None = None,
-                 links: Callable[[], ModuleType] | None = None) -> None:
+                 links: Callable[[], ModuleType] | None = None,
+                 projection: Callable[[], ModuleType] | None = None) -> None:
         self.name, self.title, self.flag, self.home_folder, self.depth = name, title, flag, home_folder, depth
         self.recognises, self.reader, self.why_read_only = recognises, reader, why_read_only
         self.tools = tools or Tools()
         self.not_sessions, self.find_folder = not_sessions, find_folder
         self.links = links or _NO_LINKS
+        self.projection = projection
 
     def __repr__(self) -> str:
         return f"Agent({self.name!r})"

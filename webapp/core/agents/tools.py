@@ -55,6 +55,14 @@ def _tables() -> _Tables:
     return _made[1]
 
 
+def action_tables() -> tuple[dict[str, tuple[str, tuple[str, ...]]], dict[str, str], frozenset[str]]:
+    """(file tool -> (kind, the arguments its path may be in, in order), shell tool -> the argument
+    of its command, the patch tools): what `tool_action` reads, for a reader that does the same
+    elsewhere (the corpus index's SQL projection of tool calls)."""
+    files, shells, patches = _tables()
+    return {name: (tool.kind, tuple(tool.path)) for name, tool in files.items()}, dict(shells), patches
+
+
 def _command_text(value: Any) -> str | None:
     """A command as one line: a list of words is joined (Codex's `["bash", "-lc", "make"]` reads
     as the script it runs)."""

@@ -8,7 +8,8 @@
 - First line: a `session` header (versions 1 to 3); a file whose first line is no known format's
   is read here too, as entries without a header.
 - Reading: `reader.PiReader` reads every view's entries; `columns.ColumnLog` reads the usual
-  message line with a compiled decoder into columns for `show` (the rest through `PiReader`).
+  message line with a compiled decoder into columns for `show` (the rest through `PiReader`);
+  `projection` reads its lines as entry rows in DuckDB for the corpus index's big builds.
 - Links (`links.py`): a fork's header names its source file, `parentSession`.
 - Writing: only version 3 files (and new ones); pi migrates an older file by rewriting it with
   new ids, which would lose what we append.
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import orjson
 
-from ..agent import EDIT, READ, WRITE, Agent, FileTool, Tools, links_of, reader_of
+from ..agent import EDIT, READ, WRITE, Agent, FileTool, Tools, links_of, module_of, reader_of
 
 SESSION_DIR_VARIABLE = "PI_CODING_AGENT_SESSION_DIR"
 AGENT_DIR_VARIABLE = "PI_CODING_AGENT_DIR"
@@ -97,4 +98,5 @@ PI = Agent(
         shells={"bash": "command"},
     ),
     find_folder=sessions_folder,
+    projection=module_of(__name__, "projection"),
 )

@@ -25,6 +25,15 @@ def _v1_first_kept(obj: dict) -> dict:
     return out
 
 
+def v1_migrated(obj: dict, entry_id: str, parent: str | None) -> dict:
+    """A pi v1 line (no `parentId`) as v3 reads it: its id and parent given (chained in file
+    order), a compaction's first kept entry named by its id."""
+    obj = {**obj, "id": entry_id, "parentId": parent}
+    if obj.get("type") == "compaction" and "firstKeptEntryId" not in obj:
+        obj = _v1_first_kept(obj)
+    return obj
+
+
 def as_v1(header: dict, entries: list[dict]) -> tuple[dict, list[dict]]:
     """A v3 session written as pi v1 wrote it (what the migrations above read back): no
     `version`, no ids, the model in the header, a compaction's first kept entry as a line index
@@ -197,9 +206,7 @@ class PiReader:
         else:  # pi v1: entries form a chain in file order
             parent = self._prev_id
             source = source or obj
-            obj = {**obj, "id": entry_id, "parentId": parent}
-            if t == "compaction" and "firstKeptEntryId" not in obj:
-                obj = _v1_first_kept(obj)
+            obj = v1_migrated(obj, entry_id, parent)
         if entry_id in ids:
             first = ids[entry_id].line
             entry_id = f"{entry_id}@L{line}"

@@ -1,0 +1,127 @@
+"""The SQL projection of pi's lines (webapp/core/agents/pi/projection.py) reads every line as the format
+seam does: each entry's facts (id, parent, type, role, time, usage, cost, tool calls, …) equal the
+seam's, and the rows a batch makes of each file (`batch.tables_of`: the projection where it reads
+the file, the seam elsewhere) equal the oracle's (the extractor as it was), whole and from a line
+on, for every fixture, sample and hostile file. A file the projection cannot read as the seam
+does is left to the seam, and says why."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURES
+from tests.corpus import oracle_extract
+from tests.test_hostile_files import FILES as HOSTILE
+from webapp.corpus import columns
+from webapp.corpus.batch import tables_of
+from webapp.corpus.extract import COLUMNS, read_tree
+from webapp.corpus.lines import read_file
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
+REAL = sorted([*FIXTURES.rglob("*.jsonl"), *SAMPLES.rglob("*.jsonl")])
+PI = [p for p in REAL if p.read_bytes().startswith(b'{"type":"session"')]
+
+
+def same(a, b) -> bool:
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return type(a) is type(b) and a == b
+
+
+def facts(entry) -> tuple:
+    """What the tree and the rows read of an entry without its body."""
+    return (entry.line, entry.id, entry.parent_id, entry.type, entry.role, entry.facts, entry.instant,
+            entry.tool_call_ids, entry.tool_call_id, entry.missing_fields)
+
+
+def test_the_files_compared_are_the_ones_meant():
+    assert len(PI) >= 6 and {p.parent.name for p in PI} >= {"pi"}  # pi v1 and v3 fixtures, the samples
+    assert len(HOSTILE) >= 20
+
+
+@pytest.mark.parametrize("path", PI, ids=lambda p: f"{p.parent.name[:24]}/{p.name[:40]}")
+def test_each_pi_line_is_read_as_the_seam_reads_it(path):
+    trees = {}
+    got = columns.project(columns.connection(), [read_file(str(path))], [0], trees)
+    if path.name.startswith("2026-03-03T16-40-12-034Z"):  # the sample with a damaged line
+        assert "damaged" in got.left[0]
+        return
+    assert 0 in got.plain, got.left
+    tree = trees[0]
+    seam = read_tree(path)
+    assert [facts(e) for e in tree.entries] == [facts(e) for e in seam.entries]
+    assert (tree.format, tree.active_leaf, tree.leaves(), tree.problem_counts(), tree.name) == \
+        (seam.format, seam.active_leaf, seam.leaves(), seam.problem_counts(), seam.name)
+
+
+def check(paths: list[Path], from_line: int) -> list[bool]:
+    """The rows `tables_of` makes of `paths` against the oracle's (their text and audits aside:
+    `later.py` makes them); whether each file was read by the projection."""
+    got = tables_of([(str(p), from_line) for p in paths])
+    made = {t: sorted((tuple(r.values()) for r in got.tables[t].to_pylist()), key=repr) for t in COLUMNS}
+    want: dict[str, list[tuple]] = {t: [] for t in COLUMNS}
+    for path, done in zip(paths, got.done):
+        assert done.error is None, (path.name, done.error)
+        oracle = oracle_extract.extract(path, from_line)
+        assert done.tips == oracle.tips, path.name
+        for t in COLUMNS:
+            rows = oracle.rows[t]
+            if t == "entries":
+                rows = [r[:-1] + (None,) for r in rows]
+            elif t == "summaries":
+                rows = [r[:6] + (None, None, None) for r in rows]
+                if done.kept_summaries:  # (a grown file whose earlier summaries' rows hold)
+                    line = {e.id: e.line for e in read_tree(path).entries}
+                    rows = [r for r in rows if line[r[1]] >= from_line]
+            want[t].extend(rows)
+    for t in COLUMNS:
+        expected = sorted(want[t], key=repr)
+        assert len(made[t]) == len(expected), t
+        for g, w in zip(made[t], expected):
+            diff = [c for c, x, y in zip(COLUMNS[t], g, w) if not same(x, y)]
+            assert not diff, (t, diff, g, w)
+    return [done.projected for done in got.done]
+
+
+def test_a_batch_of_every_fixture_and_sample_gives_the_oracles_rows():
+    for from_line in (0, 3):
+        projected = check(REAL, from_line)
+        # every pi file but the damaged sample is read by the projection, the other agents' by the seam
+        assert sum(projected) == len(PI) - 1
+        assert not any(p for p, path in zip(projected, REAL) if path not in PI)
+
+
+def test_a_batch_of_every_hostile_file_gives_the_oracles_rows(tmp_path):
+    paths = []
+    for name, data in sorted(HOSTILE.items()):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_bytes(data)
+        paths.append(path)
+    for from_line in (0, 2):
+        projected = dict(zip((p.stem for p in paths), check(paths, from_line)))
+        assert projected["1-nul"] and projected["big-message"] and projected["newline-name"]  # read as they are
+        assert not projected["3-role-int"] and not projected["garbage"] and not projected["6-deep-arguments"]
+
+
+@pytest.mark.parametrize("line", [
+    b'{"type":"message","id":"x1","parentId":"a1","message":{"role":"user","content":"n"},"v":NaN}',
+    b'{"type":"message","id":"x1","parentId":"a1","message":{"role":"user","content":"c",}}',
+    b'{"type":"message","id":"x1","parentId":"a1","message":{"role":"assistant","content":[],'
+    b'"usage":{"input":1.5,"output":2}}}',
+    b'{"type":"message","id":"x1","parentId":"a1","message":{"role":"assistant","content":[],'
+    b'"usage":{"input":true,"output":2}}}',
+    b'{"type":"message","id":"x1","parentId":"a1","timestamp":"2026-01-02","message":{"role":"user","content":"d"}}',
+    b'{"type":"message","id":"a1","parentId":null,"message":{"role":"user","content":"twice"}}',
+    b'  {"type":"message","id":"x1","parentId":"a1","message":{"role":"user","content":"indented"}}',
+], ids=["nan", "trailing-comma", "float-usage", "bool-usage", "date-only", "duplicate-id", "indented"])
+def test_a_line_the_projection_might_read_otherwise_sends_its_file_to_the_seam(tmp_path, line):
+    # JSON DuckDB reads and orjson refuses, numbers Python adds up otherwise, a time only Python
+    # reads, an id the seam renames: the seam reads the file, and its rows are the oracle's
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b'{"type":"session","version":3,"id":"s","timestamp":"2026-01-02T03:04:05.000Z","cwd":"/p"}\n'
+                     b'{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-02T03:04:06.000Z",'
+                     b'"message":{"role":"user","content":"hello"}}\n' + line + b"\n")
+    assert check([path], 0) == [False]

@@ -1,0 +1,251 @@
+"""pi's lines as entry rows, in one SQL projection that DuckDB runs over a batch of files
+(`corpus.lines.lines_table`, run by `corpus.columns`): every JSON line parsed once in C++, outside
+the GIL, each field the corpus tables hold taken out in bulk, as pi's reader (`reader.PiReader`,
+the core's `entries`) reads it from the same line. It lives in pi's room because it is pi's
+vocabulary: the SQL is text here (no DuckDB imported), the registry names it (`Agent.projection`).
+
+The projection reads a line as the seam does only where the line is as pi writes it: an object
+with a string id and a `parentId` key, fields of the types pi writes them in. It says so per
+line (`plain`); a file with one line that is not plain is read by the seam itself
+(`corpus.extract.extract`), which reports and mends what the projection does not try to: damaged
+lines, duplicate ids, pi v1's lines without ids, fields of the wrong type. A line whose JSON
+DuckDB accepts where orjson may not (NaN, a trailing comma, a huge exponent, very deep nesting)
+is `suspect`: it is parsed again by orjson, and the file goes to the seam if that fails.
+
+`tests/corpus/test_projection.py` compares every column of these rows with the seam's."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from ...entry_types import REQUIRED_FIELDS
+from ..tools import action_tables
+
+# The JSON paths whose type is read from each line (`json_type`), and those whose value is (as
+# text: a string's value, any other value's JSON; `json_extract_string`), in the order of the
+# lists DuckDB extracts them into, each with one parse of the line.
+_REQUIRED = sorted({f for fields in REQUIRED_FIELDS.values() for f in fields} - {"message", "modelId", "targetId", "usage"})
+_USAGE = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
+TYPED = ("type", "id", "parentId", "timestamp", "message", "message.role", "message.model", "message.toolName",
+         "message.toolCallId", "message.isError", "message.content", "message.usage",
+         *(f"message.usage.{k}" for k in (*_USAGE, "estimated", "cost.total")),
+         "modelId", "targetId", "usage", "usage.cost.total", "details.usage.cost.total", "tokensBefore", "tokensAfter",
+         "replacementHistory", *_REQUIRED)
+VALUED = ("type", "id", "parentId", "timestamp", "message.role", "message.model", "message.toolName",
+          "message.toolCallId", "message.isError", "message.stopReason", "message.content", "content",
+          *(f"message.usage.{k}" for k in (*_USAGE, "estimated", "cost.total")),
+          "modelId", "targetId", "usage.cost.total", "details.usage.cost.total", "tokensBefore", "tokensAfter")
+_K = {p: f"k[{i + 1}]" for i, p in enumerate(TYPED)}  # (DuckDB's lists count from 1)
+_S = {p: f"s[{i + 1}]" for i, p in enumerate(VALUED)}
+# An ISO-8601 time as `datetime.fromisoformat` reads it and this projection does too; another
+# string (a date alone, a week date) is left to the seam.
+_TIME = r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?(Z|[+-]\d{2}:\d{2})?"
+# JSON that DuckDB reads and orjson refuses, looked for cheaply (a substring, not a pattern: a
+# pattern with digits in it cost as much as the parse): NaN, Infinity, a comma before a closing
+# bracket, nesting deeper than orjson reads (1,024; more than DEEP brackets in a line). A number
+# beyond a double's range is not looked for: no agent writes one.
+DEEP = 900
+
+
+def _macros() -> list[str]:
+    return [
+        # a JSON integer as Python reads it exactly (one of more digits is left to the seam)
+        "CREATE OR REPLACE MACRO int_ok(t, v) AS t IS NULL OR t NOT IN ('UBIGINT', 'BIGINT') OR strlen(v) <= 15",
+        "CREATE OR REPLACE MACRO as_int(t, v) AS CASE WHEN t IN ('UBIGINT', 'BIGINT') THEN v::BIGINT END",
+        # a number Python reads as a float (a bool is an int to isinstance: left to the seam)
+        "CREATE OR REPLACE MACRO as_float(t, v) AS CASE WHEN t IN ('UBIGINT', 'BIGINT', 'DOUBLE') THEN v::DOUBLE "
+        "ELSE 0.0 END",
+        # a field read with `as_key`: a string, or nothing (anything else reads as its JSON text)
+        "CREATE OR REPLACE MACRO key_ok(t) AS t IS NULL OR t IN ('NULL', 'VARCHAR')",
+        # content blocks as `fields.message_ok` wants them: each an object with a string type
+        # (a bare value, which the seam reads as text, is left to it too)
+        "CREATE OR REPLACE MACRO blocks_of(c) AS json_transform(c, '[{\"type\":\"JSON\"}]')",
+        "CREATE OR REPLACE MACRO blocks_ok(bl) AS bl IS NULL OR coalesce(list_bool_and(list_transform(bl, "
+        "lambda b: coalesce(b IS NOT NULL AND starts_with(b.type::VARCHAR, '\"'), false))), true)",
+        "CREATE OR REPLACE MACRO has_calls(bl) AS coalesce(list_contains(list_transform(bl, lambda b: b.type::VARCHAR), "
+        "'\"toolCall\"'), false)",
+        "CREATE OR REPLACE MACRO jstr(x) AS CASE WHEN starts_with(x, '\"') THEN json_extract_string(x, '$') END",
+        "CREATE OR REPLACE MACRO is_str(x) AS coalesce(starts_with(x, '\"'), false)",
+    ]
+
+
+@cache
+def entries_sql() -> str:
+    """Every line of the batch `lines` after the first (the header, read by Python) as a row, in
+    the order of `lines`: its `kind` (0 an object; 2 not one, which Python tells blank or
+    damaged), whether it is `plain` and `suspect`, and the entry's columns as the seam reads them
+    (its facts, its `entries` table columns). A line without `parentId` (pi v1) is `chained` to
+    the entry before it (Python links it), and one without `id` is named by its line, as
+    `PiReader.entry` does."""
+    k, v = _K, _S
+    typed = ", ".join(f"'$.{p}'" for p in TYPED)
+    valued = ", ".join(f"'$.{p}'" for p in VALUED)
+    usage_ok = " AND ".join(f"coalesce({k[f'message.usage.{u}']}, '') NOT IN ('DOUBLE', 'BOOLEAN') "
+                            f"AND int_ok({k[f'message.usage.{u}']}, {v[f'message.usage.{u}']})" for u in _USAGE)
+    ints = {u: f"as_int({k[f'message.usage.{u}']}, {v[f'message.usage.{u}']})" for u in _USAGE}
+    summary_ok = " AND ".join(f"coalesce({k[f]}, '') <> 'BOOLEAN'" for f in ("usage.cost.total", "details.usage.cost.total",
+                                                                              "tokensBefore", "tokensAfter")) \
+        + f" AND int_ok({k['tokensBefore']}, {v['tokensBefore']}) AND int_ok({k['tokensAfter']}, {v['tokensAfter']})"
+    missing = " WHEN ".join(
+        f"type = '{kind}' THEN list_filter([{', '.join(f'CASE WHEN {k[f]} IS NULL THEN {f!r} END' for f in fields)}], "
+        "lambda x: x IS NOT NULL)"
+        for kind, fields in REQUIRED_FIELDS.items() if kind != "message" and fields)
+    return f"""
+WITH x AS (
+  SELECT fileno, line, j,
+    CASE WHEN starts_with(j, '{{') THEN try(json_type(j, [{typed}])) END AS k,
+    CASE WHEN starts_with(j, '{{') THEN try(json_extract_string(j, [{valued}])) END AS s
+  FROM (SELECT fileno, line, try(decode(raw)) AS j FROM lines WHERE line > 1)
+), y AS (
+  SELECT fileno, line, k, s,
+    CASE WHEN {k['type']} = 'VARCHAR' THEN {v['type']} END AS type,
+    CASE WHEN {k['message.role']} = 'VARCHAR' THEN {v['message.role']} END AS role,
+    contains(j, 'NaN') OR contains(j, 'Infinity') OR contains(j, ',]') OR contains(j, ',}}')
+      OR (strlen(j) > {2 * DEEP} AND strlen(j) - strlen(replace(replace(j, '{{', ''), '[', '')) > {DEEP}) AS suspect,
+    CASE WHEN {k['message.content']} = 'ARRAY' AND {k['type']} = 'VARCHAR' AND {v['type']} = 'message'
+         THEN blocks_of({v['message.content']})
+         WHEN {k['content']} = 'ARRAY' AND {k['type']} = 'VARCHAR' AND {v['type']} = 'custom_message'
+         THEN blocks_of({v['content']}) END AS blocks,
+    CASE WHEN {k['timestamp']} = 'VARCHAR'
+         THEN regexp_extract({v['timestamp']}, '^{_TIME}$', ['y', 'mo', 'd', 'h', 'mi', 's', 'f', 'z']) END AS ts
+  FROM x
+), z AS (
+  SELECT *,
+    CASE WHEN ts.y <> '' THEN try_strptime(ts.y || '-' || ts.mo || '-' || ts.d || 'T' || ts.h || ':' || ts.mi
+                                           || ':' || ts.s, '%Y-%m-%dT%H:%M:%S') END AS naive,
+    CASE WHEN ts.z IN ('', 'Z') THEN 0 ELSE (CASE WHEN starts_with(ts.z, '-') THEN -1 ELSE 1 END)
+         * (substr(ts.z, 2, 2)::INTEGER * 3600 + substr(ts.z, 5, 2)::INTEGER * 60) END AS offset_s,
+    type = 'message' AND role = 'assistant' AS assistant,
+    type = 'message' AND role = 'toolResult' AS result
+  FROM y
+)
+SELECT fileno, line, CASE WHEN k IS NULL THEN 2 ELSE 0 END AS kind,
+  k IS NOT NULL AND coalesce(({k['type']} IN ('NULL', 'VARCHAR') OR {k['type']} IS NULL)
+  AND ({k['id']} IS NULL OR ({k['id']} = 'VARCHAR' AND {v['id']} <> ''))
+  AND ({k['timestamp']} IS DISTINCT FROM 'VARCHAR' OR (naive IS NOT NULL AND ts.y >= '1000' AND abs(offset_s) < 86400))
+  AND CASE type
+    WHEN 'message' THEN
+      ({k['message.role']} IS NULL OR ({k['message.role']} = 'VARCHAR' AND role <> 'hookMessage'))
+      AND ({k['message.toolCallId']} IS NULL OR {k['message.toolCallId']} = 'VARCHAR')
+      AND blocks_ok(blocks)
+      AND (NOT assistant OR (key_ok({k['message.model']}) AND {usage_ok}
+           AND coalesce({k['message.usage.estimated']}, 'NULL') IN ('NULL', 'BOOLEAN')
+           AND coalesce({k['message.usage.cost.total']}, '') <> 'BOOLEAN'))
+      AND (NOT result OR (key_ok({k['message.toolName']}) AND coalesce({k['message.isError']}, 'NULL') IN ('NULL', 'BOOLEAN')
+           AND coalesce({k['message.usage.cost.total']}, '') <> 'BOOLEAN'))
+    WHEN 'custom_message' THEN blocks_ok(blocks) AND NOT has_calls(blocks)
+    WHEN 'compaction' THEN {k['replacementHistory']} IS NULL AND {summary_ok}
+    WHEN 'branch_summary' THEN {summary_ok}
+    WHEN 'usage' THEN coalesce({k['usage.cost.total']}, '') <> 'BOOLEAN'
+    WHEN 'model_change' THEN key_ok({k['modelId']})
+    WHEN 'leaf' THEN key_ok({k['targetId']})
+    WHEN 'label' THEN key_ok({k['targetId']})
+    ELSE true END, false) AS plain,
+  coalesce(suspect, false) AS suspect,
+  CASE WHEN {k['id']} IS NULL THEN 'L' || line ELSE {v['id']} END AS entry_id,
+  {k['id']} IS NULL AS generated,
+  CASE WHEN {k['parentId']} = 'VARCHAR' AND {v['parentId']} <> '' THEN {v['parentId']} END AS parent_id,
+  {k['parentId']} IS NULL AS chained,
+  type, CASE WHEN type = 'message' THEN role END AS role,
+  epoch_us(naive) + coalesce(rpad(ts.f, 6, '0')::BIGINT, 0) - offset_s * 1000000 AS time_us,
+  CASE WHEN assistant AND {k['message.model']} = 'VARCHAR' THEN {v['message.model']}
+       WHEN type = 'model_change' AND {k['modelId']} = 'VARCHAR' THEN {v['modelId']} END AS model,
+  CASE WHEN NOT assistant OR {k['message.usage']} IS DISTINCT FROM 'OBJECT'
+         OR coalesce({v['message.usage.estimated']}, '') = 'true'
+         OR coalesce({v['message.stopReason']}, '') IN ('aborted', 'error') THEN NULL
+       WHEN {ints['totalTokens']} > 0 THEN {ints['totalTokens']}
+       ELSE nullif(coalesce({ints['input']}, 0) + coalesce({ints['output']}, 0) + coalesce({ints['cacheRead']}, 0)
+                   + coalesce({ints['cacheWrite']}, 0), 0) END AS usage_tokens,
+  CASE WHEN assistant AND {k['message.usage']} = 'OBJECT'
+         AND ({ints['input']} IS NOT NULL OR {ints['cacheRead']} IS NOT NULL OR {ints['cacheWrite']} IS NOT NULL)
+       THEN coalesce({ints['input']}, 0) + coalesce({ints['cacheRead']}, 0) + coalesce({ints['cacheWrite']}, 0)
+       END AS input_tokens,
+  CASE WHEN assistant AND {k['message.usage']} = 'OBJECT' THEN {ints['output']} END AS output_tokens,
+  CASE WHEN assistant AND {k['message.usage']} = 'OBJECT' THEN {ints['cacheRead']} END AS cache_read_tokens,
+  CASE WHEN assistant AND {k['message.usage']} = 'OBJECT' THEN {ints['cacheWrite']} END AS cache_write_tokens,
+  -- (what a call cost: a reply's, a tool's that called a model, a summary's own `usage` or the
+  -- `details.usage` session-tree once wrote, a pi 1.6 `usage` entry's: `entries.spent_usage`)
+  CASE WHEN assistant OR result THEN as_float({k['message.usage.cost.total']}, {v['message.usage.cost.total']})
+       WHEN type IN ('compaction', 'branch_summary', 'usage') AND {k['usage']} = 'OBJECT'
+       THEN as_float({k['usage.cost.total']}, {v['usage.cost.total']})
+       WHEN type IN ('compaction', 'branch_summary')
+       THEN as_float({k['details.usage.cost.total']}, {v['details.usage.cost.total']})
+       ELSE 0.0 END AS cost,
+  CASE WHEN result AND {k['message.toolName']} = 'VARCHAR' THEN {v['message.toolName']} END AS tool_name,
+  CASE WHEN result AND {k['message.toolCallId']} = 'VARCHAR' THEN {v['message.toolCallId']} END AS call_id,
+  coalesce(result AND {v['message.isError']} = 'true', false) AS is_error,
+  CASE WHEN type IN ('leaf', 'label') AND {k['targetId']} = 'VARCHAR' THEN {v['targetId']} END AS target_id,
+  CASE WHEN type = 'message' THEN CASE WHEN {k['message']} IS NULL THEN ['message'] ELSE [] END
+       WHEN {missing} ELSE [] END AS missing,
+  CASE WHEN type IN ('compaction', 'branch_summary') THEN as_int({k['tokensBefore']}, {v['tokensBefore']}) END AS tokens_before,
+  CASE WHEN type IN ('compaction', 'branch_summary') THEN as_int({k['tokensAfter']}, {v['tokensAfter']}) END AS tokens_after,
+  type = 'message' AND has_calls(blocks) AS has_calls,
+  CASE WHEN type = 'message' AND has_calls(blocks) THEN {v['message.content']} END AS content
+FROM z
+"""
+
+
+@cache
+def calls_sql() -> str:
+    """The toolCall blocks of the messages of `entries` (the rows above, `has_calls`), in order:
+    each block's id and name as `tool_calls` and the facts read them, whether they are sound,
+    and what `tools.tool_action` makes of them (`action`: 'python' where it reads more than a
+    string: a command given as a list of words, a patch)."""
+    file_tools, shell_tools, patch_tools = action_tables()
+    keys = arg_keys()
+    at = {k: i + 1 for i, k in enumerate(keys)}
+    arg_paths = ", ".join(f"'$.{k}'" for k in keys)
+    whens = []
+    for name, (kind, path_keys) in file_tools.items():
+        first = " ".join(f"WHEN is_str(a[{at[k]}]) THEN {{'kind': '{kind}', 'target': jstr(a[{at[k]}])}}"
+                         for k in path_keys)
+        whens.append(f"WHEN {_quoted(name)} THEN CASE {first} ELSE {{'kind': 'other', 'target': NULL}} END")
+    for name, key in shell_tools.items():
+        whens.append(f"WHEN {_quoted(name)} THEN CASE WHEN is_str(a[{at[key]}]) THEN {{'kind': 'bash', 'target': "
+                     f"jstr(a[{at[key]}])}} WHEN starts_with(a[{at[key]}], '[') THEN {{'kind': 'python', 'target': NULL}} "
+                     "ELSE {'kind': 'other', 'target': NULL} END")
+    for name in patch_tools:
+        whens.append(f"WHEN {_quoted(name)} THEN CASE WHEN is_str(a[{at['input']}]) OR is_str(a[{at['patch']}]) "
+                     "THEN {'kind': 'python', 'target': NULL} ELSE {'kind': 'other', 'target': NULL} END")
+    return f"""
+WITH b AS (
+  SELECT e.fileno, e.line, e.entry_id, e.role, u.idx, json_extract(u.block, ['$.type', '$.id', '$.name', '$.arguments'])::VARCHAR[] AS f
+  FROM entries e, unnest(json_extract(e.content, '$[*]')) WITH ORDINALITY AS u(block, idx)
+  WHERE e.has_calls
+), c AS (
+  SELECT *, CASE WHEN starts_with(f[4], '{{') THEN json_extract(f[4], [{arg_paths}])::VARCHAR[] END AS a
+  FROM b WHERE f[1] = '"toolCall"'
+), d AS (
+  SELECT *,
+    CASE WHEN a IS NULL OR NOT is_str(f[3]) THEN {{'kind': 'other', 'target': NULL}}
+         ELSE CASE jstr(f[3]) {' '.join(whens)} ELSE {{'kind': 'other', 'target': NULL}} END END AS action
+  FROM c
+)
+SELECT fileno, line, entry_id, role, idx,
+  (f[2] IS NULL OR is_str(f[2])) AND (f[3] IS NULL OR is_str(f[3])) AS sound,
+  coalesce((starts_with(f[4], '{{') OR starts_with(f[4], '['))
+    AND strlen(f[4]) - strlen(replace(replace(f[4], '{{', ''), '[', '')) > 90  -- (an upper bound, counted first)
+    AND strlen(json_structure(f[4])) - strlen(replace(replace(json_structure(f[4]), '{{', ''), '[', '')) > 90,
+    false) AS deep,
+  coalesce(jstr(f[2]), '') AS id, jstr(f[3]) AS name, action.kind AS kind, action.target AS target,
+  CASE WHEN action.kind = 'python' THEN a END AS args
+FROM d
+"""
+
+
+@cache
+def arg_keys() -> tuple[str, ...]:
+    """The arguments `tools.tool_action` reads a path or a command from, in the order `calls_sql`
+    hands their JSON to Python (`args`)."""
+    file_tools, shell_tools, _ = action_tables()
+    return tuple(sorted({k for _, path_keys in file_tools.values() for k in path_keys} | set(shell_tools.values())
+                        | {"input", "patch"}))
+
+
+def _quoted(name: str) -> str:
+    return "'" + name.replace("'", "''") + "'"
+
+
+def macros() -> list[str]:
+    """The macros the projections use, made once on each connection that runs them."""
+    return _macros()
