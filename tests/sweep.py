@@ -1,6 +1,7 @@
-"""Sampled sweeps: a sweep over many files x many views runs every class of view on every file in
-each run, and which member of a class it asks (which entry, which example) is drawn from one seed
-per run. Every member is asked over runs, every class in each run.
+"""Sampled sweeps: a sweep over many files x many views runs every view on every file in each run
+(as a page or as htmx's fragment, the two alternating along the files), and which member of a
+class it asks (which entry, which form, which example) is drawn from one seed per run. Every
+member is asked over runs, every class in each run.
 
 The seed is drawn once per run (tests/conftest.py, in the process that starts xdist's workers, so
 that they share it) and printed at the end of the run and in a failing sweep's message;
