@@ -20,14 +20,16 @@ serve: install
 serve-demo:
 	$(BIN)/session-tree demo --host $(HOST) --port $(PORT)
 
-# Two test processes (the machine's two cores); worksteal: a process that has run out of tests takes
-# some of the other's, so that neither idles at the end while the other still has a queue of them
-# (the tests take from milliseconds to tens of seconds). bench/suite_cpu.py says where the time goes.
+# Three test processes on the machine's two cores: about an eighth of the tests' time is spent
+# waiting (on a model server's silence, a time limit, a process to stop), which a third process
+# fills (2,375 tests: 301 s with two, 258 s with three, 281 s with four, 5 Dec); worksteal: a process
+# that has run out of tests takes some of another's, so that none idles at the end while another
+# still has a queue of them. bench/suite_cpu.py says where the time goes.
 # Bytecode is written even where the environment says not to (PYTHONDONTWRITEBYTECODE): the suite
 # starts hundreds of `session-tree` processes, each compiling what it imports again without it
 # (0.45 s of CPU for `compare` on a sample, 0.31 s with it).
 test: install-test
-	env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -q -n 2 --dist worksteal
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -q -n 3 --dist worksteal
 
 # bench/run.py: the core figures; bench/scale.py: every action at every size (add --big for the 1 GB file).
 bench: install
