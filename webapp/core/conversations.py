@@ -4,7 +4,9 @@ reading the files again. The tree one conversation's files make together is `joi
 
 A file joins the file its link names (a path, or a session's id), and every file whose first
 entry is its own first entry again (a copy that goes on: a resumed session, a `/branch` that kept
-its uuids). A link that names no file here is said, with the reference it makes.
+its uuids). A link that names no file here is said, with the reference it makes. A sub-agent's
+file that carries the id of the session it names (Claude Code's) is read with that session: found,
+it joins nothing; gone, it is said like any other.
 """
 
 from __future__ import annotations
@@ -37,6 +39,12 @@ class Facts:
     @property
     def link(self) -> Link | None:
         return Link(self.link_kind, self.link_field or "", self.link_names) if self.link_kind else None
+
+    @property
+    def read_with_parent(self) -> bool:
+        """A sub-agent's file whose lines carry the id of the session it names (Claude Code's):
+        that session reads it with its own, and the id is the session's, not the file's."""
+        return self.link_kind == SUBAGENT and self.session_id is not None and self.session_id == self.link_names
 
 
 @dataclass
@@ -109,7 +117,7 @@ class _Finder:
         self.by_session: dict[str, list[Facts]] = {}
         for f in sorted(facts, key=_order):
             self.by_name.setdefault(PurePath(f.file).name, []).append(f)
-            for sid in {f.session_id, session_of_name(f.file)} - {None, ""}:
+            for sid in {None if f.read_with_parent else f.session_id, session_of_name(f.file)} - {None, ""}:
                 self.by_session.setdefault(sid, []).append(f)
 
     def find(self, names: str, asking: Facts) -> str | None:
@@ -142,6 +150,8 @@ def group(facts: Iterable[Facts]) -> Grouping:
         if parent is None and f.root_id:
             first = by_root.setdefault(f.root_id, f.file)
             parent = first if first != f.file else None
+        if parent is not None and f.read_with_parent:
+            continue  # (its entries are in the session's tree already)
         if parent is not None and not _loops(out.parent, f.file, parent):
             out.parent[f.file] = parent
         elif f.link_names and parent is None:

@@ -295,12 +295,7 @@ def sidecar_files(path: Path) -> list[Path]:
         agents, others = _folder_listing(path.parent)
     except OSError:
         agents, others = [], frozenset()
-    folder = own / "subagents"
-    try:
-        nested = [p for pattern in ("agent-*.jsonl", "workflows/*/agent-*.jsonl") for p in folder.glob(pattern)
-                  if p.is_file() and stays_in(p, own.resolve(), True)] if own.name in others and folder.is_dir() else []
-    except (OSError, RuntimeError):  # (RuntimeError: a symlink loop)
-        nested = []
+    nested = _sub_agents_in(own) if own.name in others else []
     if path.name.startswith("agent-"):
         return sorted(nested)
     try:
@@ -309,6 +304,29 @@ def sidecar_files(path: Path) -> list[Path]:
     except (OSError, RuntimeError):
         siblings = []
     return sorted(nested) + sorted(siblings)
+
+
+def _sub_agents_in(own: Path) -> list[Path]:
+    """The sub-agent transcripts in a session's own folder (`subagents/agent-*.jsonl` and a
+    workflow run's), none that a symbolic link leads out of the folder."""
+    folder = own / "subagents"
+    try:
+        if not folder.is_dir():
+            return []
+        return [p for pattern in ("agent-*.jsonl", "workflows/*/agent-*.jsonl") for p in folder.glob(pattern)
+                if p.is_file() and stays_in(p, own.resolve(), True)]
+    except (OSError, RuntimeError):  # (RuntimeError: a symlink loop)
+        return []
+
+
+def orphaned_sidecars(own: Path) -> list[Path]:
+    """The sub-agent transcripts of a session's own folder `own` whose session file
+    (`<own>.jsonl`) is gone: nothing reads them with it, so each is a session of its own, which
+    says the session it names (`links`). Claude Code's own context compressions
+    (`agent-acompact-*`, no sub-agent's) are left out, as its reader leaves them out."""
+    if own.with_name(own.name + ".jsonl").exists():
+        return []
+    return sorted(p for p in _sub_agents_in(own) if not p.name.startswith("agent-acompact-"))
 
 
 # folder -> (its mtime, its agent-*.jsonl files, the names of everything else in it)

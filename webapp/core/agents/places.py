@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
 from ..errors import SessionNotFound
-from ..storage import session_of_sidecar, stays_in
+from ..storage import orphaned_sidecars, session_of_sidecar, stays_in
 from . import agents
 from .agent import Agent
 
@@ -108,7 +108,8 @@ def discover(root: str | os.PathLike, within: Iterable[str] = (), skipped: list[
     out its files (see the module's docstring); only under the folders `within` (relative to the
     root) when given. Hidden folders and the folders an agent keeps beside its sessions are not
     entered, and a Claude Code 2.0.x sub-agent transcript beside its session (`session_of_sidecar`)
-    is no session of its own. The folders not entered for their depth are added to `skipped`."""
+    is no session of its own; the sub-agents' transcripts in a session's own folder whose session
+    file is gone (`orphaned_sidecars`) are each one. The folders not entered for their depth are added to `skipped`."""
     return [Path(name) for name in discover_names(root, within, skipped)]
 
 
@@ -153,12 +154,13 @@ def _walk(top: str, inside: Path, depth: int, not_sessions: frozenset[str], foun
                                 not name.startswith("agent-") or session_of_sidecar(Path(p)) is None):
                             found.append(p)
                     elif not name.startswith(".") and name not in not_sessions and e.is_dir(follow_symlinks=False):
-                        if at < depth:
+                        files = files if files is not None else {c.name for c in children}
+                        if name + ".jsonl" not in files and (orphans := orphaned_sidecars(Path(folder, name))):
+                            found.extend(str(p) for p in orphans)  # (a session's own folder, its session gone)
+                        elif at < depth:
                             below.append(join(folder, name))
-                        elif skipped is not None:
-                            files = files if files is not None else {c.name for c in children}
-                            if name + ".jsonl" not in files:  # (a session's own folder: read with it)
-                                skipped.append(join(folder, name))
+                        elif skipped is not None and name + ".jsonl" not in files:  # (else: read with its session)
+                            skipped.append(join(folder, name))
                 except OSError:
                     continue
         level = below

@@ -5,12 +5,14 @@
   `forkedFrom.messageUuid` naming each original (those are `copies`);
 - `claude --resume ID --fork-session` writes the inherited rows again with their original uuids
   and nothing else, after a `mode` line: only the shared uuids tell (a RESUME link);
-- sub-agents' files are read with their session (`reader`), so none is linked here.
+- sub-agents' files are read with their session (`reader`); one whose session is gone is listed
+  alone, every row of it a sidechain's naming its session in `sessionId`: a SUBAGENT link (found,
+  that session reads it already, so `conversations.group` joins it to nothing).
 """
 
 from __future__ import annotations
 
-from ..links import FORK, RESUME, Link, attach_point  # noqa: F401 (no attach point: copies say it all)
+from ..links import FORK, RESUME, SUBAGENT, Link, attach_point  # noqa: F401 (no attach point: copies say it all)
 
 
 def _rows(entry) -> list:
@@ -24,6 +26,9 @@ def _forked_from(row) -> dict | None:
 
 
 def link_of(tree) -> Link | None:
+    session = _sub_agent_of(tree)
+    if session is not None:
+        return Link(SUBAGENT, "sessionId", session)
     last = None
     for e in tree.entries:
         if e.sidechain:
@@ -39,6 +44,16 @@ def link_of(tree) -> Link | None:
     if isinstance(first, dict) and first.get("type") == "mode" and tree.metadata[0][0] == 1:
         return Link(RESUME, "", None)
     return None
+
+
+def _sub_agent_of(tree) -> str | None:
+    """The session a sub-agent's transcript read on its own names: every row of the file's own
+    entries is a sidechain's, and carries that session's id."""
+    rows = [row for e in tree.entries if e.file is None for row in _rows(e)]
+    if not rows or not all(isinstance(row, dict) and row.get("isSidechain") is True for row in rows):
+        return None
+    session = rows[0].get("sessionId")
+    return session if isinstance(session, str) and session else None
 
 
 def copies(child, parent, link: Link) -> dict[str, str | None]:

@@ -156,6 +156,15 @@ def _agent_lines(session: Path, problems: list[Problem]) -> list[tuple[str, list
     return out
 
 
+def _a_sub_agents_own(items: list[tuple[int, dict]]) -> bool:
+    """Whether the file is a sub-agent's transcript read on its own (its session is gone, so it
+    is listed alone): every row of it is a sidechain's. Its entries are then the conversation the
+    file holds, read as a session's (as a Codex sub-agent's rollout is); the session it names is
+    its link (`links.link_of`)."""
+    rows = [obj for _, obj in items if isinstance(obj.get("uuid"), str) and obj.get("type") not in METADATA_TYPES]
+    return bool(rows) and all(obj.get("isSidechain") is True for obj in rows)
+
+
 def _workflow_run(file: str | None) -> str | None:
     """The run a workflow agent's file belongs to (`workflows/<run>/agent-<id>.jsonl`), else None."""
     parts = file.split("/") if file else []
@@ -179,6 +188,7 @@ class _Build:
         self.header = {"type": "session", "version": 3, "id": None, "timestamp": None, "cwd": None,
                        "source": SOURCE}
         summaries = self._summary_lines([*items, *(x for _, lines in agents for x in lines)])
+        self.alone = _a_sub_agents_own(items)
         for line, obj in items:
             self._line(line, obj, summaries)
         for name, lines in agents:  # their line numbers are those of their own file
@@ -225,7 +235,7 @@ class _Build:
             if not agent:
                 self.metadata.append((line, obj))
             return
-        sidechain = agent or obj.get("isSidechain") is True
+        sidechain = agent or obj.get("isSidechain") is True and not self.alone
         ts = obj.get("timestamp") if isinstance(obj.get("timestamp"), str) else ""
         parent = obj.get("parentUuid")
         if t == "assistant":
