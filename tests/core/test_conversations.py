@@ -5,12 +5,14 @@ listing groups the files, and a file whose source is gone says what it names."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
 from samplegen.conversations import main as generate
 from tests.conftest import FIXTURES
+from webapp.core.agents.places import discover
 from webapp.core.catalog import summarize_session
 from webapp.core.context import build_context
 from webapp.core.conversations import group, head_facts, session_of_name
@@ -265,18 +267,42 @@ def test_the_listing_groups_every_conversation_and_names_the_missing_sources(rea
 @pytest.mark.parametrize("agent, child, gone, names, said_last", [
     ("claude-code", "55555555", "aaaaaaaa", "forkedFrom aaaaaaaa-0000-4000-8000-000000000001", "total() returns 0.0 for no items."),
     ("claude-code", "bbbbbbbb", "aaaaaaaa", "forkedFrom aaaaaaaa-0000-4000-8000-000000000001", "Added test_total_empty()."),
+    ("claude-code", "subagents/agent-a1b2c3", "aaaaaaaa", "sessionId aaaaaaaa-0000-4000-8000-000000000001",
+     "checkout.py, invoice.py and the tests call total()."),
+    ("claude-code", "workflows/wf_0001/agent-wf1", "aaaaaaaa", "sessionId aaaaaaaa-0000-4000-8000-000000000001",
+     "Verified: total([]) raises EmptyCart and checkout shows the message."),
     ("codex", "0196b400", "0196b000", "forked_from_id 0196b000-0000-7000-8000-000000000001", "Documented -v in the help text."),
     ("codex", "0196bc00", "0196b000", "parent_thread_id 0196b000-0000-7000-8000-000000000001",
      "Added tests/test_cli.py::test_verbose."),
 ])
-def test_each_shape_whose_source_is_gone_says_what_it_names_in_its_tree_and_the_listing(agent, child, gone, names, said_last):
-    """The SDK fork, the /branch, the legacy Codex fork and the sub-agent's rollout, each without
-    the file it names: the tree and the listing say the reference; the context is what it holds
-    (each copied what it inherits, or, for a sub-agent, never had it)."""
-    left = {k: v for k, v in trees(agent).items() if gone not in k}
+def test_each_shape_whose_source_is_gone_says_what_it_names_in_its_tree_and_the_listing(
+        tmp_path, agent, child, gone, names, said_last):
+    """The SDK fork, the /branch, the legacy Codex fork and the sub-agents' files (Codex's rollout,
+    Claude Code's transcripts under the session's folder, a workflow's among them), each without
+    the file it names: each is listed, the tree and the listing say the reference; the context is
+    what it holds (each copied what it inherits, or, for a sub-agent, never had it). Only the
+    session file is gone: Claude Code's session folder stays, its sub-agents listed alone."""
+    root = tmp_path / agent
+    shutil.copytree(CONV / agent, root)
+    for p in root.rglob(f"*{gone}*.jsonl"):
+        p.unlink()
+    files = discover(root)
+    left = {p.relative_to(root).as_posix(): Session.open(p).tree for p in files}
     tree = join(named(left, child), left)
     assert names in [p.missing for p in tree.joined.parts]
     assert texts(tree, tree.active_leaf)[-1] == said_last and build_context(tree, tree.active_leaf).problems == []
-    files = [p for p in sorted((CONV / agent).rglob("*.jsonl")) if "subagents" not in p.parts and gone not in p.name]
+    grouping = group([head_facts(p, p.relative_to(root).as_posix()) for p in files])
+    assert grouping.missing[named(left, child)] == names
+
+
+def test_a_claude_code_sub_agents_file_whose_session_is_here_is_read_with_it_and_joins_nothing():
+    """Read as its page reads the files beside it, a sub-agent's transcript names its session,
+    which reads it already: neither joined to it again nor said missing, nor taken for it."""
+    folder = CONV / "claude-code" / "-home-ana-projects-shop"
+    files = [*sorted(folder.glob("*.jsonl")), *sorted(folder.rglob("subagents/**/agent-*.jsonl"))]
     grouping = group([head_facts(p, p.name) for p in files])
-    assert grouping.missing[next(p.name for p in files if child in p.name)] == names
+    for agent in ("agent-a1b2c3.jsonl", "agent-wf1.jsonl"):
+        assert grouping.members(agent) == [agent] and agent not in grouping.missing
+    session = "aaaaaaaa-0000-4000-8000-000000000001.jsonl"
+    assert grouping.parent["bbbbbbbb-0000-4000-8000-000000000002.jsonl"] == session
+    assert "agent-a1b2c3.jsonl" not in grouping.members(session)
