@@ -72,3 +72,28 @@ def test_context_at_a_paginated_codex_forks_leaf_reads_its_parent_found_in_anoth
     assert "Make it -v too" not in said
     alone = run_json(capsys, "context", fork, "--json", "--alone")
     assert len(alone["messages"]) == 2  # what the file holds by itself
+
+
+@pytest.mark.parametrize("index", [False, True])
+def test_ls_lists_claude_code_sub_agents_whose_session_is_gone_each_saying_the_session_it_names(capsys, tmp_path, index):
+    """A 2.1 sub-agent's and a workflow agent's transcripts stay in the session's folder when its
+    `<sessionId>.jsonl` is gone: each is then a session of its own, from the files and the index
+    alike; with the session here they are read with it, never listed."""
+    root = tmp_path / "claude-code"
+    shutil.copytree(CONV / "claude-code", root)
+    extra = ["--index", "--db", tmp_path / "c.duckdb"] if index else []
+    folder = root / "-home-ana-projects-shop"
+    nested = [folder / "aaaaaaaa-0000-4000-8000-000000000001" / "subagents" / "agent-a1b2c3.jsonl",
+              folder / "aaaaaaaa-0000-4000-8000-000000000001" / "subagents" / "workflows" / "wf_0001" / "agent-wf1.jsonl"]
+    listed = [r["path"] for r in run_json(capsys, "ls", root, "--json", "--files", *extra)]
+    assert len(listed) == 6 and not set(map(str, nested)) & set(listed)
+    (folder / "aaaaaaaa-0000-4000-8000-000000000001.jsonl").unlink()
+    by_path = {r["path"]: r for r in run_json(capsys, "ls", root, "--json", *extra)}
+    for agent, prompt in zip(nested, ("Find the callers of total()", "Check that total() handles empty carts")):
+        row = by_path[str(agent)]
+        assert row["missing"] == "sessionId aaaaaaaa-0000-4000-8000-000000000001" and row["firstMessage"] == prompt
+    assert len(by_path) == 6  # the two sub-agents, the two forks of the session gone, and the others
+    code, out, err = run(capsys, "ls", root, *extra)
+    assert code == 0, err
+    block = out[out.index(str(nested[1])):]
+    assert block.splitlines()[3] == "    continues a file that is not here: sessionId aaaaaaaa-0000-4000-8000-000000000001"

@@ -86,3 +86,27 @@ def test_serve_without_root_serves_the_agent_folders(home, monkeypatch):
     assert main(["serve"]) == 0
     assert seen["root"] == home and set(seen["within"]) == {".pi/agent/sessions", ".claude/projects",
                                                              ".codex/sessions"}
+
+
+def test_sub_agents_whose_session_is_gone_are_found_and_served_however_deep_they_lie(home):
+    """Claude Code's `<sessionId>/subagents/agent-<id>.jsonl` and a workflow run's
+    `…/subagents/workflows/<run>/agent-<id>.jsonl` are listed once `<sessionId>.jsonl` is gone,
+    never said skipped, and their pages open under `.claude/projects` (one folder deep)."""
+    workflow = ".claude/projects/-tmp/s1/subagents/workflows/wf_1/agent-2.jsonl"
+    (home / workflow).parent.mkdir(parents=True)
+    (home / workflow).write_bytes((home / SUBAGENT).read_bytes())
+    (home / "journal.jsonl").write_bytes(b"{}\n")
+    (home / workflow).with_name("journal.jsonl").write_bytes(b'{"type":"agent_started"}\n')
+    store = SessionStore(home, (".claude/projects",))
+    assert [rel for rel, _, _ in store.list()] == [CLAUDE]
+    with pytest.raises(SessionNotFound):
+        store.resolve(SUBAGENT)  # read with its session, as long as the session is here
+    (home / CLAUDE).unlink()
+    skipped: list[str] = []
+    found = discover(home, [".claude/projects"], skipped)
+    assert [p.relative_to(home).as_posix() for p in found] == [SUBAGENT, workflow] and skipped == []
+    store = SessionStore(home, (".claude/projects",))
+    assert sorted(rel for rel, _, _ in store.list()) == [SUBAGENT, workflow]
+    assert store.resolve(workflow) == home / workflow and store.resolve(SUBAGENT) == home / SUBAGENT
+    with pytest.raises(SessionNotFound):
+        store.resolve(".claude/projects/-tmp/s1/subagents/workflows/wf_1/journal.jsonl")

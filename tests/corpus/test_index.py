@@ -11,6 +11,7 @@ import pytest
 
 import webapp.corpus.db as db
 import webapp.corpus.workers as workers
+from tests.conftest import FIXTURES
 from webapp.corpus.db import Index
 from webapp.corpus.discovery import corpus_files
 from webapp.corpus.extract import COLUMNS, extract
@@ -363,6 +364,20 @@ def test_a_claude_code_2_0_sub_agent_file_beside_its_session_is_no_session_of_it
     orphan = moved.with_name("agent-0rph.jsonl")  # a sub-agent file whose session is gone is listed
     orphan.write_bytes(agent.read_bytes().replace(session_id.encode(), b"no-such-session"))
     assert str(orphan) in [str(p) for p in corpus_files(root)]
+
+
+def test_a_claude_code_2_1_sub_agent_and_workflow_file_whose_session_is_gone_are_indexed_saying_it(tmp_path):
+    root = tmp_path / "projects"
+    shutil.copytree(FIXTURES / "conversations" / "claude-code", root)
+    own = root / "-home-ana-projects-shop" / "aaaaaaaa-0000-4000-8000-000000000001"
+    nested = sorted(str(p) for p in own.rglob("agent-*.jsonl"))
+    assert len(nested) == 2 and not set(nested) & {str(p) for p in corpus_files(root)}  # read with their session
+    own.with_name(own.name + ".jsonl").unlink()
+    assert set(nested) <= {str(p) for p in corpus_files(root)}
+    index = fresh(tmp_path, [root])
+    got = index.cursor().execute(f"SELECT file, link_kind, link_field, link_names, parent_file FROM sessions "
+                                 f"WHERE file IN ({', '.join('?' * len(nested))}) ORDER BY file", nested).fetchall()
+    assert got == [(f, "subagent", "sessionId", "aaaaaaaa-0000-4000-8000-000000000001", None) for f in nested]
 
 
 @pytest.mark.parametrize("where", ["text", "tables"])

@@ -154,3 +154,20 @@ def test_a_second_compact_reads_as_one_line_on_its_page(tmp_path):
     html = client.get("/s/-home-ana-projects-shop/dddddddd-0000-4000-8000-000000000005.jsonl").get_data(as_text=True)
     assert "no problems" in html and "conversation-bar" not in html
     assert re.search(r"\b1 branch\b", html)
+
+
+@pytest.mark.parametrize("agent_file, prompt", [
+    ("subagents/agent-a1b2c3.jsonl", "Find the callers of total()"),
+    ("subagents/workflows/wf_0001/agent-wf1.jsonl", "Check that total() handles empty carts"),
+])
+def test_a_claude_code_sub_agents_page_whose_session_is_gone_says_the_session_it_names(tmp_path, agent_file, prompt):
+    client, root = served(tmp_path, "claude-code")
+    page = f"-home-ana-projects-shop/aaaaaaaa-0000-4000-8000-000000000001/{agent_file}"
+    assert f'href="/s/{page}"' not in client.get("/").get_data(as_text=True)  # read with its session
+    (root / "-home-ana-projects-shop" / "aaaaaaaa-0000-4000-8000-000000000001.jsonl").unlink()
+    index = client.get("/").get_data(as_text=True)
+    assert f'href="/s/{page}"' in index
+    html = client.get(f"/s/{page}").get_data(as_text=True)
+    assert prompt in html
+    assert ('This file continues a file that is not here: <code>sessionId aaaaaaaa-0000-4000-8000-000000000001</code>'
+            in html)

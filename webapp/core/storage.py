@@ -329,16 +329,23 @@ def orphaned_sidecars(own: Path) -> list[Path]:
     return sorted(p for p in _sub_agents_in(own) if not p.name.startswith("agent-acompact-"))
 
 
-def sidecar_depth(parts: tuple[str, ...]) -> int:
-    """How many folders below its session's a file whose path has `parts` may lie, as a sub-agent
-    transcript listed alone (`orphaned_sidecars`): `<sessionId>/subagents/agent-<id>.jsonl` 2,
-    `<sessionId>/subagents/workflows/<run>/agent-<id>.jsonl` 4; 0 for any other path. A URL
-    naming one is as deep as that beyond a session's."""
-    if len(parts) < 3 or not parts[-1].startswith("agent-"):
+def orphan_depth(path: Path) -> int:
+    """How many folders below its session's a sub-agent transcript listed alone
+    (`orphaned_sidecars`) lies: `<sessionId>/subagents/agent-<id>.jsonl` 2,
+    `<sessionId>/subagents/workflows/<run>/agent-<id>.jsonl` 4; 0 for any other file, and for
+    one whose session is here (read with it, it is no session of its own). A URL naming one is
+    that much deeper than a session's."""
+    parts = path.parts
+    if len(parts) < 3 or not path.name.startswith("agent-") or path.name.startswith("agent-acompact-"):
         return 0
     if parts[-2] == "subagents":
-        return 2
-    return 4 if len(parts) >= 5 and parts[-3] == "workflows" and parts[-4] == "subagents" else 0
+        depth = 2
+    elif len(parts) >= 5 and parts[-3] == "workflows" and parts[-4] == "subagents":
+        depth = 4
+    else:
+        return 0
+    own = path.parents[depth - 1]
+    return 0 if own.with_name(own.name + ".jsonl").exists() else depth
 
 
 # folder -> (its mtime, its agent-*.jsonl files, the names of everything else in it)

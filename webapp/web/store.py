@@ -24,7 +24,7 @@ from ..core.catalog import SessionSummary, summarize_session
 from ..core.conversations import Facts, head_facts, link_of
 from ..core.errors import SessionError, SessionNotFound
 from ..core.session import Session
-from ..core.storage import fs_name, sidecar_depth, url_name
+from ..core.storage import fs_name, orphan_depth, url_name
 from .joined_session import JoinedSession, join, members_of, name_holds, neighbours
 
 
@@ -126,7 +126,7 @@ class SessionStore:
             or rel.startswith(("/", "\\"))
             or "\\" in rel
             or any(p in ("..", ".") or ":" in p or "\x00" in p for p in parts)
-            or len(parts) > self.max_parts + sidecar_depth(parts)
+            or len(parts) > self.max_parts + orphan_depth(self.root / rel)
             or not rel.endswith(".jsonl")
             or (self.within and not any(PurePosixPath(rel).is_relative_to(w) for w in self.within))
         ):
