@@ -76,6 +76,15 @@
   });
   document.addEventListener("htmx:sendError", () => toast("The server did not answer: is session-tree still running?"));
 
+  // The index's filter asks with the fields that say something: an empty field means "any",
+  // and the address it leaves in the history (a link a person shares) should not list them.
+  document.addEventListener("htmx:configRequest", (evt) => {
+    if (evt.detail.verb !== "get" || !evt.detail.elt.closest("form.filter")) return;
+    for (const [name, value] of [...evt.detail.formData.entries()]) {
+      if (value === "") delete evt.detail.parameters[name];
+    }
+  });
+
   document.addEventListener("DOMContentLoaded", () => {
     if (!G.layoutEl()) return;
     G.applyOverlay(); // first: the first view takes in the bands it draws

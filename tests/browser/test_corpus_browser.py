@@ -20,6 +20,7 @@ def test_search_every_session_from_the_index_page_and_open_a_hit(live_server, pa
     for text in page.locator(".corpus-hits li.hit .sub").all_inner_texts():
         assert " user" in text
     expect(page).to_have_url(re.compile(r"role=user"))
+    assert "agent=" not in page.url and "project=" not in page.url  # the empty fields ("any") are left out
     href = hits.first.locator("a.hit-open").get_attribute("href")
     hits.first.locator("a.hit-open").click()
     expect(page).to_have_url(re.compile(re.escape(href.split("?")[0]) + r"\?node="))
