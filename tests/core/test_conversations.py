@@ -19,6 +19,7 @@ from webapp.core.conversations import group, head_facts, session_of_name
 from webapp.core.entries import content_text
 from webapp.core.joined import join
 from webapp.core.session import Session
+from webapp.core.timeline import timeline
 
 CONV = FIXTURES / "conversations"
 
@@ -158,6 +159,8 @@ def test_the_context_at_a_sub_agents_last_entry_is_its_own_run_from_its_prompt()
             node = kids[-1]
         got = build_context(tree, node)
         assert got.sources[0].id == start and all(e.sidechain for e in got.sources)
+        points = timeline(tree, node)  # the context's turns over its path: the sub-agent's only
+        assert points and all(p.entry.sidechain for p in points)
         assert got.messages[0]["role"] == "user"
         if prompt:
             assert texts(tree, node)[0] == prompt

@@ -171,3 +171,13 @@ def test_a_claude_code_sub_agents_page_whose_session_is_gone_says_the_session_it
     assert prompt in html
     assert ('This file continues a file that is not here: <code>sessionId aaaaaaaa-0000-4000-8000-000000000001</code>'
             in html)
+
+
+def test_the_context_at_a_sub_agents_entry_is_its_own_conversation_from_its_prompt(tmp_path):
+    client, _ = served(tmp_path, "claude-code")
+    page = "-home-ana-projects-shop/aaaaaaaa-0000-4000-8000-000000000001.jsonl"
+    last = "000000a5-0000-4000-8000-000000000002"  # the Task's run (subagents/agent-a1b2c3.jsonl), its reply
+    html = " ".join(fragment(client, f"/s/{page}/-/panel/context?node={last}").split())
+    assert "the model sees every message from the sub-agent's prompt" in html
+    assert "Find the callers of total()" in html  # its prompt
+    assert "Why does checkout fail for empty carts?" not in html  # the calling session's first prompt

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .context import build_context
+from .context import build_context, own_path
 from .entries import COMPACTION, MESSAGE, Entry
 from .messages import entry_messages, estimate_message_tokens
 from .tokens import TokenCount, context_tokens, entry_cost, usage_tokens
@@ -77,8 +77,9 @@ def timeline(tree: SessionTree, leaf_id: str | None) -> list[Point]:
 
     One walk of the path: each point's count is what `context_tokens(build_context(...))` gives
     at its entry (the tests hold it to that), made from running sums instead of building the
-    context anew at every turn, which on a path of a thousand entries took seconds."""
-    path = tree.path(leaf_id)
+    context anew at every turn, which on a path of a thousand entries took seconds. A sub-agent's
+    path is its own run (`own_path`), as its context is."""
+    path = own_path(tree.path(leaf_id))
     ends = dict(turn_ends(path))
     first_usage = next((e for e in path if usage_tokens(e) is not None), None)
     overhead = context_tokens(build_context(tree, first_usage.id)).overhead if first_usage else 0
