@@ -50,6 +50,7 @@ BATCH_FILES = 64  # files written to the database in one transaction (a build re
 # A build reading more than this is read by worker processes, one per core, while this process
 # writes what they hand back (`workers.py`); a smaller one is read here (starting workers costs more).
 POOL_BYTES = 16 << 20
+AUDIT_NICE = 10  # how much lower the audits' worker runs than the build (`_build_later`)
 MEMORY_MB = 512  # the most memory the index's DuckDB keeps (`Index.__init__`)
 # A file whose size and mtime are those of the last build is unchanged without reading it,
 # unless its mtime was this close to that build (a rewrite within the file system's clock tick
@@ -503,7 +504,10 @@ class Index:
         each written a batch at a time (until `stop` is set: the rest is still listed, for the next
         build). On a big build both are made at once: the audits (a
         worker's work) by a worker of their own, in a thread, while this one writes the text (the
-        writer's work: the text index tokenizes every word), which search waits for."""
+        writer's work: the text index tokenizes every word), which search waits for. That worker
+        runs at a lower priority (AUDIT_NICE): the text's stage is bound by this process, so the
+        audits take the CPU it leaves, not the CPU of the workers making the text (made after the
+        text, on both cores, the audits made the whole build a third longer)."""
         from .later import AuditJob, TextJob, audits_of, texts_of
 
         cur = self.cursor()
@@ -543,7 +547,7 @@ class Index:
                     return
                 # one worker of its own: the text's batches (which the writer waits for) are never
                 # queued behind an audit, and the audits use what the text leaves of the cores
-                with _pool(1, least=1) as own:
+                with _pool(1, least=1, nice=AUDIT_NICE) as own:
                     stage(audit_jobs, audits_of, self._write_audits, "audits_done", own)
             except BaseException as exc:  # (raised in this thread once the text is written)
                 failed.append(exc)

@@ -6,6 +6,7 @@ that the rows waiting to be written stay small beside a server's memory."""
 from __future__ import annotations
 
 import multiprocessing
+import os
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -23,14 +24,16 @@ J = TypeVar("J")
 
 
 @contextmanager
-def pool(workers: int, least: int = 2) -> Iterator[ProcessPoolExecutor | None]:
+def pool(workers: int, least: int = 2, nice: int = 0) -> Iterator[ProcessPoolExecutor | None]:
     """`workers` processes (None for fewer than `least`: the work is done here). forkserver: they
     are forked from a clean process, never from this one's threads (nothing preloaded there: it
-    would be imported from its working folder's sys.path)."""
+    would be imported from its working folder's sys.path). `nice`: they run at that much lower a
+    priority (work that should take only the CPU the rest leaves)."""
     if workers < least:
         yield None
         return
-    got = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver"))
+    got = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver"),
+                              initializer=os.nice if nice else None, initargs=(nice,) if nice else ())
     try:
         yield got
     finally:  # (a build stopped early: the batches not begun are not made)
