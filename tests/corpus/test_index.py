@@ -428,7 +428,7 @@ def _big_build_here(monkeypatch) -> None:
 
     monkeypatch.setattr("webapp.corpus.db.POOL_BYTES", 0)
     monkeypatch.setattr("os.cpu_count", lambda: 2)
-    monkeypatch.setattr(db, "_pool", lambda workers, least=2: contextlib.nullcontext(object()))
+    monkeypatch.setattr(db, "_pool", lambda workers, least=2, nice=0: contextlib.nullcontext(object()))
     monkeypatch.setattr(db, "in_workers", lambda pool, groups, fn, args, size, stop=None: ((g, fn(args(g))) for g in groups))
 
 

@@ -143,7 +143,7 @@ def test_the_pages_say_what_is_still_coming_while_a_big_build_makes_the_text_and
 
     monkeypatch.setattr("webapp.corpus.db.POOL_BYTES", 0)
     monkeypatch.setattr("os.cpu_count", lambda: 2)
-    monkeypatch.setattr(db, "_pool", lambda workers, least=2: contextlib.nullcontext(object()))
+    monkeypatch.setattr(db, "_pool", lambda workers, least=2, nice=0: contextlib.nullcontext(object()))
     monkeypatch.setattr(db, "in_workers", here)
     monkeypatch.setattr(service, "SMALL_BYTES", 0)  # (a page does not wait for it)
     app = create_app(tmp_path, CORPUS_DB=tmp_path / "c.duckdb")

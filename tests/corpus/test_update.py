@@ -58,7 +58,13 @@ def test_a_grown_session_is_written_without_arrow_and_gives_the_rows_of_a_fresh_
     other.build([root])
     for t in COLUMNS:
         assert rows(index, t) == rows(other, t), t
+    # the text index's rows too: the tips the growth moved (`update_doc_tips`) are a fresh build's
+    docs = "SELECT file, entry_id, leaf_id, line FROM docs ORDER BY file, line"
+    assert index.text.execute(docs).fetchall() == other.text.execute(docs).fetchall()
     assert content_matches(text_path(db), "zanzibar") == [str(path)]
+    # a phrase is asked of the entries' words (the per-session words keep no positions)
+    assert content_matches(text_path(db), '"zanzibar question"') == [str(path)]
+    assert content_matches(text_path(db), '"question zanzibar"') == []
 
 
 def test_the_index_page_filter_asks_one_row_per_session_kept_up_to_date(home, tmp_path):

@@ -37,7 +37,7 @@ from .lab_tables import refresh_lab_tables
 from .schema import SCHEMA_VERSION, TABLES, duckdb_ddl
 from .sql import IndexUnavailable, default_db_path, held_by, lock_down, open_failure
 from .stamps import stamps
-from .text import add_docs, connect as text_connect, drop_file, fill_sessions_text, text_path
+from .text import add_docs, connect as text_connect, drop_file, fill_sessions_text, text_path, update_doc_tips
 from . import tuples
 from .tuples import FILES_TYPES, Rows, as_rows, insert_rows, update_tips
 from .workers import batches, in_workers, pool as _pool
@@ -462,8 +462,7 @@ class Index:
                     drop_file(self.text, job.file, job.from_line)
             for job, done in read:
                 if done.tips:
-                    self.text.executemany("UPDATE docs SET leaf_id = ? WHERE file = ? AND entry_id = ?",
-                                          [(leaf, job.file, entry) for entry, leaf in done.tips])
+                    update_doc_tips(self.text, job.file, done.tips)
 
     @contextmanager
     def _both(self, cur):
@@ -749,8 +748,7 @@ class Index:
                 if job.known:
                     drop_file(self.text, job.file, job.from_line)
                 if got is not None and got.tips:
-                    self.text.executemany("UPDATE docs SET leaf_id = ? WHERE file = ? AND entry_id = ?",
-                                          [(leaf, job.file, entry) for entry, leaf in got.tips])
+                    update_doc_tips(self.text, job.file, got.tips)
                 if got is not None:
                     add_docs(self.text, got.docs)
         except BaseException as exc:
