@@ -80,7 +80,10 @@ def _macros() -> list[str]:
         "lambda b: coalesce(b IS NOT NULL AND starts_with(b.type::VARCHAR, '\"'), false))), true)",
         "CREATE OR REPLACE MACRO has_calls(bl) AS coalesce(list_contains(list_transform(bl, lambda b: b.type::VARCHAR), "
         "'\"toolCall\"'), false)",
-        "CREATE OR REPLACE MACRO jstr(x) AS CASE WHEN starts_with(x, '\"') THEN json_extract_string(x, '$') END",
+        # a string's value from its JSON text as DuckDB writes it (an escape is written with a
+        # backslash, nothing else is: the text between the quotes is the value)
+        "CREATE OR REPLACE MACRO jstr(x) AS CASE WHEN starts_with(x, '\"') THEN CASE WHEN contains(x, '\\') "
+        "THEN json_extract_string(x, '$') ELSE x[2:-2] END END",
         "CREATE OR REPLACE MACRO is_str(x) AS coalesce(starts_with(x, '\"'), false)",
     ]
 
@@ -250,21 +253,23 @@ WITH b AS (
         FROM entries WHERE has_calls) u
   WHERE u.b.type::VARCHAR = '"toolCall"'
 ), c AS (
-  SELECT *, CASE WHEN starts_with(f[4], '{{') THEN json_extract(f[4], [{arg_paths}])::VARCHAR[] END AS a
+  SELECT *, CASE WHEN starts_with(f[4], '{{') THEN json_extract(f[4], [{arg_paths}])::VARCHAR[] END AS a,
+    jstr(f[3]) AS name  -- (once: a CASE on it compares it with each tool's name)
   FROM b
 ), d AS (
   SELECT *,
     CASE WHEN a IS NULL OR NOT is_str(f[3]) THEN {{'kind': 'other', 'target': NULL}}
-         ELSE CASE jstr(f[3]) {' '.join(whens)} ELSE {{'kind': 'other', 'target': NULL}} END END AS action
+         ELSE CASE name {' '.join(whens)} ELSE {{'kind': 'other', 'target': NULL}} END END AS action
   FROM c
 )
 SELECT fileno, line, entry_id, role, idx,
   (f[2] IS NULL OR is_str(f[2])) AND (f[3] IS NULL OR is_str(f[3])) AS sound,
-  coalesce((starts_with(f[4], '{{') OR starts_with(f[4], '['))
-    AND strlen(f[4]) - strlen(replace(replace(f[4], '{{', ''), '[', '')) > 90  -- (an upper bound, counted first)
-    AND strlen(json_structure(f[4])) - strlen(replace(replace(json_structure(f[4]), '{{', ''), '[', '')) > 90,
-    false) AS deep,
-  coalesce(jstr(f[2]), '') AS id, jstr(f[3]) AS name, action.kind AS kind, action.target AS target,
+  -- (an upper bound counted first, in a CASE: an AND would make every call's structure)
+  coalesce(CASE WHEN (starts_with(f[4], '{{') OR starts_with(f[4], '['))
+                     AND strlen(f[4]) - strlen(replace(replace(f[4], '{{', ''), '[', '')) > 90
+                THEN strlen(json_structure(f[4])) - strlen(replace(replace(json_structure(f[4]), '{{', ''), '[', '')) > 90
+                END, false) AS deep,
+  coalesce(jstr(f[2]), '') AS id, name, action.kind AS kind, action.target AS target,
   CASE WHEN action.kind = 'python' THEN a END AS args
 FROM d
 """
