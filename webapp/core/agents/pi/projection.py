@@ -157,11 +157,15 @@ SELECT fileno, line, CASE WHEN k IS NULL THEN 2 ELSE 0 END AS kind,
       ({k['message.role']} IS NULL OR ({k['message.role']} = 'VARCHAR' AND role <> 'hookMessage'))
       AND ({k['message.toolCallId']} IS NULL OR {k['message.toolCallId']} = 'VARCHAR')
       AND blocks_ok(blocks)
-      AND (NOT assistant OR (key_ok({k['message.model']}) AND {usage_ok}
-           AND coalesce({k['message.usage.estimated']}, 'NULL') IN ('NULL', 'BOOLEAN')
-           AND coalesce({k['message.usage.cost.total']}, '') <> 'BOOLEAN'))
-      AND (NOT result OR (key_ok({k['message.toolName']}) AND coalesce({k['message.isError']}, 'NULL') IN ('NULL', 'BOOLEAN')
-           AND coalesce({k['message.usage.cost.total']}, '') <> 'BOOLEAN'))
+      -- (a reply's fields and a tool result's are checked in a CASE, on those lines alone: both
+      -- sides of an OR are worked out on every line)
+      AND CASE WHEN assistant THEN key_ok({k['message.model']}) AND {usage_ok}
+                 AND coalesce({k['message.usage.estimated']}, 'NULL') IN ('NULL', 'BOOLEAN')
+                 AND coalesce({k['message.usage.cost.total']}, '') <> 'BOOLEAN'
+               WHEN result THEN key_ok({k['message.toolName']})
+                 AND coalesce({k['message.isError']}, 'NULL') IN ('NULL', 'BOOLEAN')
+                 AND coalesce({k['message.usage.cost.total']}, '') <> 'BOOLEAN'
+               ELSE true END
     WHEN 'custom_message' THEN blocks_ok(blocks) AND NOT has_calls(blocks)
     WHEN 'compaction' THEN {k['replacementHistory']} IS NULL AND {summary_ok}
     WHEN 'branch_summary' THEN {summary_ok}
