@@ -1,6 +1,7 @@
 """pi's lines as entry rows, in one SQL projection that DuckDB runs over a batch of files
-(`corpus.lines.lines_table`, run by `corpus.columns`): every JSON line parsed once in C++, outside
-the GIL, each field the corpus tables hold taken out in bulk, as pi's reader (`reader.PiReader`,
+(`corpus.lines.lines_table`, run by `corpus.columns`): every JSON line parsed in C++ (for its
+fields' types, then for their values and its content blocks), outside the GIL, each field the
+corpus tables hold taken out in bulk, as pi's reader (`reader.PiReader`,
 the core's `entries`) reads it from the same line. It lives in pi's room because it is pi's
 vocabulary: the SQL is text here (no DuckDB imported), the registry names it (`Agent.projection`).
 
@@ -180,8 +181,9 @@ SELECT fileno, line, CASE WHEN k IS NULL THEN 2 ELSE 0 END AS kind,
   CASE WHEN {k['parentId']} = 'VARCHAR' AND {v['parentId']} <> '' THEN {v['parentId']} END AS parent_id,
   {k['parentId']} IS NULL AS chained,
   type, CASE WHEN type = 'message' THEN role END AS role,
+  -- (an offset in microseconds is beyond an INTEGER's range)
   epoch_us(naive) + CASE WHEN pi_time THEN 0 ELSE coalesce(rpad(ts.f, 6, '0')::BIGINT, 0) END
-    - offset_s * 1000000 AS time_us,
+    - offset_s::BIGINT * 1000000 AS time_us,
   CASE WHEN assistant AND {k['message.model']} = 'VARCHAR' THEN {v['message.model']}
        WHEN type = 'model_change' AND {k['modelId']} = 'VARCHAR' THEN {v['modelId']} END AS model,
   -- (a reply's usage is read where `message.usage` is an object: where it is not, none of its
