@@ -125,3 +125,48 @@ def test_a_line_the_projection_might_read_otherwise_sends_its_file_to_the_seam(t
                      b'{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-02T03:04:06.000Z",'
                      b'"message":{"role":"user","content":"hello"}}\n' + line + b"\n")
     assert check([path], 0) == [False]
+
+
+_REPLY = (b'{"type":"message","id":"x1","parentId":"a1","timestamp":"2026-01-02T03:04:07.000Z",'
+          b'"message":{"role":"assistant","content":[')
+_USER = b'{"type":"message","id":"x1","parentId":"a1","timestamp":"%s","message":{"role":"user","content":"d"}}'
+
+
+@pytest.mark.parametrize("line, projected", [
+    (_USER % b"2026-02-30T03:04:06.000Z", False),  # pi's form of a time, a day no month has
+    (_USER % b"0999-01-02T03:04:06.000Z", False),  # a year before 1000
+    (_USER % b"2026-12-31T23:59:60.000Z", False),  # a leap second Python does not read
+    (_USER % b"2026-01-02T05:04:06.123456+02:00", True),  # another form: an offset of hours, microseconds
+    (_USER % b"2026-01-02T03:04:06Z", True),
+    (b'{"type":"message","id":"x\\u0031","parentId":"a\\u0031","message":{"role":"user","content":"d"}}', True),
+    (_REPLY + b'{"type":"toolCall","id":null,"name":"bash","arguments":{"command":"ls"}}]}}', False),
+    (_REPLY + b'{"type":"toolCall","name":"bash","arguments":{"command":"ls"}}]}}', True),
+    (_REPLY + b'{"type":"toolCall","id":"c1","arguments":{"command":"ls"}}]}}', True),
+    (_REPLY + b'{"type":"toolCall","id":"c1","name":"ba\\u0073h","arguments":{"command":"l\\u0073"}}]}}', True),
+    (_REPLY + b'{"type":"text","text":"hi"},{"type":"toolCall","id":"c1","name":"bash",'
+              b'"arguments":{"command":["ls","-l"]}}]}}', True),
+    (_REPLY + b'{"text":"hi"}]}}', False),
+    (_REPLY + b'"hi"]}}', False),
+    (b'{"type":"message","id":"x1","parentId":"a1","message":{"content":"d"}}', True),
+    (b'{"type":"message","id":"x1","parentId":"a1"}', True),
+    (b'{"type":"message","id":"x1","parentId":"a1","message":{"role":"assistant","content":[],"usage":5}}', True),
+    (b'{"type":"message","id":"x1","parentId":"a1","message":{"role":"assistant","content":[],'
+     b'"usage":{"input":"5","output":2,"totalTokens":7}}}', True),
+    (b'{"type":"custom_message","id":"x1","parentId":"a1","customType":"c",'
+     b'"content":[{"type":"toolCall","id":"c1","name":"bash","arguments":{}}]}', False),
+    (b'{"type":"compaction","id":"x1","parentId":"a1","summary":"s","tokensBefore":5,"usage":{},'
+     b'"details":{"usage":{"cost":{"total":2.5}}}}', True),
+], ids=["no-such-day", "year-999", "leap-second", "offset-micro", "no-fraction", "escaped-ids", "call-id-null",
+        "call-id-absent", "call-name-absent", "call-name-escaped", "call-args-list", "block-without-type",
+        "block-not-object", "no-role", "no-message", "usage-not-object", "usage-string", "custom-message-call",
+        "compaction-usage-empty"])
+def test_a_line_each_way_of_reading_it_gives_the_oracles_rows(tmp_path, line, projected):
+    # each thing the projection reads a second way (a time in pi's form or another, a string with
+    # an escape, a call's id or name null or absent, a block that is not one, a message without its
+    # role, fields only some lines hold): the projection reads the file, or leaves it to the seam,
+    # and either way its rows are the oracle's
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b'{"type":"session","version":3,"id":"s","timestamp":"2026-01-02T03:04:05.000Z","cwd":"/p"}\n'
+                     b'{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-02T03:04:06.000Z",'
+                     b'"message":{"role":"user","content":"hello"}}\n' + line + b"\n")
+    assert check([path], 0) == [projected]

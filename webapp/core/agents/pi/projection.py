@@ -1,6 +1,7 @@
 """pi's lines as entry rows, in one SQL projection that DuckDB runs over a batch of files
-(`corpus.lines.lines_table`, run by `corpus.columns`): every JSON line parsed once in C++, outside
-the GIL, each field the corpus tables hold taken out in bulk, as pi's reader (`reader.PiReader`,
+(`corpus.lines.lines_table`, run by `corpus.columns`): every JSON line parsed in C++ (for its
+fields' types, then for their values and its content blocks), outside the GIL, each field the
+corpus tables hold taken out in bulk, as pi's reader (`reader.PiReader`,
 the core's `entries`) reads it from the same line. It lives in pi's room because it is pi's
 vocabulary: the SQL is text here (no DuckDB imported), the registry names it (`Agent.projection`).
 
@@ -16,30 +17,47 @@ is `suspect`: it is parsed again by orjson, and the file goes to the seam if tha
 
 from __future__ import annotations
 
+import json
 from functools import cache
 
 from ...entry_types import REQUIRED_FIELDS
 from ..tools import action_tables
 
-# The JSON paths whose type is read from each line (`json_type`), and those whose value is (as
-# text: a string's value, any other value's JSON; `json_extract_string`), in the order of the
-# lists DuckDB extracts them into, each with one parse of the line.
-_REQUIRED = sorted({f for fields in REQUIRED_FIELDS.values() for f in fields} - {"message", "modelId", "targetId", "usage"})
+# The JSON paths whose type is read from every line (`json_type`, in the order of the list DuckDB
+# extracts them into), and those whose value is (as text: a string's value, any other value's
+# JSON, as `json_extract_string` gives them), each with one parse of the line; the types of the
+# fields only lines other than messages hold are read from those lines alone (OTHER_TYPED). Each
+# path looked up costs about a fifth of a parse.
 _USAGE = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
-TYPED = ("type", "id", "parentId", "timestamp", "message", "message.role", "message.model", "message.toolName",
-         "message.toolCallId", "message.isError", "message.content", "message.usage",
-         *(f"message.usage.{k}" for k in (*_USAGE, "estimated", "cost.total")),
-         "modelId", "targetId", "usage", "usage.cost.total", "details.usage.cost.total", "tokensBefore", "tokensAfter",
-         "replacementHistory", *_REQUIRED)
-VALUED = ("type", "id", "parentId", "timestamp", "message.role", "message.model", "message.toolName",
-          "message.toolCallId", "message.isError", "message.stopReason", "message.content", "content",
-          *(f"message.usage.{k}" for k in (*_USAGE, "estimated", "cost.total")),
-          "modelId", "targetId", "usage.cost.total", "details.usage.cost.total", "tokensBefore", "tokensAfter")
-_K = {p: f"k[{i + 1}]" for i, p in enumerate(TYPED)}  # (DuckDB's lists count from 1)
-_S = {p: f"s[{i + 1}]" for i, p in enumerate(VALUED)}
+TYPED = ("type", "id", "parentId", "timestamp", "message.role", "message.model", "message.toolName",
+         "message.toolCallId", "message.isError", *(f"message.usage.{k}" for k in (*_USAGE, "estimated", "cost.total")))
+VALUED = (*TYPED[:-7], "message.stopReason", *TYPED[-7:])
+OTHER_VALUED = ("modelId", "targetId", "usage.cost.total", "details.usage.cost.total", "tokensBefore", "tokensAfter")
+OTHER_TYPED = (*OTHER_VALUED, "usage", "replacementHistory",
+               *sorted({f for fields in REQUIRED_FIELDS.values() for f in fields} - {"message", *OTHER_VALUED}))
+# The values come out of one `json_transform` into a struct of VARCHAR (which reads a value as
+# `json_extract_string` does, the first of two equal keys too), with the content blocks of a
+# message (or a custom message), each block's fields as JSON text: the blocks come out of the
+# same parse as a list, the content is never copied as text (only a call's arguments are).
+_BLOCKS = [{"type": "JSON", "id": "JSON", "name": "JSON", "arguments": "JSON"}]
+
+
+def _values_shape() -> str:
+    shape: dict = {"message": {"content": _BLOCKS}, "content": _BLOCKS}
+    for path in (*VALUED, *OTHER_VALUED):
+        *parents, name = path.split(".")
+        node = shape
+        for parent in parents:
+            node = node.setdefault(parent, {})
+        node[name] = "VARCHAR"
+    return json.dumps(shape, separators=(",", ":"))
+
+
 # An ISO-8601 time as `datetime.fromisoformat` reads it and this projection does too; another
-# string (a date alone, a week date) is left to the seam.
+# string (a date alone, a week date) is left to the seam. The form pi writes (milliseconds, UTC)
+# is told by a pattern without groups and read by `strptime`, at a quarter of the cost of `_TIME`.
 _TIME = r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?(Z|[+-]\d{2}:\d{2})?"
+_PI_TIME = r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z"
 # JSON that DuckDB reads and orjson refuses, looked for cheaply (a substring, not a pattern: a
 # pattern with digits in it cost as much as the parse): NaN, Infinity, a comma before a closing
 # bracket, nesting deeper than orjson reads (1,024; more than DEEP brackets in a line). A number
@@ -59,12 +77,14 @@ def _macros() -> list[str]:
         "CREATE OR REPLACE MACRO key_ok(t) AS t IS NULL OR t IN ('NULL', 'VARCHAR')",
         # content blocks as `fields.message_ok` wants them: each an object with a string type
         # (a bare value, which the seam reads as text, is left to it too)
-        "CREATE OR REPLACE MACRO blocks_of(c) AS json_transform(c, '[{\"type\":\"JSON\"}]')",
         "CREATE OR REPLACE MACRO blocks_ok(bl) AS bl IS NULL OR coalesce(list_bool_and(list_transform(bl, "
         "lambda b: coalesce(b IS NOT NULL AND starts_with(b.type::VARCHAR, '\"'), false))), true)",
         "CREATE OR REPLACE MACRO has_calls(bl) AS coalesce(list_contains(list_transform(bl, lambda b: b.type::VARCHAR), "
         "'\"toolCall\"'), false)",
-        "CREATE OR REPLACE MACRO jstr(x) AS CASE WHEN starts_with(x, '\"') THEN json_extract_string(x, '$') END",
+        # a string's value from its JSON text as DuckDB writes it (an escape is written with a
+        # backslash, nothing else is: the text between the quotes is the value)
+        "CREATE OR REPLACE MACRO jstr(x) AS CASE WHEN starts_with(x, '\"') THEN CASE WHEN contains(x, '\\') "
+        "THEN json_extract_string(x, '$') ELSE x[2:-2] END END",
         "CREATE OR REPLACE MACRO is_str(x) AS coalesce(starts_with(x, '\"'), false)",
     ]
 
@@ -76,10 +96,12 @@ def entries_sql() -> str:
     damaged), whether it is `plain` and `suspect`, and the entry's columns as the seam reads them
     (its facts, its `entries` table columns). A line without `parentId` (pi v1) is `chained` to
     the entry before it (Python links it), and one without `id` is named by its line, as
-    `PiReader.entry` does."""
-    k, v = _K, _S
-    typed = ", ".join(f"'$.{p}'" for p in TYPED)
-    valued = ", ".join(f"'$.{p}'" for p in VALUED)
+    `PiReader.entry` does. A message with tool calls keeps its content `blocks` for `calls_sql`
+    (and its content's JSON where a call's id or name is null or absent, which the blocks do not
+    tell apart)."""
+    k = {**{p: f"k[{i + 1}]" for i, p in enumerate(TYPED)}, **{p: f"ok[{i + 1}]" for i, p in enumerate(OTHER_TYPED)}}
+    v = {p: "s." + ".".join(f'"{name}"' for name in p.split(".")) for p in (*VALUED, *OTHER_VALUED)}
+    typed, other_typed = (", ".join(f"'$.{p}'" for p in paths) for paths in (TYPED, OTHER_TYPED))
     usage_ok = " AND ".join(f"coalesce({k[f'message.usage.{u}']}, '') NOT IN ('DOUBLE', 'BOOLEAN') "
                             f"AND int_ok({k[f'message.usage.{u}']}, {v[f'message.usage.{u}']})" for u in _USAGE)
     ints = {u: f"as_int({k[f'message.usage.{u}']}, {v[f'message.usage.{u}']})" for u in _USAGE}
@@ -92,47 +114,59 @@ def entries_sql() -> str:
         for kind, fields in REQUIRED_FIELDS.items() if kind != "message" and fields)
     return f"""
 WITH x AS (
-  SELECT fileno, line, j,
-    CASE WHEN starts_with(j, '{{') THEN try(json_type(j, [{typed}])) END AS k,
-    CASE WHEN starts_with(j, '{{') THEN try(json_extract_string(j, [{valued}])) END AS s
-  FROM (SELECT fileno, line, try(decode(raw)) AS j FROM lines WHERE line > 1)
+  SELECT fileno, line, j, k, CASE WHEN k IS NOT NULL THEN json_transform(j, '{_values_shape()}') END AS s
+  FROM (SELECT *, CASE WHEN starts_with(j, '{{') THEN try(json_type(j, [{typed}])) END AS k
+        FROM (SELECT fileno, line, try(decode(raw)) AS j FROM lines WHERE line > 1))
 ), y AS (
-  SELECT fileno, line, k, s,
+  SELECT fileno, line, j, k, s,
     CASE WHEN {k['type']} = 'VARCHAR' THEN {v['type']} END AS type,
     CASE WHEN {k['message.role']} = 'VARCHAR' THEN {v['message.role']} END AS role,
     contains(j, 'NaN') OR contains(j, 'Infinity') OR contains(j, ',]') OR contains(j, ',}}')
-      OR (strlen(j) > {2 * DEEP} AND strlen(j) - strlen(replace(replace(j, '{{', ''), '[', '')) > {DEEP}) AS suspect,
-    CASE WHEN {k['message.content']} = 'ARRAY' AND {k['type']} = 'VARCHAR' AND {v['type']} = 'message'
-         THEN blocks_of({v['message.content']})
-         WHEN {k['content']} = 'ARRAY' AND {k['type']} = 'VARCHAR' AND {v['type']} = 'custom_message'
-         THEN blocks_of({v['content']}) END AS blocks,
-    CASE WHEN {k['timestamp']} = 'VARCHAR'
-         THEN regexp_extract({v['timestamp']}, '^{_TIME}$', ['y', 'mo', 'd', 'h', 'mi', 's', 'f', 'z']) END AS ts
+      OR CASE WHEN strlen(j) > {2 * DEEP} THEN strlen(j) - strlen(replace(replace(j, '{{', ''), '[', '')) > {DEEP} END
+      AS suspect,  -- (a CASE counts the brackets of long lines alone: an AND would count every line's)
+    CASE WHEN {k['timestamp']} = 'VARCHAR' THEN {v['timestamp']} END AS time
   FROM x
 ), z AS (
   SELECT *,
-    CASE WHEN ts.y <> '' THEN try_strptime(ts.y || '-' || ts.mo || '-' || ts.d || 'T' || ts.h || ':' || ts.mi
+    -- (a message's `message` is there where its role is; the fields only other lines hold)
+    CASE WHEN type IS DISTINCT FROM 'message' THEN NULL WHEN {k['message.role']} IS NOT NULL THEN false
+         ELSE json_type(j, '$.message') IS NULL END AS no_message,
+    CASE WHEN type <> 'message' THEN json_type(j, [{other_typed}]) END AS ok,
+    CASE WHEN type = 'message' THEN s.message.content WHEN type = 'custom_message' THEN s.content END AS blocks,
+    regexp_full_match(time, '{_PI_TIME}') AS pi_time,
+    CASE WHEN NOT pi_time THEN regexp_extract(time, '^{_TIME}$', ['y', 'mo', 'd', 'h', 'mi', 's', 'f', 'z']) END AS ts
+  FROM y
+), t AS (
+  SELECT *,
+    CASE WHEN pi_time THEN try_strptime(time, '%Y-%m-%dT%H:%M:%S.%gZ')
+         WHEN ts.y <> '' THEN try_strptime(ts.y || '-' || ts.mo || '-' || ts.d || 'T' || ts.h || ':' || ts.mi
                                            || ':' || ts.s, '%Y-%m-%dT%H:%M:%S') END AS naive,
-    CASE WHEN ts.z IN ('', 'Z') THEN 0 ELSE (CASE WHEN starts_with(ts.z, '-') THEN -1 ELSE 1 END)
+    CASE WHEN pi_time OR ts.z IN ('', 'Z') THEN 0 ELSE (CASE WHEN starts_with(ts.z, '-') THEN -1 ELSE 1 END)
          * (substr(ts.z, 2, 2)::INTEGER * 3600 + substr(ts.z, 5, 2)::INTEGER * 60) END AS offset_s,
     type = 'message' AND role = 'assistant' AS assistant,
-    type = 'message' AND role = 'toolResult' AS result
-  FROM y
+    type = 'message' AND role = 'toolResult' AS result,
+    type = 'message' AND has_calls(blocks) AS calls
+  FROM z
 )
 SELECT fileno, line, CASE WHEN k IS NULL THEN 2 ELSE 0 END AS kind,
   k IS NOT NULL AND coalesce(({k['type']} IN ('NULL', 'VARCHAR') OR {k['type']} IS NULL)
   AND ({k['id']} IS NULL OR ({k['id']} = 'VARCHAR' AND {v['id']} <> ''))
-  AND ({k['timestamp']} IS DISTINCT FROM 'VARCHAR' OR (naive IS NOT NULL AND ts.y >= '1000' AND abs(offset_s) < 86400))
+  AND (time IS NULL OR (naive IS NOT NULL AND CASE WHEN pi_time THEN time >= '1000' ELSE ts.y >= '1000' END
+                        AND abs(offset_s) < 86400))
   AND CASE type
     WHEN 'message' THEN
       ({k['message.role']} IS NULL OR ({k['message.role']} = 'VARCHAR' AND role <> 'hookMessage'))
       AND ({k['message.toolCallId']} IS NULL OR {k['message.toolCallId']} = 'VARCHAR')
       AND blocks_ok(blocks)
-      AND (NOT assistant OR (key_ok({k['message.model']}) AND {usage_ok}
-           AND coalesce({k['message.usage.estimated']}, 'NULL') IN ('NULL', 'BOOLEAN')
-           AND coalesce({k['message.usage.cost.total']}, '') <> 'BOOLEAN'))
-      AND (NOT result OR (key_ok({k['message.toolName']}) AND coalesce({k['message.isError']}, 'NULL') IN ('NULL', 'BOOLEAN')
-           AND coalesce({k['message.usage.cost.total']}, '') <> 'BOOLEAN'))
+      -- (a reply's fields and a tool result's are checked in a CASE, on those lines alone: both
+      -- sides of an OR are worked out on every line)
+      AND CASE WHEN assistant THEN key_ok({k['message.model']}) AND {usage_ok}
+                 AND coalesce({k['message.usage.estimated']}, 'NULL') IN ('NULL', 'BOOLEAN')
+                 AND coalesce({k['message.usage.cost.total']}, '') <> 'BOOLEAN'
+               WHEN result THEN key_ok({k['message.toolName']})
+                 AND coalesce({k['message.isError']}, 'NULL') IN ('NULL', 'BOOLEAN')
+                 AND coalesce({k['message.usage.cost.total']}, '') <> 'BOOLEAN'
+               ELSE true END
     WHEN 'custom_message' THEN blocks_ok(blocks) AND NOT has_calls(blocks)
     WHEN 'compaction' THEN {k['replacementHistory']} IS NULL AND {summary_ok}
     WHEN 'branch_summary' THEN {summary_ok}
@@ -147,22 +181,26 @@ SELECT fileno, line, CASE WHEN k IS NULL THEN 2 ELSE 0 END AS kind,
   CASE WHEN {k['parentId']} = 'VARCHAR' AND {v['parentId']} <> '' THEN {v['parentId']} END AS parent_id,
   {k['parentId']} IS NULL AS chained,
   type, CASE WHEN type = 'message' THEN role END AS role,
-  epoch_us(naive) + coalesce(rpad(ts.f, 6, '0')::BIGINT, 0) - offset_s * 1000000 AS time_us,
+  -- (an offset in microseconds is beyond an INTEGER's range)
+  epoch_us(naive) + CASE WHEN pi_time THEN 0 ELSE coalesce(rpad(ts.f, 6, '0')::BIGINT, 0) END
+    - offset_s::BIGINT * 1000000 AS time_us,
   CASE WHEN assistant AND {k['message.model']} = 'VARCHAR' THEN {v['message.model']}
        WHEN type = 'model_change' AND {k['modelId']} = 'VARCHAR' THEN {v['modelId']} END AS model,
-  CASE WHEN NOT assistant OR {k['message.usage']} IS DISTINCT FROM 'OBJECT'
+  -- (a reply's usage is read where `message.usage` is an object: where it is not, none of its
+  -- fields is found, and each figure below is NULL, as it is then)
+  CASE WHEN NOT assistant
          OR coalesce({v['message.usage.estimated']}, '') = 'true'
          OR coalesce({v['message.stopReason']}, '') IN ('aborted', 'error') THEN NULL
        WHEN {ints['totalTokens']} > 0 THEN {ints['totalTokens']}
        ELSE nullif(coalesce({ints['input']}, 0) + coalesce({ints['output']}, 0) + coalesce({ints['cacheRead']}, 0)
                    + coalesce({ints['cacheWrite']}, 0), 0) END AS usage_tokens,
-  CASE WHEN assistant AND {k['message.usage']} = 'OBJECT'
+  CASE WHEN assistant
          AND ({ints['input']} IS NOT NULL OR {ints['cacheRead']} IS NOT NULL OR {ints['cacheWrite']} IS NOT NULL)
        THEN coalesce({ints['input']}, 0) + coalesce({ints['cacheRead']}, 0) + coalesce({ints['cacheWrite']}, 0)
        END AS input_tokens,
-  CASE WHEN assistant AND {k['message.usage']} = 'OBJECT' THEN {ints['output']} END AS output_tokens,
-  CASE WHEN assistant AND {k['message.usage']} = 'OBJECT' THEN {ints['cacheRead']} END AS cache_read_tokens,
-  CASE WHEN assistant AND {k['message.usage']} = 'OBJECT' THEN {ints['cacheWrite']} END AS cache_write_tokens,
+  CASE WHEN assistant THEN {ints['output']} END AS output_tokens,
+  CASE WHEN assistant THEN {ints['cacheRead']} END AS cache_read_tokens,
+  CASE WHEN assistant THEN {ints['cacheWrite']} END AS cache_write_tokens,
   -- (what a call cost: a reply's, a tool's that called a model, a summary's own `usage` or the
   -- `details.usage` session-tree once wrote, a pi 1.6 `usage` entry's: `entries.spent_usage`)
   CASE WHEN assistant OR result THEN as_float({k['message.usage.cost.total']}, {v['message.usage.cost.total']})
@@ -175,13 +213,16 @@ SELECT fileno, line, CASE WHEN k IS NULL THEN 2 ELSE 0 END AS kind,
   CASE WHEN result AND {k['message.toolCallId']} = 'VARCHAR' THEN {v['message.toolCallId']} END AS call_id,
   coalesce(result AND {v['message.isError']} = 'true', false) AS is_error,
   CASE WHEN type IN ('leaf', 'label') AND {k['targetId']} = 'VARCHAR' THEN {v['targetId']} END AS target_id,
-  CASE WHEN type = 'message' THEN CASE WHEN {k['message']} IS NULL THEN ['message'] ELSE [] END
+  CASE WHEN type = 'message' THEN CASE WHEN no_message THEN ['message'] ELSE [] END
        WHEN {missing} ELSE [] END AS missing,
   CASE WHEN type IN ('compaction', 'branch_summary') THEN as_int({k['tokensBefore']}, {v['tokensBefore']}) END AS tokens_before,
   CASE WHEN type IN ('compaction', 'branch_summary') THEN as_int({k['tokensAfter']}, {v['tokensAfter']}) END AS tokens_after,
-  type = 'message' AND has_calls(blocks) AS has_calls,
-  CASE WHEN type = 'message' AND has_calls(blocks) THEN {v['message.content']} END AS content
-FROM z
+  calls AS has_calls,
+  CASE WHEN calls THEN blocks END AS blocks,
+  CASE WHEN calls AND list_bool_or(list_transform(blocks, lambda b: b.type::VARCHAR = '"toolCall"'
+                                                                    AND (b.id IS NULL OR b.name IS NULL)))
+       THEN json_extract(j, '$.message.content') END AS content
+FROM t
 """
 
 
@@ -190,7 +231,8 @@ def calls_sql() -> str:
     """The toolCall blocks of the messages of `entries` (the rows above, `has_calls`), in order:
     each block's id and name as `tool_calls` and the facts read them, whether they are sound,
     and what `tools.tool_action` makes of them (`action`: 'python' where it reads more than a
-    string: a command given as a list of words, a patch)."""
+    string: a command given as a list of words, a patch). A block's id or name that the blocks
+    hold as NULL (null or absent) is read again from the content's JSON, which tells them apart."""
     file_tools, shell_tools, patch_tools = action_tables()
     keys = arg_keys()
     at = {k: i + 1 for i, k in enumerate(keys)}
@@ -207,27 +249,33 @@ def calls_sql() -> str:
     for name in patch_tools:
         whens.append(f"WHEN {_quoted(name)} THEN CASE WHEN is_str(a[{at['input']}]) OR is_str(a[{at['patch']}]) "
                      "THEN {'kind': 'python', 'target': NULL} ELSE {'kind': 'other', 'target': NULL} END")
+    exact = {f: f"CASE WHEN u.b.{f} IS NULL AND u.content IS NOT NULL "
+                f"THEN json_extract(u.content, '$[' || (u.idx - 1) || '].{f}') ELSE u.b.{f} END" for f in ("id", "name")}
     return f"""
 WITH b AS (
-  SELECT e.fileno, e.line, e.entry_id, e.role, u.idx, json_extract(u.block, ['$.type', '$.id', '$.name', '$.arguments'])::VARCHAR[] AS f
-  FROM entries e, unnest(json_extract(e.content, '$[*]')) WITH ORDINALITY AS u(block, idx)
-  WHERE e.has_calls
+  SELECT u.fileno, u.line, u.entry_id, u.role, u.idx,
+    [u.b.type, {exact['id']}, {exact['name']}, u.b.arguments]::VARCHAR[] AS f
+  FROM (SELECT fileno, line, entry_id, role, content, unnest(blocks) AS b, generate_subscripts(blocks, 1) AS idx
+        FROM entries WHERE has_calls) u
+  WHERE u.b.type::VARCHAR = '"toolCall"'
 ), c AS (
-  SELECT *, CASE WHEN starts_with(f[4], '{{') THEN json_extract(f[4], [{arg_paths}])::VARCHAR[] END AS a
-  FROM b WHERE f[1] = '"toolCall"'
+  SELECT *, CASE WHEN starts_with(f[4], '{{') THEN json_extract(f[4], [{arg_paths}])::VARCHAR[] END AS a,
+    jstr(f[3]) AS name  -- (once: a CASE on it compares it with each tool's name)
+  FROM b
 ), d AS (
   SELECT *,
     CASE WHEN a IS NULL OR NOT is_str(f[3]) THEN {{'kind': 'other', 'target': NULL}}
-         ELSE CASE jstr(f[3]) {' '.join(whens)} ELSE {{'kind': 'other', 'target': NULL}} END END AS action
+         ELSE CASE name {' '.join(whens)} ELSE {{'kind': 'other', 'target': NULL}} END END AS action
   FROM c
 )
 SELECT fileno, line, entry_id, role, idx,
   (f[2] IS NULL OR is_str(f[2])) AND (f[3] IS NULL OR is_str(f[3])) AS sound,
-  coalesce((starts_with(f[4], '{{') OR starts_with(f[4], '['))
-    AND strlen(f[4]) - strlen(replace(replace(f[4], '{{', ''), '[', '')) > 90  -- (an upper bound, counted first)
-    AND strlen(json_structure(f[4])) - strlen(replace(replace(json_structure(f[4]), '{{', ''), '[', '')) > 90,
-    false) AS deep,
-  coalesce(jstr(f[2]), '') AS id, jstr(f[3]) AS name, action.kind AS kind, action.target AS target,
+  -- (an upper bound counted first, in a CASE: an AND would make every call's structure)
+  coalesce(CASE WHEN (starts_with(f[4], '{{') OR starts_with(f[4], '['))
+                     AND strlen(f[4]) - strlen(replace(replace(f[4], '{{', ''), '[', '')) > 90
+                THEN strlen(json_structure(f[4])) - strlen(replace(replace(json_structure(f[4]), '{{', ''), '[', '')) > 90
+                END, false) AS deep,
+  coalesce(jstr(f[2]), '') AS id, name, action.kind AS kind, action.target AS target,
   CASE WHEN action.kind = 'python' THEN a END AS args
 FROM d
 """
