@@ -106,6 +106,21 @@ def test_a_batch_of_every_hostile_file_gives_the_oracles_rows(tmp_path):
         assert not projected["3-role-int"] and not projected["garbage"] and not projected["6-deep-arguments"]
 
 
+def test_a_count_beyond_64_bits_fails_its_file_alone_and_says_why(tmp_path):
+    """DuckDB's cast of such a count failed the batch's query; the seam's rows of it then failed
+    the batch's tables: one hostile file stopped every file of its batch."""
+    huge = tmp_path / "huge.jsonl"
+    ok = FIXTURES / "pi" / "agent-sessions_pi_small.jsonl"
+    huge.write_bytes(ok.read_bytes().splitlines(keepends=True)[0] + b'{"type":"message","id":"a1","parentId":null,'
+                     b'"message":{"role":"assistant","content":[],"model":"m","usage":{"input":12345678901234567890,'
+                     b'"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":5}}}\n')
+    got = tables_of([(str(huge), 0), (str(ok), 0)])
+    assert got.done[0].error == "a number in it is beyond what the tables hold (64 bits)"
+    assert got.done[1].error is None and got.done[1].projected
+    assert set(got.tables["sessions"].column("file").to_pylist()) == {got.tables["entries"].column("file")[0].as_py()}
+    assert got.tables["entries"].num_rows == len(read_tree(ok).entries)
+
+
 @pytest.mark.parametrize("line", [
     b'{"type":"message","id":"x1","parentId":"a1","message":{"role":"user","content":"n"},"v":NaN}',
     b'{"type":"message","id":"x1","parentId":"a1","message":{"role":"user","content":"c",}}',

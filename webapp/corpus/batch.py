@@ -99,14 +99,19 @@ def tables_of(jobs: list[tuple[str, int]]) -> Batch:
         path, from_line = jobs[n]
         try:
             got = extract(path, from_line, later=True)
+            # (in the try too: a value the tables' types cannot hold, a count beyond 64 bits, is
+            # the file's failure, not the batch's)
+            made = {t: arrow_table(t, got.rows[t]) for t in TABLES if got.rows[t]}
+        except OverflowError:
+            done[n].error = "a number in it is beyond what the tables hold (64 bits)"
+            continue
         except Exception as exc:  # any file's failure is its own: listed, the rest go on
             done[n].error = f"{type(exc).__name__}: {exc}"[:500]
             continue
         lines = [r[_LINE] for r in got.rows["entries"]]
         done[n] = Done(max(lines) if lines else from_line, got.tips, got.kept_summaries)
-        for t in TABLES:
-            if got.rows[t]:
-                parts[t].append(arrow_table(t, got.rows[t]))
+        for t, table in made.items():
+            parts[t].append(table)
     tables = {t: pa.concat_tables(p) if p else arrow_table(t, []) for t, p in parts.items()}
     return Batch(tables, done)
 

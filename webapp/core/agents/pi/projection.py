@@ -69,7 +69,8 @@ def _macros() -> list[str]:
     return [
         # a JSON integer as Python reads it exactly (one of more digits is left to the seam)
         "CREATE OR REPLACE MACRO int_ok(t, v) AS t IS NULL OR t NOT IN ('UBIGINT', 'BIGINT') OR strlen(v) <= 15",
-        "CREATE OR REPLACE MACRO as_int(t, v) AS CASE WHEN t IN ('UBIGINT', 'BIGINT') THEN v::BIGINT END",
+        # (try_cast: one beyond 64 bits, which `int_ok` leaves to the seam, must not fail the batch)
+        "CREATE OR REPLACE MACRO as_int(t, v) AS CASE WHEN t IN ('UBIGINT', 'BIGINT') THEN try_cast(v AS BIGINT) END",
         # a number Python reads as a float (a bool is an int to isinstance: left to the seam)
         "CREATE OR REPLACE MACRO as_float(t, v) AS CASE WHEN t IN ('UBIGINT', 'BIGINT', 'DOUBLE') THEN v::DOUBLE "
         "ELSE 0.0 END",
