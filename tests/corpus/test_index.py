@@ -18,6 +18,7 @@ from webapp.corpus.extract import COLUMNS, extract
 from webapp.core.session import Session, user_message
 
 TABLES = tuple(COLUMNS)
+BY_FILE = "SELECT f.file, count(*) FROM docs JOIN doc_files f ON f.id = docs.file_id GROUP BY f.file"
 
 
 def rows(index: Index, table: str, file: str | None = None) -> list[tuple]:
@@ -96,7 +97,8 @@ def test_a_rewritten_file_is_read_again_and_a_deleted_one_removed(home, tmp_path
     for t in TABLES:
         assert sorted(rows(index, t), key=repr) == sorted(rows(other, t), key=repr), t
     assert rows(index, "sessions", str(gone)) == []
-    left = index.text.execute("SELECT count(*) FROM docs WHERE file = ?", (str(gone),)).fetchone()[0]
+    left = index.text.execute("SELECT count(*) FROM docs JOIN doc_files f ON f.id = docs.file_id WHERE f.file = ?",
+                              (str(gone),)).fetchone()[0]
     assert left == 0
 
 
@@ -235,9 +237,9 @@ def test_ls_index_prints_the_lines_of_ls_and_a_name_with_a_newline_on_its_own_li
 
 def docs(index: Index) -> list[tuple]:
     """The text index's rows (ids aside: they are given in the order rows are written), with their text."""
-    return index.text.execute("SELECT file, entry_id, leaf_id, line, type, role, model, time, agent, project, "
+    return index.text.execute("SELECT f.file, entry_id, leaf_id, line, type, role, model, time, f.agent, f.project, "
                               "tool_output, body.text FROM docs JOIN body ON body.rowid = docs.id "
-                              "ORDER BY file, line, entry_id").fetchall()
+                              "JOIN doc_files f ON f.id = docs.file_id ORDER BY f.file, line, entry_id").fetchall()
 
 
 def test_a_big_build_made_by_worker_processes_gives_the_rows_of_one_read_here(home, tmp_path, monkeypatch):
@@ -408,10 +410,10 @@ def test_a_batch_whose_text_or_tables_are_refused_lists_that_file_and_writes_the
     assert [f for f, _ in failed] == [bad] and ("disk I/O error" if where == "text" else "refused") in failed[0][1]
     indexed = {r[0] for r in index.cursor().execute("SELECT file FROM sessions").fetchall()}
     assert indexed == {str(p) for p in files.values()} - {bad}
-    texts = dict(index.text.execute("SELECT file, count(*) FROM docs GROUP BY file").fetchall())
+    texts = dict(index.text.execute(BY_FILE).fetchall())
     assert bad not in texts
     want = fresh(tmp_path, [root], "plain.duckdb")
-    assert texts == {f: n for f, n in want.text.execute("SELECT file, count(*) FROM docs GROUP BY file") if f != bad}
+    assert texts == {f: n for f, n in want.text.execute(BY_FILE) if f != bad}
 
 
 def _built_with_one_failure(tmp_path, root) -> tuple[Index, list[tuple]]:

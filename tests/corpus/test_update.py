@@ -59,7 +59,7 @@ def test_a_grown_session_is_written_without_arrow_and_gives_the_rows_of_a_fresh_
     for t in COLUMNS:
         assert rows(index, t) == rows(other, t), t
     # the text index's rows too: the tips the growth moved (`update_doc_tips`) are a fresh build's
-    docs = "SELECT file, entry_id, leaf_id, line FROM docs ORDER BY file, line"
+    docs = "SELECT f.file, entry_id, leaf_id, line FROM docs JOIN doc_files f ON f.id = file_id ORDER BY f.file, line"
     assert index.text.execute(docs).fetchall() == other.text.execute(docs).fetchall()
     assert content_matches(text_path(db), "zanzibar") == [str(path)]
     # a phrase is asked of the entries' words (the per-session words keep no positions)
@@ -74,7 +74,8 @@ def test_the_index_page_filter_asks_one_row_per_session_kept_up_to_date(home, tm
     index.build([root])
     text = text_path(db)
     entry_level = sorted({r[0] for r in index.text.execute(
-        "SELECT docs.file FROM body JOIN docs ON docs.id = body.rowid WHERE body MATCH 'the'")})
+        "SELECT f.file FROM body JOIN docs ON docs.id = body.rowid JOIN doc_files f ON f.id = docs.file_id "
+        "WHERE body MATCH 'the'")})
     assert len(entry_level) > 3 and content_matches(text, "the") == entry_level
     rows_, files_ = index.text.execute("SELECT count(*), count(DISTINCT file) FROM session_docs").fetchone()
     assert rows_ == files_ == 7  # one row per session (each was written once)

@@ -37,10 +37,10 @@ class Filters:
         where, params = [], []
         for column in ("agent", "model", "role"):
             if getattr(self, column):
-                where.append(f"docs.{column} = ?")
+                where.append(f"{'doc_files' if column == 'agent' else 'docs'}.{column} = ?")
                 params.append(getattr(self, column))
         if self.project:
-            where.append("instr(lower(docs.project), ?) > 0")
+            where.append("instr(lower(doc_files.project), ?) > 0")
             params.append(self.project.lower())
         if self.since:
             where.append("docs.time >= ?")
@@ -109,16 +109,17 @@ def search(text_db: Path, cur: duckdb.DuckDBPyConnection, query: str, filters: F
         return out
     where, params = (filters or Filters()).clauses()
     if prefix:
-        where.append("substr(docs.file, 1, ?) = ?")
+        where.append("substr(doc_files.file, 1, ?) = ?")
         params += [len(prefix), prefix]
     con = sqlite3.connect(f"file:{text_db}?mode=ro", uri=True)
     try:
         out.matches = con.execute("SELECT count(*) FROM body WHERE body MATCH ?", (match,)).fetchone()[0]
         out.ranked = out.matches <= RANKED
         order = "bm25(body)" if out.ranked else "body.rowid DESC"
-        sql = (f"SELECT docs.file, docs.entry_id, docs.leaf_id, docs.role, docs.type, docs.model, docs.time, "
-               f"docs.agent, docs.project, snippet(body, 0, '{_OPEN}', '{_CLOSE}', '…', 16) "
-               f"FROM body JOIN docs ON docs.id = body.rowid WHERE body MATCH ? "
+        sql = (f"SELECT doc_files.file, docs.entry_id, docs.leaf_id, docs.role, docs.type, docs.model, docs.time, "
+               f"doc_files.agent, doc_files.project, snippet(body, 0, '{_OPEN}', '{_CLOSE}', '…', 16) "
+               f"FROM body JOIN docs ON docs.id = body.rowid JOIN doc_files ON doc_files.id = docs.file_id "
+               f"WHERE body MATCH ? "
                f"{''.join(' AND ' + w for w in where)} ORDER BY {order} LIMIT ? OFFSET ?")
         rows = con.execute(sql, [match, *params, limit + 1, offset]).fetchall()
     except sqlite3.OperationalError as exc:

@@ -17,9 +17,12 @@ import sqlite3
 from pathlib import Path
 
 DDL = (
-    "CREATE TABLE IF NOT EXISTS docs (id INTEGER PRIMARY KEY, file TEXT, entry_id TEXT, leaf_id TEXT, line INTEGER, "
-    "type TEXT, role TEXT, model TEXT, time TEXT, agent TEXT, project TEXT, tool_output INTEGER)",
-    "CREATE INDEX IF NOT EXISTS docs_file ON docs(file, line)",
+    # Each file once (its path, agent and project), each entry by its file's number: at 10,000
+    # sessions the path in every entry's row made `docs` and its index 2 GB of the text index's 5.
+    "CREATE TABLE IF NOT EXISTS doc_files (id INTEGER PRIMARY KEY, file TEXT UNIQUE, agent TEXT, project TEXT)",
+    "CREATE TABLE IF NOT EXISTS docs (id INTEGER PRIMARY KEY, file_id INTEGER, entry_id TEXT, leaf_id TEXT, "
+    "line INTEGER, type TEXT, role TEXT, model TEXT, time TEXT, tool_output INTEGER)",
+    "CREATE INDEX IF NOT EXISTS docs_file ON docs(file_id, line)",
     # (a second index, by entry id, for the tips a grown file moves cost a quarter of the rows'
     # inserts: those are updated through `docs_file` instead, `update_doc_tips`)
     "DROP INDEX IF EXISTS docs_entry",
@@ -58,8 +61,13 @@ def connect(path: Path, read_only: bool = False) -> sqlite3.Connection:
 
 def drop_file(con: sqlite3.Connection, file: str, from_line: int = 0) -> None:
     """Forget the entries of `file` from line `from_line` on."""
-    con.execute("DELETE FROM body WHERE rowid IN (SELECT id FROM docs WHERE file = ? AND line >= ?)", (file, from_line))
-    con.execute("DELETE FROM docs WHERE file = ? AND line >= ?", (file, from_line))
+    row = con.execute("SELECT id FROM doc_files WHERE file = ?", (file,)).fetchone()
+    if row is not None:
+        con.execute("DELETE FROM body WHERE rowid IN (SELECT id FROM docs WHERE file_id = ? AND line >= ?)",
+                    (row[0], from_line))
+        con.execute("DELETE FROM docs WHERE file_id = ? AND line >= ?", (row[0], from_line))
+        if from_line <= 0:
+            con.execute("DELETE FROM doc_files WHERE id = ?", row)
     con.execute("DELETE FROM session_docs WHERE file = ? AND line >= ?", (file, from_line))
 
 
@@ -70,7 +78,8 @@ def update_doc_tips(con: sqlite3.Connection, file: str, tips: list[tuple[str, st
     con.execute("DELETE FROM new_tips")
     con.executemany("INSERT OR REPLACE INTO new_tips VALUES (?, ?)", tips)
     con.execute("UPDATE docs SET leaf_id = new_tips.leaf_id FROM new_tips "
-                "WHERE docs.file = ? AND docs.entry_id = new_tips.entry_id", (file,))
+                "WHERE docs.file_id = (SELECT id FROM doc_files WHERE file = ?) AND docs.entry_id = new_tips.entry_id",
+                (file,))
 
 
 def doc_rows(rows: list[tuple], agent: str, project: str) -> list[tuple]:
@@ -85,10 +94,17 @@ def add_docs(con: sqlite3.Connection, docs: list[tuple]) -> None:
     table takes them in one `executemany`."""
     if not docs:
         return
+    numbers: dict[str, int] = {}
+    for d in docs:
+        if d[0] not in numbers:
+            numbers[d[0]] = con.execute(
+                "INSERT INTO doc_files (file, agent, project) VALUES (?, ?, ?) ON CONFLICT (file) DO UPDATE SET "
+                "agent = excluded.agent, project = excluded.project RETURNING id", (d[0], d[8], d[9])).fetchone()[0]
     start = (con.execute("SELECT max(id) FROM docs").fetchone()[0] or 0) + 1
-    con.executemany("INSERT INTO docs (id, file, entry_id, leaf_id, line, type, role, model, time, agent, project, "
-                    "tool_output) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                    [(start + n, *d[:-1]) for n, d in enumerate(docs)])
+    con.executemany("INSERT INTO docs (id, file_id, entry_id, leaf_id, line, type, role, model, time, tool_output) "
+                    "VALUES (?,?,?,?,?,?,?,?,?,?)",
+                    [(start + n, numbers[d[0]], d[1], d[2], d[3], d[4], d[5], d[6], d[7], d[10])
+                     for n, d in enumerate(docs)])
     con.executemany("INSERT INTO body (rowid, text) VALUES (?, ?)", [(start + n, d[-1]) for n, d in enumerate(docs)])
     per_file: dict[str, list[tuple]] = {}
     for d in docs:
@@ -114,9 +130,11 @@ def fill_sessions_text(con: sqlite3.Connection) -> None:
         return
     con.execute("BEGIN")
     con.execute("DELETE FROM session_docs")
-    con.execute("INSERT INTO session_docs (file, line) SELECT file, min(line) FROM docs GROUP BY file ORDER BY file")
+    con.execute("INSERT INTO session_docs (file, line) SELECT f.file, min(d.line) FROM docs d "
+                "JOIN doc_files f ON f.id = d.file_id GROUP BY f.file ORDER BY f.file")
     con.execute("INSERT INTO session_body (rowid, text) SELECT s.id, (SELECT group_concat(body.text, char(10)) "
-                "FROM docs JOIN body ON body.rowid = docs.id WHERE docs.file = s.file) FROM session_docs s")
+                "FROM docs JOIN body ON body.rowid = docs.id JOIN doc_files f ON f.id = docs.file_id "
+                "WHERE f.file = s.file) FROM session_docs s")
     con.execute("INSERT INTO text_meta VALUES ('sessions_text', '1')")
     con.execute("COMMIT")
 
@@ -134,7 +152,8 @@ def matching_files(con: sqlite3.Connection, match: str) -> list[str]:
             if "phrase queries are not supported" not in str(exc):
                 raise
     return [r[0] for r in con.execute(
-        "SELECT DISTINCT docs.file FROM body JOIN docs ON docs.id = body.rowid WHERE body MATCH ?", (match,))]
+        "SELECT DISTINCT doc_files.file FROM body JOIN docs ON docs.id = body.rowid "
+        "JOIN doc_files ON doc_files.id = docs.file_id WHERE body MATCH ?", (match,))]
 
 
 # Words (or quoted phrases) one search asks for: each one more reads every entry that holds it,
