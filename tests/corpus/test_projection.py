@@ -17,8 +17,10 @@ from tests.corpus import oracle_extract
 from tests.test_hostile_files import FILES as HOSTILE
 from webapp.corpus import columns
 from webapp.corpus.batch import tables_of
+from webapp.corpus.db import Index
 from webapp.corpus.extract import COLUMNS, read_tree
 from webapp.corpus.lines import read_file
+from webapp.corpus.schema import BEYOND_64_BITS
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
 REAL = sorted([*FIXTURES.rglob("*.jsonl"), *SAMPLES.rglob("*.jsonl")])
@@ -115,10 +117,14 @@ def test_a_count_beyond_64_bits_fails_its_file_alone_and_says_why(tmp_path):
                      b'"message":{"role":"assistant","content":[],"model":"m","usage":{"input":12345678901234567890,'
                      b'"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":5}}}\n')
     got = tables_of([(str(huge), 0), (str(ok), 0)])
-    assert got.done[0].error == "a number in it is beyond what the tables hold (64 bits)"
+    assert got.done[0].error == BEYOND_64_BITS
     assert got.done[1].error is None and got.done[1].projected
     assert set(got.tables["sessions"].column("file").to_pylist()) == {got.tables["entries"].column("file")[0].as_py()}
     assert got.tables["entries"].num_rows == len(read_tree(ok).entries)
+    # a build small enough to be read here (no workers) lists it with the same line
+    index = Index(tmp_path / "c.duckdb")
+    index.build([tmp_path])
+    assert index.cursor().execute("SELECT error FROM files WHERE file = ?", [str(huge)]).fetchone() == (BEYOND_64_BITS,)
 
 
 @pytest.mark.parametrize("line", [

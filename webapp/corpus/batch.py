@@ -20,7 +20,7 @@ from ..core.agents.agent import Agent
 from .columns import connection, project
 from .extract import COLUMNS, extract
 from .lines import FileLines, read_file
-from .schema import TABLES, arrow_table
+from .schema import TABLES, arrow_table, why_refused
 
 _LINE = COLUMNS["entries"].index("line")
 
@@ -102,11 +102,8 @@ def tables_of(jobs: list[tuple[str, int]]) -> Batch:
             # (in the try too: a value the tables' types cannot hold, a count beyond 64 bits, is
             # the file's failure, not the batch's)
             made = {t: arrow_table(t, got.rows[t]) for t in TABLES if got.rows[t]}
-        except OverflowError:
-            done[n].error = "a number in it is beyond what the tables hold (64 bits)"
-            continue
         except Exception as exc:  # any file's failure is its own: listed, the rest go on
-            done[n].error = f"{type(exc).__name__}: {exc}"[:500]
+            done[n].error = why_refused(exc)
             continue
         lines = [r[_LINE] for r in got.rows["entries"]]
         done[n] = Done(max(lines) if lines else from_line, got.tips, got.kept_summaries)

@@ -34,7 +34,7 @@ from .discovery import corpus_names
 from .extract import Extracted
 from .joins import join_conversations
 from .lab_tables import refresh_lab_tables
-from .schema import SCHEMA_VERSION, TABLES, duckdb_ddl
+from .schema import SCHEMA_VERSION, TABLES, duckdb_ddl, why_refused
 from .sql import IndexUnavailable, default_db_path, held_by, lock_down, open_failure
 from .stamps import stamps
 from .text import add_docs, connect as text_connect, drop_file, fill_sessions_text, text_path, update_doc_tips
@@ -663,7 +663,7 @@ class Index:
                 try:
                     self._write_batch([(job, got, error)], progress)
                 except Exception as exc:
-                    self._write_batch([(job, None, f"{type(exc).__name__}: {exc}"[:500])], progress)
+                    self._write_batch([(job, None, why_refused(exc))], progress)
 
     def _write_batch(self, batch: list[tuple[_Job, Rows | None, str | None]], progress: Progress) -> None:
         """Write the rows of a batch of files: the tables here, their text in a thread meanwhile.

@@ -66,3 +66,16 @@ def duckdb_ddl() -> list[str]:
     # made (`later.py`); `projected`: read by the SQL projection, their lines are pi's as they are
     out.append("CREATE TABLE IF NOT EXISTS later (file VARCHAR PRIMARY KEY, from_line INTEGER, projected BOOLEAN)")
     return out
+
+
+BEYOND_64_BITS = "a number in it is beyond what the tables hold (64 bits)"
+
+
+def why_refused(exc: Exception) -> str:
+    """What a file's listing says when its rows could not be made or written: one clear line for
+    a number the tables' 64-bit columns cannot hold (Arrow's OverflowError, DuckDB's conversion
+    error), else the exception's own words."""
+    said = str(exc)
+    if isinstance(exc, OverflowError) or ("Conversion Error" in said and "out of range" in said):
+        return BEYOND_64_BITS
+    return f"{type(exc).__name__}: {exc}"[:500]
