@@ -481,3 +481,23 @@ def test_a_big_builds_text_the_text_index_refuses_lists_that_file_and_writes_the
 def test_the_index_checkpoints_its_log_every_256_mb_not_every_16(tmp_path):
     index = Index(tmp_path / "c.duckdb")  # (a build spends a sixth less CPU writing so)
     assert index.con.execute("SELECT current_setting('checkpoint_threshold')").fetchone()[0] == "244.1 MiB"  # (256 MB)
+
+
+def test_an_index_made_anew_beside_an_old_text_index_does_not_keep_that_text(home, tmp_path):
+    """A person deletes the database to have it built again and leaves the text index beside it:
+    its rows would be searched twice over (a new build writes every file's text again), or not
+    fit the new text index's tables at all."""
+    root, _ = home
+    db = tmp_path / "c.duckdb"
+    first = Index(db)
+    first.build([root])
+    counted = BY_FILE.replace("SELECT f.file, count(*)", "SELECT count(*)").split(" GROUP BY")[0]
+    entries = first.text.execute(counted).fetchone()[0]
+    first.close()
+    for part in (db, db.with_name(db.name + ".wal")):
+        part.unlink(missing_ok=True)
+    again = Index(db)
+    again.build([root])
+    assert entries > 0 and again.text.execute(counted).fetchone()[0] == entries
+    assert sorted(again.text.execute(BY_FILE).fetchall()) == sorted(fresh(tmp_path, [root]).text.execute(BY_FILE).fetchall())
+

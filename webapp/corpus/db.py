@@ -224,7 +224,9 @@ class Index:
         if version is not None and version != SCHEMA_VERSION:  # an older build's tables: made anew
             for t in (*TABLES, "files", "meta"):
                 self.con.execute(f"DROP TABLE IF EXISTS {t}")
-            text_path(self.path).unlink(missing_ok=True)
+        if version != SCHEMA_VERSION:  # (new tables: a text index left beside them is not theirs)
+            for part in index_files(self.path)[2:]:  # (the text index and its logs)
+                part.unlink(missing_ok=True)
         for sql in duckdb_ddl():
             self.con.execute(sql)
         self.con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])

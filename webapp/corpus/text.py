@@ -22,10 +22,9 @@ DDL = (
     "CREATE TABLE IF NOT EXISTS doc_files (id INTEGER PRIMARY KEY, file TEXT UNIQUE, agent TEXT, project TEXT)",
     "CREATE TABLE IF NOT EXISTS docs (id INTEGER PRIMARY KEY, file_id INTEGER, entry_id TEXT, leaf_id TEXT, "
     "line INTEGER, type TEXT, role TEXT, model TEXT, time TEXT, tool_output INTEGER)",
+    # (the only index: one by entry id, for the tips a grown file moves, cost a quarter of the
+    # rows' inserts; those are updated through this one, `update_doc_tips`)
     "CREATE INDEX IF NOT EXISTS docs_file ON docs(file_id, line)",
-    # (a second index, by entry id, for the tips a grown file moves cost a quarter of the rows'
-    # inserts: those are updated through `docs_file` instead, `update_doc_tips`)
-    "DROP INDEX IF EXISTS docs_entry",
     "CREATE VIRTUAL TABLE IF NOT EXISTS body USING fts5(text, tokenize='unicode61 remove_diacritics 2')",
     "CREATE TABLE IF NOT EXISTS session_docs (id INTEGER PRIMARY KEY AUTOINCREMENT, file TEXT, line INTEGER)",
     "CREATE INDEX IF NOT EXISTS session_docs_file ON session_docs(file, line)",
