@@ -26,6 +26,24 @@ def test_every_text_of_an_entry_is_found_and_structure_is_not():
     assert index.find(u, 10) == ([], 0)  # nor an id
 
 
+def test_a_label_that_names_no_entry_is_a_hit_of_its_own_and_every_hit_opens():
+    """A label whose target is no entry (dangling, or an object a fuzzed file held) was indexed
+    under that target, and `session_hits` failed on it with a KeyError."""
+    from webapp.core.search import session_hits
+
+    b = Builder()
+    b.user("hello")
+    dangling = b.add("label", targetId="nowhere", label="orphan-label")
+    odd = b.add("label", targetId={"x": []}, label="odd-label")
+    tree = Session.in_memory(b.data()).tree
+    index = SessionIndex()
+    index.update(tree.entries)
+    assert index.find("orphan", 10) == ([dangling], 1)
+    assert index.find("odd", 10) == ([odd], 1)
+    hits, total = session_hits(tree, index, "label", 10)
+    assert total == 2 and [h.entry.id for h in hits] == [dangling, odd]
+
+
 def test_one_hit_per_entry_a_limit_and_the_total():
     index = TextIndex()
     for i in range(5):

@@ -116,21 +116,25 @@ class TextIndex:
 
 class SessionIndex:
     """The index of a parsed session's entries, kept up to date as the session grows. A label is
-    indexed under the entry it labels, so finding a label finds what it names."""
+    indexed under the entry it labels, so finding a label finds what it names; a label whose
+    target is no entry before it (dangling, or not an id at all) under its own id, so that every
+    hit is an entry of the session."""
 
     def __init__(self) -> None:
         self.index = TextIndex()
         self._last: Entry | None = None
         self._count = 0
+        self._ids: set[str] = set()
 
     def update(self, entries: list[Entry]) -> None:
         """Index what was appended since the last call; start over if the file was rewritten."""
         n = self._count
         if n and (len(entries) < n or entries[n - 1] is not self._last):
-            self.index, n = TextIndex(), 0
+            self.index, n, self._ids = TextIndex(), 0, set()
         for e in entries[n:]:
-            key = e.target_id if e.type == LABEL and e.target_id else e.id
-            self.index.add(key, searchable_text(e.raw))
+            target = e.target_id if e.type == LABEL else None
+            self.index.add(target if target in self._ids else e.id, searchable_text(e.raw))
+            self._ids.add(e.id)
         self._count = len(entries)
         self._last = entries[-1] if entries else None
 
