@@ -40,7 +40,7 @@ from .stamps import stamps
 from .text import add_docs, connect as text_connect, drop_file, fill_sessions_text, text_path, update_doc_tips
 from . import tuples
 from .tuples import FILES_TYPES, Rows, as_rows, insert_rows, update_tips
-from .workers import batches, in_workers, pool as _pool
+from .workers import batches, fewer_malloc_arenas, in_workers, pool as _pool
 
 if TYPE_CHECKING:
     from .batch import Batch
@@ -162,6 +162,7 @@ class Index:
 
     def __init__(self, path: Path | None = None):
         self.path = Path(path) if path else default_db_path()
+        fewer_malloc_arenas()  # (before DuckDB's threads start: an arena is taken when first needed)
         private_folder(self.path.parent, tighten=self.path.parent == default_db_path().parent)
         for part in index_files(self.path):
             make_private(part)
