@@ -267,3 +267,26 @@ def test_compare_counts_the_facts_each_branch_lost_to_compactions():
     assert row.title == "Facts lost by compactions"
     assert [b["figures"]["lost_facts"] for b in data["branches"]] == [
         {"after_divergence": 1, "whole_path": 1}, {"after_divergence": 0, "whole_path": 0}]
+
+
+_HINT_SAMPLES = [
+    "plain words, nothing else", "see src/app.py and app.py then ./run.sh", "~/notes.md, ../up/x.ts",
+    "v1.2 and 3.4.5-rc.1 but not 1.2", "ValueError: bad", "FAILED tests/x.py::t", "E   assert 1 == 2",
+    "src/a.ts(3,4): error TS2322: no", "error[E0308]: mismatched", "  error: x", "Error\u2028E  x",
+    "a\rE  b", "fine.\nall good", "report.py.bak", "@notes.md +x.py", "e.g. 10.5", "a/b", "/", ".",
+]
+
+
+@pytest.mark.parametrize("text", _HINT_SAMPLES)
+def test_the_audits_shortcuts_find_what_the_whole_patterns_find(text):
+    """The collector skips a pattern on a text lacking what every match of it holds (a `/` for a
+    path's first two forms, a digit-dot-digit for a version, an error line's words): each shortcut
+    finds exactly what the whole pattern finds."""
+    from webapp.core import audit
+
+    if "/" not in text:
+        assert [m.group(0) for m in audit._NAME_PATH.finditer(text)] == [m.group(0) for m in audit._PATH.finditer(text)]
+    if not audit._DIGIT_DOT_DIGIT.search(text):
+        assert not audit._VERSION.search(text)
+    if any(audit._ERROR_LINE.search(line) for line in text.splitlines()):
+        assert audit._ERROR_HINT.search(text)

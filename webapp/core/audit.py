@@ -47,13 +47,19 @@ _FILE_EXT = (
 )
 # A path starts only where no path character comes before it: were `@` or `+` allowed there, a
 # run of them would be scanned again from each of its characters (quadratic on a crafted message).
+_NAME_PATH_PATTERN = r"(?<![\w/.~@+-])[\w@+-][\w.@+-]*\.(?:" + _FILE_EXT + r")(?![\w/.])"
 _PATH = re.compile(
     r"(?<![\w/.~@+-])(?:~?/|\./|\.\./)?(?:[\w.@+-]+/)+[\w.@+-]+\.(?:" + _FILE_EXT + r")(?![\w/])"
     r"|(?<![\w/.~@+-])(?:~|\.{1,2})?/(?:[\w.@+-]+/)+[\w.@+-]+/?(?![\w/])"
-    r"|(?<![\w/.~@+-])[\w@+-][\w.@+-]*\.(?:" + _FILE_EXT + r")(?![\w/.])"
+    r"|" + _NAME_PATH_PATTERN
 )
+# What `_PATH` finds in a text without a `/` (its first two forms hold one): a file's name alone.
+_NAME_PATH = re.compile(_NAME_PATH_PATTERN)
+_DIGIT_DOT_DIGIT = re.compile(r"\d\.\d")  # in every match of `_VERSION`
 _EXIT = re.compile(r"(?:Command exited with code|exit code:?|exited with)\s*(-?\d+)", re.I)
 _ERROR_LINE = re.compile(r"\b[A-Z]\w*Error:|^\s*FAILED\b|^E\s{2,}\S|\berror TS\d+:|^\s*error(?:\[\w+\])?:")
+# What any line `_ERROR_LINE` finds holds: "Error:", "FAILED", "error", or an E and two spaces.
+_ERROR_HINT = re.compile(r"Error:|FAILED|error|E\s\s")
 _FAILURE_WORDS = re.compile(r"\berror\b|\bfailed\b|\bcannot\b|\bnot found\b|\baborted\b", re.I)
 _POSITION = re.compile(r"\(\d+,\d+\)|:\d+(?::\d+)?(?=[:\s])")
 MAX_ERRORS_PER_RESULT = 5  # a compiler's hundred lines are one failure, not a hundred facts
@@ -196,20 +202,25 @@ class _Collector:
         """Facts named in prose: URLs, paths, versions, code-span identifiers, instructions."""
         if not text:
             return
-        prose = _FENCE.sub(" ", text)
-        for url in _URL.findall(prose):
-            self.add("urls", url.rstrip(".,;:!?").rstrip("/") or url, entry_id)
-        prose = _URL.sub(" ", prose)
-        for span in _CODE_SPAN.findall(prose):
-            span = span.strip()
-            if _IDENTIFIER.fullmatch(span) and not _PATH.fullmatch(span) and len(span) > 1:
-                self.add("identifiers", span.removesuffix("()"), entry_id)
-        for m in _PATH.finditer(prose):
+        # (each pattern runs only on a text holding what any match of it holds: an audit reads
+        # every message of a span, and most hold no fence, URL, code span or version)
+        prose = _FENCE.sub(" ", text) if "```" in text else text
+        if "://" in prose:
+            for url in _URL.findall(prose):
+                self.add("urls", url.rstrip(".,;:!?").rstrip("/") or url, entry_id)
+            prose = _URL.sub(" ", prose)
+        if "`" in prose:
+            for span in _CODE_SPAN.findall(prose):
+                span = span.strip()
+                if _IDENTIFIER.fullmatch(span) and not _PATH.fullmatch(span) and len(span) > 1:
+                    self.add("identifiers", span.removesuffix("()"), entry_id)
+        for m in (_PATH if "/" in prose else _NAME_PATH).finditer(prose):
             path = m.group(0).rstrip("/").removeprefix("@")  # `@file` is how a user attaches one
             if re.search(r"[A-Za-z0-9]", path):
                 self.add("files", path, entry_id, "mentioned")
-        for m in _VERSION.finditer(prose):
-            self.add("versions", m.group(0), entry_id)
+        if _DIGIT_DOT_DIGIT.search(prose):
+            for m in _VERSION.finditer(prose):
+                self.add("versions", m.group(0), entry_id)
         if from_user:
             for sentence in _SENTENCE.split(prose):
                 sentence = sentence.strip(" \t-*>#")
@@ -219,6 +230,8 @@ class _Collector:
     def errors(self, text: str, entry_id: str) -> int:
         """Error lines of a tool's output (the first few, without their line:column positions);
         a traceback counts once, by its last line. Returns how many were found."""
+        if _TRACEBACK not in text and not _ERROR_HINT.search(text):
+            return 0
         lines = text.splitlines()
         found = i = 0
         while i < len(lines) and found < MAX_ERRORS_PER_RESULT:
