@@ -391,10 +391,10 @@ def test_a_batch_whose_text_or_tables_are_refused_lists_that_file_and_writes_the
     if where == "text":
         real = db.add_docs
 
-        def add_docs(con, docs):
-            if any(d[0] == bad for d in docs):
+        def add_docs(con, columns):
+            if bad in columns[0]:  # (the files' column)
                 raise sqlite3.OperationalError("disk I/O error")
-            real(con, docs)
+            real(con, columns)
 
         monkeypatch.setattr(db, "add_docs", add_docs)
     else:
@@ -460,10 +460,10 @@ def test_a_big_builds_text_the_text_index_refuses_lists_that_file_and_writes_the
     bad = str(files["agent-sessions_pi_small.jsonl"])
     real = db.add_docs
 
-    def add_docs(con, docs):
-        if any(d[0] == bad for d in docs):
+    def add_docs(con, columns):
+        if bad in columns[0]:  # (the files' column)
             raise sqlite3.OperationalError("disk I/O error")
-        real(con, docs)
+        real(con, columns)
 
     _big_build_here(monkeypatch)
     monkeypatch.setattr(db, "add_docs", add_docs)

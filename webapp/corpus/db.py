@@ -588,6 +588,7 @@ class Index:
         the entries' `text`, the text index's rows; their `later` rows go. A file that could not
         be read keeps its row."""
         import pyarrow as pa
+        import pyarrow.compute as pc
 
         ok = [(file, line, texts) for (file, line), texts in zip(files, made) if not isinstance(texts, str)]
         if not ok:
@@ -606,10 +607,12 @@ class Index:
                 "FROM entries e JOIN wanted w ON e.file = w.file AND e.line >= w.from_line "
                 f"JOIN sessions s ON s.file = e.file WHERE e.file BETWEEN '{_quoted(low)}' AND '{_quoted(high)}' "
                 "ORDER BY e.file, e.line").to_arrow_table()
-            columns = [meta.column(i).to_pylist() for i in range(meta.num_columns)]
             by_file = {file: texts for file, _, texts in ok}
-            entry_text = [by_file[f].get(e) for f, e in zip(columns[0], columns[1])]
-            docs = [(*r, text) for *r, text in zip(*columns, entry_text) if text]
+            entry_text = pa.array([by_file[f].get(e) for f, e in zip(meta.column(0).to_pylist(),
+                                                                      meta.column(1).to_pylist())], pa.string())
+            # (the rows with a text, a column each: `text.add_docs`)
+            with_text = meta.append_column("text", entry_text).filter(pc.not_equal(entry_text, ""))
+            docs = [column.to_pylist() for column in with_text.columns]
             failed: list[BaseException] = []
 
             def text_index() -> None:  # (SQLite and DuckDB both let go of the GIL: written side by side)
@@ -625,7 +628,7 @@ class Index:
                 beside.start()
                 try:
                     cur.register("texts", pa.table({"file": meta.column(0), "entry_id": meta.column(1),
-                                                    "text": pa.array(entry_text, pa.string())}))
+                                                    "text": entry_text}))
                     cur.execute("UPDATE entries SET text = t.text FROM texts t WHERE entries.file = t.file "
                                 "AND entries.entry_id = t.entry_id AND entries.file BETWEEN ? AND ?", [low, high])
                     cur.unregister("texts")
@@ -752,8 +755,8 @@ class Index:
                     drop_file(self.text, job.file, job.from_line)
                 if got is not None and got.tips:
                     update_doc_tips(self.text, job.file, got.tips)
-                if got is not None:
-                    add_docs(self.text, got.docs)
+                if got is not None and got.docs:
+                    add_docs(self.text, list(zip(*got.docs)))
         except BaseException as exc:
             if self.text.in_transaction:
                 self.text.execute("ROLLBACK")

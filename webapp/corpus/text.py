@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections.abc import Sequence
+from itertools import chain, groupby, repeat
 from pathlib import Path
 
 DDL = (
@@ -82,35 +84,45 @@ def update_doc_tips(con: sqlite3.Connection, file: str, tips: list[tuple[str, st
 
 
 def doc_rows(rows: list[tuple], agent: str, project: str) -> list[tuple]:
-    """The text index's rows (docs' columns after `id`, then the text) of the entries rows
-    (extract.COLUMNS order) of one session: those with a text."""
+    """The text index's rows (`DOC_COLUMNS`) of the entries rows (extract.COLUMNS order) of one
+    session: those with a text."""
     return [(r[0], r[1], r[3], r[4], r[5], r[6], r[8], r[7].isoformat() if r[7] else None, agent, project,
              int(r[6] in ("toolResult", "bashExecution")), r[-1]) for r in rows if r[-1]]
 
 
-def add_docs(con: sqlite3.Connection, docs: list[tuple]) -> None:
-    """Add `doc_rows`. Their ids are given, not asked back one insert at a time, so that each
-    table takes them in one `executemany`."""
-    if not docs:
+# The columns `add_docs` is given, in order (`doc_rows`'s tuples, or a big build's columns).
+DOC_COLUMNS = ("file", "entry_id", "leaf_id", "line", "type", "role", "model", "time", "agent", "project",
+               "tool_output", "text")
+
+
+def add_docs(con: sqlite3.Connection, columns: Sequence[Sequence]) -> None:
+    """Add the rows of `columns` (one list per DOC_COLUMNS, each file's rows together). Columns,
+    not a tuple per row: a big build has each batch's as columns from DuckDB, and SQLite takes
+    each table's rows zipped from them in one `executemany` (their ids given, not asked back one
+    insert at a time), so that no Python tuple is made per row before that."""
+    files, entry_ids, leaf_ids, lines, types, roles, models, times, agents, projects, tool_outputs, texts = columns
+    if not files:
         return
-    numbers: dict[str, int] = {}
-    for d in docs:
-        if d[0] not in numbers:
-            numbers[d[0]] = con.execute(
-                "INSERT INTO doc_files (file, agent, project) VALUES (?, ?, ?) ON CONFLICT (file) DO UPDATE SET "
-                "agent = excluded.agent, project = excluded.project RETURNING id", (d[0], d[8], d[9])).fetchone()[0]
+    runs: list[tuple[str, int, int]] = []  # (file, first row, row after its last)
+    at = 0
+    for file, rows in groupby(files):
+        n = len(list(rows))
+        runs.append((file, at, at + n))
+        at += n
+    numbers = {file: con.execute(
+        "INSERT INTO doc_files (file, agent, project) VALUES (?, ?, ?) ON CONFLICT (file) DO UPDATE SET "
+        "agent = excluded.agent, project = excluded.project RETURNING id", (file, agents[a], projects[a])).fetchone()[0]
+        for file, a, _ in runs}
     start = (con.execute("SELECT max(id) FROM docs").fetchone()[0] or 0) + 1
+    ids = range(start, start + len(files))
+    file_ids = chain.from_iterable(repeat(numbers[file], b - a) for file, a, b in runs)
     con.executemany("INSERT INTO docs (id, file_id, entry_id, leaf_id, line, type, role, model, time, tool_output) "
                     "VALUES (?,?,?,?,?,?,?,?,?,?)",
-                    [(start + n, numbers[d[0]], d[1], d[2], d[3], d[4], d[5], d[6], d[7], d[10])
-                     for n, d in enumerate(docs)])
-    con.executemany("INSERT INTO body (rowid, text) VALUES (?, ?)", [(start + n, d[-1]) for n, d in enumerate(docs)])
-    per_file: dict[str, list[tuple]] = {}
-    for d in docs:
-        per_file.setdefault(d[0], []).append(d)
-    for file, rows in per_file.items():
-        sid = con.execute("INSERT INTO session_docs (file, line) VALUES (?, ?)", (file, min(d[3] for d in rows))).lastrowid
-        con.execute("INSERT INTO session_body (rowid, text) VALUES (?, ?)", (sid, "\n".join(d[-1] for d in rows)))
+                    zip(ids, file_ids, entry_ids, leaf_ids, lines, types, roles, models, times, tool_outputs))
+    con.executemany("INSERT INTO body (rowid, text) VALUES (?, ?)", zip(ids, texts))
+    for file, a, b in runs:
+        sid = con.execute("INSERT INTO session_docs (file, line) VALUES (?, ?)", (file, min(lines[a:b]))).lastrowid
+        con.execute("INSERT INTO session_body (rowid, text) VALUES (?, ?)", (sid, "\n".join(texts[a:b])))
 
 
 def sessions_text_ready(con: sqlite3.Connection) -> bool:
