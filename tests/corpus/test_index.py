@@ -266,6 +266,32 @@ def test_a_big_build_made_by_worker_processes_gives_the_rows_of_one_read_here(ho
     assert pooled.cursor().execute("SELECT count(*) FROM later").fetchone() == (0,)
 
 
+def test_a_worker_frees_the_cycles_of_a_batch_once_it_is_made():
+    # A worker collects its young objects rarely (WORKER_GC_THRESHOLD): the cycles of a batch's
+    # trees must still go once the batch is made, or a worker grows with every batch.
+    import gc
+    import weakref
+
+    class Node:
+        pass
+
+    left: list = []
+
+    def make(n):
+        a, b = Node(), Node()
+        a.other, b.other = b, a  # a cycle: reference counting alone never frees it
+        left.append(weakref.ref(a))
+        return n + 1
+
+    thresholds = gc.get_threshold()
+    gc.set_threshold(*workers.WORKER_GC_THRESHOLD)
+    try:
+        assert workers._batch(make, 1) == 2
+        assert left[0]() is None
+    finally:
+        gc.set_threshold(*thresholds)
+
+
 def test_the_workers_are_handed_batches_ahead_bounded_in_bytes():
     # While this process writes a batch the workers must have files to go on with, but the rows
     # of big files waiting to be written must not pile up here.
@@ -274,10 +300,10 @@ def test_the_workers_are_handed_batches_ahead_bounded_in_bytes():
     handed = []
 
     class Pool:
-        def submit(self, fn, group):
-            handed.append(group)
+        def submit(self, fn, *args):  # (workers._batch, the function, its batch)
+            handed.append(args[-1])
             done = Future()
-            done.set_result(fn(group))
+            done.set_result(fn(*args))
             return done
 
     jobs = list(range(10 * workers.BATCH_FILES))  # files of 1,000 bytes

@@ -22,9 +22,11 @@ BATCH_BYTES = 32 << 20  # and at most this many bytes of them (a bigger file is 
 AHEAD_BATCHES = 4  # batches handed to the workers ahead of the one being written...
 AHEAD_BYTES = 160 << 20  # ...and at most this many bytes of files
 STOP_POLL_SECONDS = 0.1  # how soon a build waiting for a worker sees that it was stopped
-# A worker's young generation is collected after this many new objects, not 700: the trees it
-# builds hold no cycles that matter while a batch lasts, and the collector walking them again
-# took an eighth of the tables' CPU (BENCHMARKS.md, "Every session at once").
+# A worker's young generation is collected after this many new objects, not 700, and everything
+# once after each batch (`_batch`): the trees a batch builds hold no cycles that matter while it
+# lasts, and the collector walking them again and again took a third of the tables' CPU; without
+# the collection after each batch, the cycles of the trees dropped stayed until a rare full
+# collection, and a worker grew to 1.2 GB (BENCHMARKS.md, "Every session at once").
 WORKER_GC_THRESHOLD = (50_000, 20, 100)
 MALLOC_ARENAS = 2  # the writing process's malloc arenas (`fewer_malloc_arenas`)
 
@@ -53,6 +55,14 @@ def _worker_start(nice: int) -> None:
     if nice:
         os.nice(nice)
     gc.set_threshold(*WORKER_GC_THRESHOLD)
+
+
+def _batch(fn: Callable[[Any], Any], arg: Any) -> Any:
+    """`fn(arg)` in a worker, then the garbage of the batch collected (`WORKER_GC_THRESHOLD`)."""
+    try:
+        return fn(arg)
+    finally:
+        gc.collect()
 
 
 def fewer_malloc_arenas() -> None:
@@ -94,7 +104,7 @@ def in_workers(workers: ProcessPoolExecutor, groups: list[list[J]], fn: Callable
     group, in order; none once `stop` is set (a stopped build does not wait for a worker's batch)."""
     def submit(group: list[J]) -> Future:
         try:
-            return workers.submit(fn, args(group))
+            return workers.submit(_batch, fn, args(group))
         except Exception as exc:  # the pool is broken: the future says so
             future: Future = Future()
             future.set_exception(exc)
