@@ -19,8 +19,12 @@ from typing import Any, TypeVar
 
 BATCH_FILES = 64  # files of one batch (written to the database in one transaction)
 BATCH_BYTES = 32 << 20  # and at most this many bytes of them (a bigger file is a batch of its own)
-AHEAD_BATCHES = 4  # batches handed to the workers ahead of the one being written...
-AHEAD_BYTES = 160 << 20  # ...and at most this many bytes of files
+# Batches handed to the workers ahead of the one being written, and at most this many bytes of
+# files: one for each worker. Four and 160 MB kept a batch more of rows and text waiting in the
+# writer: at 10,000 sessions its peak was 1,042 MB, with these 976 MB, in the same time
+# (BENCHMARKS.md, "Every session at once").
+AHEAD_BATCHES = 2
+AHEAD_BYTES = 64 << 20
 STOP_POLL_SECONDS = 0.1  # how soon a build waiting for a worker sees that it was stopped
 # A worker's young generation is collected after this many new objects, not 700, and everything
 # once after each batch (`_batch`): the trees a batch builds hold no cycles that matter while it
