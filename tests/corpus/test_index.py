@@ -300,6 +300,8 @@ def test_the_workers_are_handed_batches_ahead_bounded_in_bytes():
     handed = []
 
     class Pool:
+        _max_workers = 2  # (as a ProcessPoolExecutor of two processes tells its size)
+
         def submit(self, fn, *args):  # (workers._batch, the function, its batch)
             handed.append(args[-1])
             done = Future()
@@ -311,7 +313,7 @@ def test_the_workers_are_handed_batches_ahead_bounded_in_bytes():
     assert [len(g) for g in groups] == [workers.BATCH_FILES] * 10
     got = workers.in_workers(Pool(), groups, len, lambda g: g, lambda j: 1000)
     assert next(got) == (groups[0], workers.BATCH_FILES)
-    assert len(handed) == workers.AHEAD_BATCHES + 1  # the first one given, and AHEAD_BATCHES behind it
+    assert len(handed) == 2 * workers.AHEAD_PER_WORKER + 1  # the first one given, and one behind it for each worker
     assert [g for g, _ in got] == groups[1:]  # in order, each once
     assert handed == groups
 
@@ -324,6 +326,15 @@ def test_the_workers_are_handed_batches_ahead_bounded_in_bytes():
     next(got)
     assert handed == [[0], [10**9]]
     assert [g for g, _ in got] == [[10**9], [1, 2]]
+
+    class OnePool(Pool):  # (the audits' worker of its own): one batch made while one is written
+        _max_workers = 1
+
+    handed.clear()
+    groups = workers.batches(jobs, lambda j: 1000)
+    got = workers.in_workers(OnePool(), groups, len, lambda g: g, lambda j: 1000)
+    next(got)
+    assert handed == groups[:2]
 
 
 def test_a_batch_the_workers_could_not_make_is_made_here(home, tmp_path, monkeypatch):

@@ -19,16 +19,15 @@ from typing import Any, TypeVar
 
 BATCH_FILES = 64  # files of one batch (written to the database in one transaction)
 BATCH_BYTES = 32 << 20  # and at most this many bytes of them (a bigger file is a batch of its own)
-# Batches handed to the workers ahead of the one being written, and at most this many bytes of
-# files: one for each worker. Four and 160 MB kept a batch more of rows and text waiting in the
-# writer: at 10,000 sessions its peak was 1,042 MB, with these 976 MB, in the same time
-# (BENCHMARKS.md, "Every session at once").
-AHEAD_BATCHES = 2
-AHEAD_BYTES = 64 << 20
+# Batches handed to the workers ahead of the one being written: one for each worker (so that
+# each goes on meanwhile), and at most BATCH_BYTES of files each. Four batches and 160 MB kept
+# more rows and text waiting in the writer: with two workers, at 10,000 sessions, its peak was
+# 1,042 MB, with one each 976 MB, in the same time (BENCHMARKS.md, "Every session at once").
+AHEAD_PER_WORKER = 1
 STOP_POLL_SECONDS = 0.1  # how soon a build waiting for a worker sees that it was stopped
 # A worker's young generation is collected after this many new objects, not 700, and everything
 # once after each batch (`_batch`): the trees a batch builds hold no cycles that matter while it
-# lasts, and the collector walking them again and again took a third of the tables' CPU; without
+# lasts, and the collector walking them again and again took a fifth of the tables' CPU; without
 # the collection after each batch, the cycles of the trees dropped stayed until a rare full
 # collection, and a worker grew to 1.2 GB (BENCHMARKS.md, "Every session at once").
 WORKER_GC_THRESHOLD = (50_000, 20, 100)
@@ -72,8 +71,8 @@ def _batch(fn: Callable[[Any], Any], arg: Any) -> Any:
 def fewer_malloc_arenas() -> None:
     """Let glibc's malloc keep MALLOC_ARENAS arenas in this process, not eight per core: the
     writer's threads (the text index's, the audits', the pool's) each took an arena of their own,
-    and what each kept after a batch was freed raised the build's peak memory by a tenth (measured
-    at 1,000 sessions: 981 → 874 MB, in the same time). Anywhere else (another libc, another
+    and what each kept after a batch was freed raised the build's peak memory (measured at 1,000
+    sessions: 914–1,007 → 890–904 MB, in the same time). Anywhere else (another libc, another
     system) it does nothing."""
     if not sys.platform.startswith("linux"):
         return
@@ -117,10 +116,12 @@ def in_workers(workers: ProcessPoolExecutor, groups: list[list[J]], fn: Callable
     pending: deque = deque()
     todo = iter(groups)
     ahead = 0  # bytes of the files pending
+    # (the pool's processes: an executor's `_max_workers`, set since Python 3.2)
+    most = AHEAD_PER_WORKER * max(getattr(workers, "_max_workers", 1), 1)
 
     def fill() -> None:
         nonlocal ahead
-        while len(pending) < AHEAD_BATCHES and (ahead < AHEAD_BYTES or not pending):
+        while len(pending) < most and (ahead < most * BATCH_BYTES or not pending):
             group = next(todo, None)
             if group is None:
                 return
