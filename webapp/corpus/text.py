@@ -84,19 +84,15 @@ def update_doc_tips(con: sqlite3.Connection, file: str, tips: list[tuple[str, st
 
 
 def doc_rows(rows: list[tuple], agent: str, project: str) -> list[tuple]:
-    """The text index's rows (`DOC_COLUMNS`) of the entries rows (extract.COLUMNS order) of one
-    session: those with a text."""
+    """The text index's rows (each a value of `add_docs`'s columns, in their order) of the entries
+    rows (extract.COLUMNS order) of one session: those with a text."""
     return [(r[0], r[1], r[3], r[4], r[5], r[6], r[8], r[7].isoformat() if r[7] else None, agent, project,
              int(r[6] in ("toolResult", "bashExecution")), r[-1]) for r in rows if r[-1]]
 
 
-# The columns `add_docs` is given, in order (`doc_rows`'s tuples, or a big build's columns).
-DOC_COLUMNS = ("file", "entry_id", "leaf_id", "line", "type", "role", "model", "time", "agent", "project",
-               "tool_output", "text")
-
-
 def add_docs(con: sqlite3.Connection, columns: Sequence[Sequence]) -> None:
-    """Add the rows of `columns` (one list per DOC_COLUMNS, each file's rows together). Columns,
+    """Add the rows of `columns` (one list per column, in the order they are unpacked below, each
+    file's rows together: `doc_rows` zipped, or a big build's columns from DuckDB). Columns,
     not a tuple per row: a big build has each batch's as columns from DuckDB, and SQLite takes
     each table's rows zipped from them in one `executemany` (their ids given, not asked back one
     insert at a time), so that no Python tuple is made per row before that."""
