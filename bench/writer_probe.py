@@ -5,8 +5,8 @@ time of each of its parts, around one `Index.build` of ROOT into a fresh databas
     PYTHONPATH=$PWD .venv/bin/python bench/writer_probe.py /tmp/session-tree-bench/corpus2-1000
 
 The parts: the tables' inserts (`Index._write_arrow`), the rest of each text batch in the writer's
-main thread (`Index._write_texts`: the rows made ready, DuckDB's UPDATE, the commits), the text
-index's inserts in their own thread (`text.add_docs`), the audits' writes, the conversations'
+main thread (`text_writes.TextWriter`: the rows made ready, DuckDB's UPDATE, the wait for the text
+index and the commit), the text index's inserts in their own thread (`text.add_docs`), the audits' writes, the conversations'
 join; then the stages' times after the start, the writer's CPU and peak memory, and the size of
 the index on disk. A measurement, not a test: it prints one JSON object.
 """
@@ -46,9 +46,14 @@ def main() -> None:
 
         setattr(owner, name, wrapper)
 
-    for name in ("_write_arrow", "_write_texts", "_write_audits"):
+    from webapp.corpus import text_writes
+
+    for name in ("_write_arrow", "_write_audits"):
         timed(db.Index, name)
-    timed(db, "add_docs", "text index inserts (own thread)")
+    for name, key in (("_ready", "text batch made ready"), ("_begin", "text batch's UPDATE"),
+                      ("_finish", "text batch waited for and committed")):
+        timed(text_writes.TextWriter, name, key)
+    timed(text_writes, "add_docs", "text index inserts (own thread)")
     timed(db, "join_conversations")
     with tempfile.TemporaryDirectory(prefix="writer-probe-") as out:
         index = db.Index(Path(out) / "c.duckdb")

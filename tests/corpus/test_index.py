@@ -10,6 +10,7 @@ import orjson
 import pytest
 
 import webapp.corpus.db as db
+import webapp.corpus.text_writes as text_writes
 import webapp.corpus.workers as workers
 from tests.conftest import FIXTURES
 from webapp.corpus.db import Index
@@ -491,11 +492,16 @@ def test_a_big_builds_batch_the_database_refuses_lists_that_file_and_writes_the_
     assert docs(index) == [d for d in docs(want) if d[0] != bad]
 
 
-def test_a_big_builds_text_the_text_index_refuses_lists_that_file_and_writes_the_rest(home, tmp_path, monkeypatch):
+@pytest.mark.parametrize("batch_files", [64, 2])
+def test_a_big_builds_text_the_text_index_refuses_lists_that_file_and_writes_the_rest(home, tmp_path, monkeypatch,
+                                                                                     batch_files):
+    """In one batch, or in one of several, each written while the next is made ready: the batch
+    before and the batches after it are written once, whole."""
     root, files = home
+    monkeypatch.setattr(workers, "BATCH_FILES", batch_files)
     want = fresh(tmp_path, [root], "plain.duckdb")
     bad = str(files["agent-sessions_pi_small.jsonl"])
-    real = db.add_docs
+    real = text_writes.add_docs  # (the text stage's writer: `text_writes.TextWriter`)
 
     def add_docs(con, columns):
         if bad in columns[0]:  # (the files' column)
@@ -503,12 +509,16 @@ def test_a_big_builds_text_the_text_index_refuses_lists_that_file_and_writes_the
         real(con, columns)
 
     _big_build_here(monkeypatch)
-    monkeypatch.setattr(db, "add_docs", add_docs)
+    monkeypatch.setattr(text_writes, "add_docs", add_docs)
+    batches, put = [], text_writes.TextWriter.put
+    monkeypatch.setattr(text_writes.TextWriter, "put", lambda self, f, m: (batches.append([x for x, _ in f]), put(self, f, m)))
     index, failed = _built_with_one_failure(tmp_path, root)
+    at = next(i for i, b in enumerate(batches) if bad in b)
+    assert len(batches) == 1 if batch_files == 64 else 0 < at < len(batches) - 1  # (a batch before it and after)
     assert failed == [(bad, "its text could not be written: OperationalError: disk I/O error")]
     assert index.cursor().execute("SELECT file FROM later").fetchall() == [(bad,)]  # (still to come)
     assert docs(index) == [d for d in docs(want) if d[0] != bad]
-    monkeypatch.setattr(db, "add_docs", real)  # the next build reads it again, whole
+    monkeypatch.setattr(text_writes, "add_docs", real)  # the next build reads it again, whole
     assert index.build([root]).read == 1
     for t in TABLES:
         assert rows(index, t) == rows(want, t), t

@@ -90,12 +90,12 @@ def test_a_database_that_fails_during_a_build_is_said_in_one_line(tmp_path, caps
 def test_an_index_that_cannot_be_written_is_one_line_not_a_traceback(tmp_path, monkeypatch, capsys):
     """A full disk fails the text index's first write (SQLite: "disk I/O error"): `index` said it
     with a traceback, and a server started on it went without saying why."""
-    import sqlite3
+    import apsw
 
     from webapp.corpus import db as corpus_db
 
     def full(_path):
-        raise sqlite3.OperationalError("disk I/O error")
+        raise apsw.IOError("disk I/O error")
 
     monkeypatch.setattr(corpus_db, "text_connect", full)
     root = tmp_path / "root"

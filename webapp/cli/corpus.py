@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import functools
 import os
-import sqlite3
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,7 +19,7 @@ from ..core.storage import fs_name
 from ..corpus.db import Index, IndexUnavailable, Progress, built
 from ..corpus.listing import list_sessions
 from ..corpus.sql import BYTE_CAP, QueryError, format_result, json_safe, read_only_connection, run_query
-from ..corpus.text import text_path
+from ..corpus.text import Error as TextError, text_path
 from .args import seconds, whole_number
 from .output import fold_conversations, path_text, print_listing
 from .places import chosen_agents, say_no_sessions
@@ -31,7 +30,7 @@ def written(index):
     """`index` closed at the end; a failure of the database (a full disk, say) said in one line."""
     try:
         yield index
-    except (duckdb.Error, sqlite3.Error) as exc:
+    except (duckdb.Error, TextError) as exc:
         raise SessionError(f"{index.path}: the index could not be written ({str(exc).splitlines()[0]})") from None
     finally:
         index.close()

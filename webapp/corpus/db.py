@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import sqlite3
 import sys
 import threading
 import time
@@ -37,7 +36,9 @@ from .lab_tables import refresh_lab_tables
 from .schema import SCHEMA_VERSION, TABLES, duckdb_ddl, why_refused
 from .sql import IndexUnavailable, default_db_path, held_by, lock_down, open_failure
 from .stamps import stamps
-from .text import add_docs, connect as text_connect, drop_file, fill_sessions_text, text_path, update_doc_tips
+from .text import Error as TextError, add_docs, connect as text_connect, drop_file, fill_sessions_text, text_path, \
+    update_doc_tips
+from .text_writes import TextWriter
 from . import tuples
 from .tuples import FILES_TYPES, Rows, as_rows, insert_rows, update_tips
 from .workers import batches, fewer_malloc_arenas, in_workers, pool as _pool
@@ -56,11 +57,6 @@ MEMORY_MB = 512  # the most memory the index's DuckDB keeps (`Index.__init__`)
 # unless its mtime was this close to that build (a rewrite within the file system's clock tick
 # would keep both): its first and last bytes are hashed then.
 RACY_SECONDS = 2.0
-
-
-def _quoted(text: str) -> str:
-    """`text` inside an SQL string literal (a pushed-down range needs constants, not parameters)."""
-    return text.replace("'", "''")
 
 
 def _digest(data: bytes) -> str:
@@ -186,7 +182,7 @@ class Index:
                                    self.path, held_by(exc), damaged=self._damaged(exc)) from None
         try:
             self._prepare()
-        except (duckdb.Error, sqlite3.Error, OSError) as exc:  # (a full disk, a read-only folder: one line)
+        except (duckdb.Error, TextError, OSError) as exc:  # (a full disk, a read-only folder: one line)
             self.con.close()
             said = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise IndexUnavailable(f"{self.path}: the index cannot be written here ({said})", self.path, None,
@@ -523,7 +519,9 @@ class Index:
                      for file, from_line, projected, size in texts]
         audit_jobs = [(file, size, (), AuditJob(fs_name(file), tuple(ids))) for file, ids, size in audits]
 
-        def stage(jobs, make, write, counter: str, workers=pool) -> None:
+        def stage(jobs, make, write, counter: str | None, workers=pool) -> None:
+            """`jobs` made a batch at a time and each batch written (`counter` counted here, or
+            by the writer when None)."""
             size = lambda job: job[1]  # noqa: E731
             args = lambda group: [job[3] for job in group]  # noqa: E731
             groups = batches(jobs, size)
@@ -535,8 +533,9 @@ class Index:
                 if isinstance(made, BaseException):  # the workers could not go on: made here
                     made = make(args(group))
                 write([(job[0], *job[2]) for job in group], made)
-                setattr(progress, counter, getattr(progress, counter) + len(group))
-                progress.current = group[-1][0]
+                if counter is not None:
+                    setattr(progress, counter, getattr(progress, counter) + len(group))
+                    progress.current = group[-1][0]
                 if on_progress:
                     on_progress(progress)
 
@@ -558,8 +557,14 @@ class Index:
         if meanwhile:
             meanwhile.start()
         try:
-            stage(text_jobs, texts_of, lambda files, made: self._write_texts_each(files, made, progress), "later_done")
+            writer = TextWriter(self, progress)
+            try:
+                stage(text_jobs, texts_of, writer.put, None)
+            finally:
+                writer.close()  # (the last batch, or the one in flight when `stop` was set)
             progress.text_ready = time.monotonic()
+            if on_progress:
+                on_progress(progress)
         finally:
             if meanwhile:
                 meanwhile.join()
@@ -567,78 +572,6 @@ class Index:
             audit()
         if failed:
             raise failed[0]
-
-    def _write_texts_each(self, files: list[tuple[str, int]], made: list[dict[str, str] | str],
-                          progress: Progress) -> None:
-        """Write a batch's text; when that fails, each file's alone, and a file whose text cannot be
-        written is listed as failed (its rows stay; the next build reads it again whole)."""
-        try:
-            self._write_texts(files, made)
-        except Exception:
-            for one, got in zip(files, made):
-                try:
-                    self._write_texts([one], [got])
-                except Exception as exc:
-                    self.cursor().execute("UPDATE files SET error = ? WHERE file = ?",
-                                          [f"its text could not be written: {type(exc).__name__}: {exc}"[:500], one[0]])
-                    progress.failed += 1
-
-    def _write_texts(self, files: list[tuple[str, int]], made: list[dict[str, str] | str]) -> None:
-        """The text of a batch of files (entry id -> text, of their entries from the line given):
-        the entries' `text`, the text index's rows; their `later` rows go. A file that could not
-        be read keeps its row."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        ok = [(file, line, texts) for (file, line), texts in zip(files, made) if not isinstance(texts, str)]
-        if not ok:
-            return
-        cur = self.cursor()
-        names = [f for f, _, _ in ok]
-        low, high = min(names), max(names)  # (a range the database skips row groups by)
-        cur.register("wanted", pa.table({"file": names, "from_line": pa.array([line for _, line, _ in ok], pa.int32())}))
-        try:
-            # the text index's columns of each entry (`text.doc_rows`), as columns
-            meta = cur.sql(
-                "SELECT e.file, e.entry_id, e.leaf_id, e.line, e.type, e.role, e.model, "
-                "CASE WHEN epoch_us(e.time) % 1000000 = 0 THEN strftime(e.time, '%Y-%m-%dT%H:%M:%S') "
-                "     ELSE strftime(e.time, '%Y-%m-%dT%H:%M:%S.%f') END AS time, s.agent, s.project, "
-                "coalesce(e.role IN ('toolResult', 'bashExecution'), false)::INTEGER AS tool_output "
-                "FROM entries e JOIN wanted w ON e.file = w.file AND e.line >= w.from_line "
-                f"JOIN sessions s ON s.file = e.file WHERE e.file BETWEEN '{_quoted(low)}' AND '{_quoted(high)}' "
-                "ORDER BY e.file, e.line").to_arrow_table()
-            by_file = {file: texts for file, _, texts in ok}
-            entry_text = pa.array([by_file[f].get(e) for f, e in zip(meta.column(0).to_pylist(),
-                                                                      meta.column(1).to_pylist())], pa.string())
-            # (the rows with a text, a column each: `text.add_docs`)
-            with_text = meta.append_column("text", entry_text).filter(pc.not_equal(entry_text, ""))
-            docs = [column.to_pylist() for column in with_text.columns]
-            failed: list[BaseException] = []
-
-            def text_index() -> None:  # (SQLite and DuckDB both let go of the GIL: written side by side)
-                try:
-                    for file, line, _ in ok:
-                        drop_file(self.text, file, line)
-                    add_docs(self.text, docs)
-                except BaseException as exc:
-                    failed.append(exc)
-
-            with self._both(cur):
-                beside = threading.Thread(target=text_index, name="index-text")
-                beside.start()
-                try:
-                    cur.register("texts", pa.table({"file": meta.column(0), "entry_id": meta.column(1),
-                                                    "text": entry_text}))
-                    cur.execute("UPDATE entries SET text = t.text FROM texts t WHERE entries.file = t.file "
-                                "AND entries.entry_id = t.entry_id AND entries.file BETWEEN ? AND ?", [low, high])
-                    cur.unregister("texts")
-                    cur.execute("DELETE FROM later WHERE file IN (SELECT file FROM wanted)")
-                finally:
-                    beside.join()
-                if failed:
-                    raise failed[0]
-        finally:
-            cur.unregister("wanted")
 
     def _write_audits(self, files: list[tuple[str]], made: list[list[tuple] | str]) -> None:
         """The audits of a batch of files' summaries (`summaries.score`, `facts`, `missing`)."""

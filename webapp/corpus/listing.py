@@ -3,7 +3,6 @@ opening the files."""
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,7 +12,7 @@ from ..core.agents import order_sql
 from ..core.agents.pi import version_of
 from ..core.catalog import Member, SessionSummary
 from ..core.conversations import relation
-from .text import match_query, matching_files
+from .text import Error, connect, match_query, matching_files
 
 PAGE = 200  # sessions on one page of the index
 
@@ -79,10 +78,13 @@ def content_matches(text_db: Path, query: str) -> list[str]:
         return []
     if match.endswith('"'):
         match += "*"
-    con = sqlite3.connect(f"file:{text_db}?mode=ro", uri=True)
+    try:
+        con = connect(text_db, read_only=True)
+    except Error:  # an index not built yet
+        return []
     try:
         return matching_files(con, match)
-    except sqlite3.OperationalError:  # an index not built yet
+    except Error:  # (its tables not made yet)
         return []
     finally:
         con.close()

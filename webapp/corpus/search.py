@@ -4,7 +4,6 @@ session, the branch it is on and a highlighted snippet."""
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -12,7 +11,7 @@ from pathlib import Path
 import duckdb
 from markupsafe import Markup, escape
 
-from .text import MAX_TERMS, match_query, query_terms
+from .text import MAX_TERMS, Error, connect, match_query, query_terms
 
 HITS = 30  # on one page of results
 # Past this many matching entries, bm25 (which scores every match before it can sort) costs more
@@ -111,7 +110,7 @@ def search(text_db: Path, cur: duckdb.DuckDBPyConnection, query: str, filters: F
     if prefix:
         where.append("substr(doc_files.file, 1, ?) = ?")
         params += [len(prefix), prefix]
-    con = sqlite3.connect(f"file:{text_db}?mode=ro", uri=True)
+    con = connect(text_db, read_only=True)
     try:
         out.matches = con.execute("SELECT count(*) FROM body WHERE body MATCH ?", (match,)).fetchone()[0]
         out.ranked = out.matches <= RANKED
@@ -122,7 +121,7 @@ def search(text_db: Path, cur: duckdb.DuckDBPyConnection, query: str, filters: F
                f"WHERE body MATCH ? "
                f"{''.join(' AND ' + w for w in where)} ORDER BY {order} LIMIT ? OFFSET ?")
         rows = con.execute(sql, [match, *params, limit + 1, offset]).fetchall()
-    except sqlite3.OperationalError as exc:
+    except Error as exc:
         out.problem = f"the search could not run ({exc})"
         return out
     finally:

@@ -1,5 +1,7 @@
-"""The text index beside the tables: SQLite's FTS5, built into Python (DuckDB cannot load its FTS
-extension here; BENCHMARKS.md tells the measurement that chose it). One row per entry, with the
+"""The text index beside the tables: SQLite's FTS5 (DuckDB cannot load its FTS extension here;
+BENCHMARKS.md tells the measurement that chose it), through apsw, whose wheels (every platform)
+hold a SQLite of this year: its FTS5 took a seventh off the words' inserts of the SQLite Python
+is built with (3.40 here), and it can delete from an index that keeps no copy of the text. One row per entry, with the
 columns a search filters on, so that a search never joins another database.
 
 Beside it, the same words once per session (more exactly, per write of a file: a grown file adds
@@ -13,10 +15,15 @@ never given again (AUTOINCREMENT), so what is left in the FTS5 index names no fi
 from __future__ import annotations
 
 import re
-import sqlite3
 from collections.abc import Sequence
 from itertools import chain, groupby, repeat
 from pathlib import Path
+
+import apsw
+
+Error = apsw.Error  # what the text index raises
+Connection = apsw.Connection
+BUSY_MS = 5000  # how long a statement waits for another process's lock (Python's sqlite3 waits 5 s)
 
 DDL = (
     # Each file once (its path, agent and project), each entry by its file's number: at 10,000
@@ -37,30 +44,42 @@ DDL = (
     "CREATE TABLE IF NOT EXISTS text_meta (key TEXT PRIMARY KEY, value TEXT)",
 )
 _WORD = re.compile(r"\w+", re.UNICODE)
+# FTS5 writes each commit's words as a new segment and merges a level's segments once it holds
+# this many (its default 4): merged less often, each word's list is rewritten fewer times as the
+# index grows, which took a sixth off the words' inserts at 1,000 sessions (BENCHMARKS.md). A
+# search reads at most a few more segments per word.
+AUTOMERGE = 16
 
 
 def text_path(db_path: Path) -> Path:
     return db_path.with_name(db_path.name + ".text.sqlite")
 
 
-def connect(path: Path, read_only: bool = False) -> sqlite3.Connection:
+def connect(path: Path, read_only: bool = False) -> Connection:
+    """The text index at `path`: made (its tables, its settings) when opened to be written; a
+    read-only connection raises `Error` when there is none yet."""
     if read_only:
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
-    else:
-        con = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        con.execute("PRAGMA journal_mode=WAL")
-        con.execute("PRAGMA synchronous=NORMAL")
-        # A build inserts hundreds of MB of text: a bigger page cache, temporary b-trees in memory
-        # and fewer checkpoints took a sixth off its CPU (BENCHMARKS.md, "Every session at once").
-        con.execute("PRAGMA cache_size=-32768")
-        con.execute("PRAGMA temp_store=MEMORY")
-        con.execute("PRAGMA wal_autocheckpoint=10000")
-        for sql in DDL:
-            con.execute(sql)
+        con = apsw.Connection(f"file:{path}?mode=ro", flags=apsw.SQLITE_OPEN_URI | apsw.SQLITE_OPEN_READONLY)
+        con.set_busy_timeout(BUSY_MS)
+        return con
+    con = apsw.Connection(str(path))
+    con.set_busy_timeout(BUSY_MS)
+    con.execute("PRAGMA journal_mode=WAL")
+    con.execute("PRAGMA synchronous=NORMAL")
+    # A build inserts hundreds of MB of text: a bigger page cache, temporary b-trees in memory
+    # and fewer checkpoints took a sixth off its CPU (BENCHMARKS.md, "Every session at once").
+    con.execute("PRAGMA cache_size=-32768")
+    con.execute("PRAGMA temp_store=MEMORY")
+    con.execute("PRAGMA wal_autocheckpoint=10000")
+    for sql in DDL:
+        con.execute(sql)
+    for table in ("body", "session_body"):
+        if con.execute(f"SELECT v FROM {table}_config WHERE k = 'automerge'").fetchone() != (AUTOMERGE,):
+            con.execute(f"INSERT INTO {table}({table}, rank) VALUES ('automerge', {AUTOMERGE})")
     return con
 
 
-def drop_file(con: sqlite3.Connection, file: str, from_line: int = 0) -> None:
+def drop_file(con: Connection, file: str, from_line: int = 0) -> None:
     """Forget the entries of `file` from line `from_line` on."""
     row = con.execute("SELECT id FROM doc_files WHERE file = ?", (file,)).fetchone()
     if row is not None:
@@ -72,7 +91,7 @@ def drop_file(con: sqlite3.Connection, file: str, from_line: int = 0) -> None:
     con.execute("DELETE FROM session_docs WHERE file = ? AND line >= ?", (file, from_line))
 
 
-def update_doc_tips(con: sqlite3.Connection, file: str, tips: list[tuple[str, str]]) -> None:
+def update_doc_tips(con: Connection, file: str, tips: list[tuple[str, str]]) -> None:
     """Set the tip (`leaf_id`) of each (entry, tip) of `file`: the entries a grown file kept, whose
     tip may have moved. One pass over the file's rows (by `docs_file`), each looked up by id."""
     con.execute("CREATE TEMP TABLE IF NOT EXISTS new_tips (entry_id TEXT PRIMARY KEY, leaf_id TEXT)")
@@ -90,7 +109,7 @@ def doc_rows(rows: list[tuple], agent: str, project: str) -> list[tuple]:
              int(r[6] in ("toolResult", "bashExecution")), r[-1]) for r in rows if r[-1]]
 
 
-def add_docs(con: sqlite3.Connection, columns: Sequence[Sequence]) -> None:
+def add_docs(con: Connection, columns: Sequence[Sequence]) -> None:
     """Add the rows of `columns` (one list per column, in the order they are unpacked below, each
     file's rows together: `doc_rows` zipped, or a big build's columns from DuckDB). Columns,
     not a tuple per row: a big build has each batch's as columns from DuckDB, and SQLite takes
@@ -117,20 +136,21 @@ def add_docs(con: sqlite3.Connection, columns: Sequence[Sequence]) -> None:
                     zip(ids, file_ids, entry_ids, leaf_ids, lines, types, roles, models, times, tool_outputs))
     con.executemany("INSERT INTO body (rowid, text) VALUES (?, ?)", zip(ids, texts))
     for file, a, b in runs:
-        sid = con.execute("INSERT INTO session_docs (file, line) VALUES (?, ?)", (file, min(lines[a:b]))).lastrowid
+        sid = con.execute("INSERT INTO session_docs (file, line) VALUES (?, ?) RETURNING id",
+                          (file, min(lines[a:b]))).fetchone()[0]
         con.execute("INSERT INTO session_body (rowid, text) VALUES (?, ?)", (sid, "\n".join(texts[a:b])))
 
 
-def sessions_text_ready(con: sqlite3.Connection) -> bool:
+def sessions_text_ready(con: Connection) -> bool:
     """Whether `session_body` holds every file's words (an index built before it existed has
     them made once, by `fill_sessions_text`)."""
     try:
         return con.execute("SELECT 1 FROM text_meta WHERE key = 'sessions_text'").fetchone() is not None
-    except sqlite3.OperationalError:
+    except Error:
         return False
 
 
-def fill_sessions_text(con: sqlite3.Connection) -> None:
+def fill_sessions_text(con: Connection) -> None:
     """Make `session_body` from the entries' text, when it is not made yet: a new index (nothing
     to copy), or one built before it existed (its text tokenized once more, in one statement)."""
     if sessions_text_ready(con):
@@ -146,7 +166,7 @@ def fill_sessions_text(con: sqlite3.Connection) -> None:
     con.execute("COMMIT")
 
 
-def matching_files(con: sqlite3.Connection, match: str) -> list[str]:
+def matching_files(con: Connection, match: str) -> list[str]:
     """The files whose text holds the FTS5 query `match`: per session once its words are there,
     else (an index not yet made again, or a phrase of two words or more) from every matching
     entry."""
@@ -155,7 +175,7 @@ def matching_files(con: sqlite3.Connection, match: str) -> list[str]:
             return [r[0] for r in con.execute(
                 "SELECT DISTINCT session_docs.file FROM session_body JOIN session_docs "
                 "ON session_docs.id = session_body.rowid WHERE session_body MATCH ?", (match,))]
-        except sqlite3.OperationalError as exc:  # a phrase: `session_body` keeps no positions
+        except Error as exc:  # a phrase: `session_body` keeps no positions
             if "phrase queries are not supported" not in str(exc):
                 raise
     return [r[0] for r in con.execute(

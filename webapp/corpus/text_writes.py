@@ -1,0 +1,198 @@
+"""The writer's side of the text stage (`later.py` makes the text in the workers): each batch of
+files' text written into the entries' `text` (DuckDB) and into the text index (SQLite FTS5).
+
+The two are written side by side, and one batch overlaps the next: while the text index takes a
+batch's words (in a thread of its own: SQLite lets go of the GIL while it tokenizes, which is
+most of the stage), this process sets the batch's `text` in DuckDB and then reads the next batch's
+rows out of the tables. Written one after the other, the writer waited for the words half the
+stage, and search, which waits for the stage, came that much later (BENCHMARKS.md).
+
+What a crash or a failure leaves is what the next build mends: the text index commits a batch
+before DuckDB does, and DuckDB's commit removes the batch's `later` rows; a batch whose words were
+committed but whose `later` rows stayed is written again, its words dropped first (`drop_file`).
+A batch that fails is written again file by file, and a file whose text cannot be written is
+listed as failed (its rows stay; the next build reads it again whole)."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from .text import add_docs, drop_file
+
+if TYPE_CHECKING:
+    import duckdb
+    import pyarrow as pa
+
+    from .db import Index, Progress
+
+Made = dict[str, str] | str  # a file's entry id -> text, or why it could not be read
+
+
+def _quoted(text: str) -> str:
+    """`text` inside an SQL string literal (a pushed-down range needs constants, not parameters)."""
+    return text.replace("'", "''")
+
+
+@dataclass
+class _Batch:
+    files: list[tuple[str, int]]  # (file, line its entries lack their text from), as handed over
+    made: list[Made]
+    ok: list[tuple[str, int, dict[str, str]]]  # the files that could be read, with their text
+    texts: pa.Table | None = None  # (file, entry_id, text) of every entry of `ok` from its line on
+    docs: list[list] = field(default_factory=list)  # the text index's columns (`add_docs`)
+    words: threading.Thread | None = None  # writing them to the text index
+    failed: list[BaseException] = field(default_factory=list)
+
+
+class TextWriter:
+    """Writes the text stage's batches, each `put` overlapping the batch before (see above);
+    `close` finishes the last. One per build, used by one thread."""
+
+    def __init__(self, index: Index, progress: Progress):
+        self.index, self.progress = index, progress
+        self.cur: duckdb.DuckDBPyConnection = index.cursor()
+        self.pending: _Batch | None = None  # its words being written, its DuckDB transaction open
+
+    def put(self, files: list[tuple[str, int]], made: list[Made]) -> None:
+        try:
+            batch = self._ready(files, made)  # (while the batch before's words are written)
+        except Exception:
+            batch = None
+        self._finish()
+        if batch is None:
+            self._each(files, made)
+        elif not batch.ok:
+            self._count(batch)
+        else:
+            try:
+                self._begin(batch)
+            except Exception:
+                self._rolled_back(batch)
+                self._each(files, made)
+                return
+            self.pending = batch
+
+    def close(self) -> None:
+        self._finish()
+
+    # -- one batch -------------------------------------------------------------------------------
+
+    def _ready(self, files: list[tuple[str, int]], made: list[Made]) -> _Batch:
+        """The batch's rows read out of the tables, its text beside them, as the text index takes
+        them: nothing is written."""
+        import pyarrow as pa  # (here: a small update never imports it, `tests/corpus/test_update.py`)
+        import pyarrow.compute as pc
+
+        ok = [(file, line, texts) for (file, line), texts in zip(files, made) if not isinstance(texts, str)]
+        batch = _Batch(files, made, ok)
+        if not ok:
+            return batch
+        cur = self.cur
+        names = [f for f, _, _ in ok]
+        low, high = min(names), max(names)  # (a range the database skips row groups by)
+        cur.register("wanted", pa.table({"file": names, "from_line": pa.array([line for _, line, _ in ok], pa.int32())}))
+        try:
+            # the text index's columns of each entry (`text.doc_rows`), as columns
+            meta = cur.sql(
+                "SELECT e.file, e.entry_id, e.leaf_id, e.line, e.type, e.role, e.model, "
+                "CASE WHEN epoch_us(e.time) % 1000000 = 0 THEN strftime(e.time, '%Y-%m-%dT%H:%M:%S') "
+                "     ELSE strftime(e.time, '%Y-%m-%dT%H:%M:%S.%f') END AS time, s.agent, s.project, "
+                "coalesce(e.role IN ('toolResult', 'bashExecution'), false)::INTEGER AS tool_output "
+                "FROM entries e JOIN wanted w ON e.file = w.file AND e.line >= w.from_line "
+                f"JOIN sessions s ON s.file = e.file WHERE e.file BETWEEN '{_quoted(low)}' AND '{_quoted(high)}' "
+                "ORDER BY e.file, e.line").to_arrow_table()
+        finally:
+            cur.unregister("wanted")
+        by_file = {file: texts for file, _, texts in ok}
+        entry_text = pa.array([by_file[f].get(e) for f, e in zip(meta.column(0).to_pylist(),
+                                                                  meta.column(1).to_pylist())], pa.string())
+        batch.texts = pa.table({"file": meta.column(0), "entry_id": meta.column(1), "text": entry_text})
+        # (the rows with a text, a column each: `text.add_docs`)
+        with_text = meta.append_column("text", entry_text).filter(pc.not_equal(entry_text, ""))
+        batch.docs = [column.to_pylist() for column in with_text.columns]
+        return batch
+
+    def _begin(self, batch: _Batch) -> None:
+        """The batch's words handed to the text index's thread, which commits them; its `text`
+        set in DuckDB and its `later` rows removed, in a transaction `_finish` commits."""
+        text = self.index.text
+
+        def words() -> None:  # (its own thread: SQLite and DuckDB both let go of the GIL)
+            try:
+                text.execute("BEGIN")
+                try:
+                    for file, line, _ in batch.ok:
+                        drop_file(text, file, line)
+                    add_docs(text, batch.docs)
+                except BaseException:
+                    text.execute("ROLLBACK")
+                    raise
+                text.execute("COMMIT")
+            except BaseException as exc:
+                batch.failed.append(exc)
+
+        names = [f for f, _, _ in batch.ok]
+        cur = self.cur
+        cur.execute("BEGIN")
+        batch.words = threading.Thread(target=words, name="index-text")
+        batch.words.start()
+        cur.register("texts", batch.texts)
+        try:
+            cur.execute("UPDATE entries SET text = t.text FROM texts t WHERE entries.file = t.file "
+                        "AND entries.entry_id = t.entry_id AND entries.file BETWEEN ? AND ?", [min(names), max(names)])
+        finally:
+            cur.unregister("texts")
+        cur.execute("DELETE FROM later WHERE file IN (SELECT unnest(?::VARCHAR[]))", [names])
+
+    def _finish(self) -> None:
+        """The pending batch committed once its words are; written again file by file if either failed."""
+        batch, self.pending = self.pending, None
+        if batch is None:
+            return
+        batch.words.join()
+        if not batch.failed:
+            try:
+                self.cur.execute("COMMIT")
+            except Exception:
+                self._rolled_back(batch)
+                self._each(batch.files, batch.made)
+                return
+            self._count(batch)
+            return
+        self._rolled_back(batch)
+        self._each(batch.files, batch.made)
+
+    def _rolled_back(self, batch: _Batch) -> None:
+        if batch.words is not None:
+            batch.words.join()
+        try:
+            self.cur.execute("ROLLBACK")
+        except Exception:  # (no transaction: it failed before one began, or its commit ended it)
+            pass
+
+    def _each(self, files: list[tuple[str, int]], made: list[Made]) -> None:
+        """Each file of a batch that failed written alone; one that fails again is listed as failed."""
+        for one, got in zip(files, made):
+            batch = None
+            try:
+                batch = self._ready([one], [got])
+                if batch.ok:
+                    self._begin(batch)
+                    batch.words.join()
+                    if batch.failed:
+                        raise batch.failed[0]
+                    self.cur.execute("COMMIT")
+                self._count(batch)
+            except Exception as exc:
+                if batch is not None:
+                    self._rolled_back(batch)
+                self.cur.execute("UPDATE files SET error = ? WHERE file = ?",
+                                 [f"its text could not be written: {type(exc).__name__}: {exc}"[:500], one[0]])
+                self.progress.failed += 1
+                self.progress.later_done += 1
+
+    def _count(self, batch: _Batch) -> None:
+        self.progress.later_done += len(batch.files)
+        self.progress.current = batch.files[-1][0]
