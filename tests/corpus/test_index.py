@@ -237,10 +237,16 @@ def test_ls_index_prints_the_lines_of_ls_and_a_name_with_a_newline_on_its_own_li
 
 
 def docs(index: Index) -> list[tuple]:
-    """The text index's rows (ids aside: they are given in the order rows are written), with their text."""
-    return index.text.execute("SELECT f.file, entry_id, leaf_id, line, type, role, model, time, f.agent, f.project, "
-                              "tool_output, body.text FROM docs JOIN body ON body.rowid = docs.id "
-                              "JOIN doc_files f ON f.id = docs.file_id ORDER BY f.file, line, entry_id").fetchall()
+    """The text index's rows (ids aside: they are given in the order rows are written), each with
+    its words where they are (the index keeps no copy of the text: FTS5's own list of them)."""
+    con = index.text
+    con.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.body_words USING fts5vocab(main, body, instance)")
+    words: dict[int, list[tuple[int, str]]] = {}
+    for term, doc, offset in con.execute("SELECT term, doc, offset FROM temp.body_words"):
+        words.setdefault(doc, []).append((offset, term))
+    return sorted((*r[1:], tuple(sorted(words.get(r[0], ())))) for r in con.execute(
+        "SELECT docs.id, f.file, entry_id, leaf_id, line, type, role, model, time, f.agent, f.project, tool_output "
+        "FROM docs JOIN doc_files f ON f.id = docs.file_id"))
 
 
 def test_a_big_build_made_by_worker_processes_gives_the_rows_of_one_read_here(home, tmp_path, monkeypatch):

@@ -18,7 +18,7 @@ from webapp.corpus.discovery import corpus_files
 from webapp.corpus.extract import COLUMNS, file_mtime
 from webapp.corpus.listing import content_matches
 from webapp.corpus.stamps import stamps
-from webapp.corpus.text import sessions_text_ready, text_path
+from webapp.corpus.text import text_path
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -95,23 +95,6 @@ def test_the_index_page_filter_asks_one_row_per_session_kept_up_to_date(home, tm
     other.unlink()
     index.build([root])
     assert content_matches(text, "zebu") == []  # its words are forgotten with it
-
-def test_an_index_made_before_the_per_session_text_has_it_made_from_the_entries(home, tmp_path):
-    root, _ = home
-    db = tmp_path / "c.duckdb"
-    index = Index(db)
-    index.build([root])
-    expected = content_matches(text_path(db), "session")
-    assert expected
-    index.text.execute("DELETE FROM session_docs")  # as an index written before it existed
-    index.text.execute("DELETE FROM text_meta")
-    assert not sessions_text_ready(index.text)
-    assert content_matches(text_path(db), "session") == expected  # read from the entries meanwhile
-    index.build([root])
-    assert sessions_text_ready(index.text)
-    assert content_matches(text_path(db), "session") == expected
-    assert index.text.execute("SELECT count(DISTINCT file) FROM session_docs").fetchone()[0] == 7
-
 
 SAMPLE = next((Path(__file__).resolve().parents[2] / "sample_sessions").glob("--home-ana-projects-data-pipeline--/*.jsonl"))
 

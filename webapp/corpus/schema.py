@@ -11,8 +11,9 @@ from .extract import COLUMNS
 if TYPE_CHECKING:
     import pyarrow as pa
 
-SCHEMA_VERSION = 5  # 2: problems are damage only, warnings apart; 3: entries' cache reads and writes apart;
-# 4: conversations across files; 5: the text index names each entry's file by number (`text.DDL`)
+SCHEMA_VERSION = 6  # 2: problems are damage only, warnings apart; 3: entries' cache reads and writes apart;
+# 4: conversations across files; 5: the text index names each entry's file by number (`text.DDL`);
+# 6: the text index keeps no copy of the text (snippets cut from the entries' `text`)
 
 _V, _I, _B, _D, _T, _F = "VARCHAR", "INTEGER", "BIGINT", "DOUBLE", "TIMESTAMP", "BOOLEAN"
 TYPES: dict[str, dict[str, str]] = {

@@ -11,6 +11,7 @@ from pathlib import Path
 import duckdb
 from markupsafe import Markup, escape
 
+from .snippets import phrases_of, snippet
 from .text import MAX_TERMS, Error, connect, match_query, query_terms
 
 HITS = 30  # on one page of results
@@ -92,9 +93,9 @@ class Results:
     max_terms: int = MAX_TERMS
 
 
-def highlight(snippet: str) -> Markup:
-    """FTS5's snippet, escaped, with its matches marked."""
-    return Markup(str(escape(snippet)).replace(_OPEN, "<mark>").replace(_CLOSE, "</mark>"))
+def highlight(cut: str) -> Markup:
+    """A snippet (`snippets.snippet`), escaped, with its matches marked."""
+    return Markup(str(escape(cut)).replace(_OPEN, "<mark>").replace(_CLOSE, "</mark>"))
 
 
 def search(text_db: Path, cur: duckdb.DuckDBPyConnection, query: str, filters: Filters | None = None,
@@ -116,7 +117,7 @@ def search(text_db: Path, cur: duckdb.DuckDBPyConnection, query: str, filters: F
         out.ranked = out.matches <= RANKED
         order = "bm25(body)" if out.ranked else "body.rowid DESC"
         sql = (f"SELECT doc_files.file, docs.entry_id, docs.leaf_id, docs.role, docs.type, docs.model, docs.time, "
-               f"doc_files.agent, doc_files.project, snippet(body, 0, '{_OPEN}', '{_CLOSE}', '…', 16) "
+               f"doc_files.agent, doc_files.project, docs.line "
                f"FROM body JOIN docs ON docs.id = body.rowid JOIN doc_files ON doc_files.id = docs.file_id "
                f"WHERE body MATCH ? "
                f"{''.join(' AND ' + w for w in where)} ORDER BY {order} LIMIT ? OFFSET ?")
@@ -127,10 +128,28 @@ def search(text_db: Path, cur: duckdb.DuckDBPyConnection, query: str, filters: F
     finally:
         con.close()
     out.more = len(rows) > limit
-    out.hits = [Hit(*r[:9], snippet=highlight(r[9]), text=" ".join(r[9].translate(_UNMARKED).split()))
-                for r in rows[:limit]]
+    rows = rows[:limit]
+    texts = _texts(cur, [(r[0], r[9]) for r in rows])
+    phrases = phrases_of(query_terms(query)[:MAX_TERMS])
+    cut = [snippet(texts.get((r[0], r[9]), ""), phrases, (_OPEN, _CLOSE), "…") for r in rows]
+    out.hits = [Hit(*r[:9], snippet=highlight(s), text=" ".join(s.translate(_UNMARKED).split()))
+                for r, s in zip(rows, cut)]
     _name_them(cur, out.hits)
     return out
+
+
+def _texts(cur: duckdb.DuckDBPyConnection, where: list[tuple[str, int]]) -> dict[tuple[str, int], str]:
+    """The text of the entries at (file, line) of `where`, from the tables (the text index keeps
+    none: `snippets.py`). An entry whose text is not written yet (a build writes the text index's
+    batch first) has none."""
+    if not where:
+        return {}
+    wanted = set(where)
+    files = sorted({f for f, _ in wanted})
+    lines = sorted({n for _, n in wanted})
+    return {(f, n): t or "" for f, n, t in cur.execute(
+        "SELECT file, line, text FROM entries WHERE file IN (SELECT unnest(?::VARCHAR[])) "
+        "AND line IN (SELECT unnest(?::INTEGER[]))", [files, lines]).fetchall() if (f, n) in wanted}
 
 
 def _name_them(cur: duckdb.DuckDBPyConnection, hits: list[Hit]) -> None:

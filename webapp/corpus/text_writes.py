@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     import duckdb
     import pyarrow as pa
 
-    from .db import Index, Progress
+    from .text import Connection
 
 Made = dict[str, str] | str  # a file's entry id -> text, or why it could not be read
 
@@ -50,9 +50,10 @@ class TextWriter:
     """Writes the text stage's batches, each `put` overlapping the batch before (see above);
     `close` finishes the last. One per build, used by one thread."""
 
-    def __init__(self, index: Index, progress: Progress):
-        self.index, self.progress = index, progress
-        self.cur: duckdb.DuckDBPyConnection = index.cursor()
+    def __init__(self, cur: duckdb.DuckDBPyConnection, text: Connection, progress):
+        """`cur`: a connection of its own to the tables; `text`: the text index; `progress`: the
+        build's `db.Progress`, whose `later_done` (and `failed`) it counts."""
+        self.cur, self.text, self.progress = cur, text, progress
         self.pending: _Batch | None = None  # its words being written, its DuckDB transaction open
 
     def put(self, files: list[tuple[str, int]], made: list[Made]) -> None:
@@ -106,18 +107,20 @@ class TextWriter:
         finally:
             cur.unregister("wanted")
         by_file = {file: texts for file, _, texts in ok}
-        entry_text = pa.array([by_file[f].get(e) for f, e in zip(meta.column(0).to_pylist(),
-                                                                  meta.column(1).to_pylist())], pa.string())
+        # (the workers' strings themselves, not copies: a batch's text is held once in Python)
+        text = [by_file[f].get(e) for f, e in zip(meta.column(0).to_pylist(), meta.column(1).to_pylist())]
+        entry_text = pa.array(text, pa.string())
         batch.texts = pa.table({"file": meta.column(0), "entry_id": meta.column(1), "text": entry_text})
         # (the rows with a text, a column each: `text.add_docs`)
-        with_text = meta.append_column("text", entry_text).filter(pc.not_equal(entry_text, ""))
-        batch.docs = [column.to_pylist() for column in with_text.columns]
+        kept = pc.not_equal(entry_text, "")
+        batch.docs = [column.to_pylist() for column in meta.filter(kept).columns]
+        batch.docs.append([t for t in text if t])
         return batch
 
     def _begin(self, batch: _Batch) -> None:
         """The batch's words handed to the text index's thread, which commits them; its `text`
         set in DuckDB and its `later` rows removed, in a transaction `_finish` commits."""
-        text = self.index.text
+        text = self.text
 
         def words() -> None:  # (its own thread: SQLite and DuckDB both let go of the GIL)
             try:
@@ -144,6 +147,7 @@ class TextWriter:
                         "AND entries.entry_id = t.entry_id AND entries.file BETWEEN ? AND ?", [min(names), max(names)])
         finally:
             cur.unregister("texts")
+            batch.texts = None  # (its Arrow copy of the text is no longer needed)
         cur.execute("DELETE FROM later WHERE file IN (SELECT unnest(?::VARCHAR[]))", [names])
 
     def _finish(self) -> None:
