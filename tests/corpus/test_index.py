@@ -343,6 +343,11 @@ def test_the_workers_are_handed_batches_ahead_bounded_in_bytes():
     next(got)
     assert handed == groups[:2]
 
+    handed.clear()  # (the text stage: one batch ahead in all, whatever the pool's size)
+    got = workers.in_workers(Pool(), groups, len, lambda g: g, lambda j: 1000, at_once=1)
+    next(got)
+    assert handed == groups[:2]
+
 
 def test_a_batch_the_workers_could_not_make_is_made_here(home, tmp_path, monkeypatch):
     from concurrent.futures.process import BrokenProcessPool
@@ -351,7 +356,7 @@ def test_a_batch_the_workers_could_not_make_is_made_here(home, tmp_path, monkeyp
     monkeypatch.setattr("webapp.corpus.db.POOL_BYTES", 0)
     monkeypatch.setattr("os.cpu_count", lambda: 2)
 
-    def broken(pool, groups, fn, args, size, stop=None):
+    def broken(pool, groups, fn, args, size, stop=None, at_once=None):
         for group in groups:
             yield group, BrokenProcessPool("a worker died")
 
@@ -475,7 +480,8 @@ def _big_build_here(monkeypatch) -> None:
     monkeypatch.setattr("webapp.corpus.db.POOL_BYTES", 0)
     monkeypatch.setattr("os.cpu_count", lambda: 2)
     monkeypatch.setattr(db, "_pool", lambda workers, least=2, nice=0: contextlib.nullcontext(object()))
-    monkeypatch.setattr(db, "in_workers", lambda pool, groups, fn, args, size, stop=None: ((g, fn(args(g))) for g in groups))
+    monkeypatch.setattr(db, "in_workers", lambda pool, groups, fn, args, size, stop=None, at_once=None:
+                        ((g, fn(args(g))) for g in groups))
 
 
 def test_a_big_builds_batch_the_database_refuses_lists_that_file_and_writes_the_rest(home, tmp_path, monkeypatch):

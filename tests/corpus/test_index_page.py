@@ -134,7 +134,7 @@ def test_the_pages_say_what_is_still_coming_while_a_big_build_makes_the_text_and
         f.write(orjson.dumps(summary) + b"\n")
     release, waiting = threading.Event(), threading.Event()
 
-    def here(pool, groups, fn, args, size, stop=None):  # (the workers' batches, made in this process)
+    def here(pool, groups, fn, args, size, stop=None, at_once=None):  # (the workers' batches, made here)
         for group in groups:
             if fn.__name__ in ("texts_of", "audits_of"):
                 waiting.set()

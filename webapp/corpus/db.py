@@ -522,11 +522,11 @@ class Index:
                                      for file, ids, size in audits], size))
         counting = threading.Lock()  # (the audits are counted by two threads at the end)
 
-        def stage(groups, make, write, counter: str | None, workers=pool) -> None:
+        def stage(groups, make, write, counter: str | None, workers=pool, at_once: int | None = None) -> None:
             """The batches of `groups` (an iterator: two stages may take from one) made and
             written one by one (`counter` counted here, or by the writer when None)."""
             args = lambda group: [job[3] for job in group]  # noqa: E731
-            done = in_workers(workers, groups, make, args, size, stop) if workers is not None \
+            done = in_workers(workers, groups, make, args, size, stop, at_once) if workers is not None \
                 else ((group, make(args(group))) for group in groups)
             for group, made in done:
                 if stop is not None and stop.is_set():
@@ -561,7 +561,10 @@ class Index:
         try:
             writer = TextWriter(self.cursor(), self.text, progress)
             try:
-                stage(iter(batches(text_jobs, size)), texts_of, writer.put, None)
+                # (one batch made ahead: the writer holds two already, one being written while it
+                # reads the next out of the tables, and a worker makes a batch's text in a fraction
+                # of the time the writer takes to write it; a second held the writer past 1 GB)
+                stage(iter(batches(text_jobs, size)), texts_of, writer.put, None, at_once=1)
             finally:
                 writer.close()  # (the last batch, or the one in flight when `stop` was set)
             progress.text_ready = time.monotonic()

@@ -100,11 +100,12 @@ def batches(jobs: Iterable[J], size: Callable[[J], int]) -> list[list[J]]:
     return out
 
 
-def in_workers(workers: ProcessPoolExecutor, groups: list[list[J]], fn: Callable[[Any], Any],
+def in_workers(workers: ProcessPoolExecutor, groups: Iterable[list[J]], fn: Callable[[Any], Any],
                args: Callable[[list[J]], Any], size: Callable[[J], int],
-               stop: threading.Event | None = None) -> Iterator[tuple[list[J], Any]]:
+               stop: threading.Event | None = None, at_once: int | None = None) -> Iterator[tuple[list[J], Any]]:
     """(group, `fn(args(group))` as a worker made it, or the exception that stopped it) for each
-    group, in order; none once `stop` is set (a stopped build does not wait for a worker's batch)."""
+    group, in order; none once `stop` is set (a stopped build does not wait for a worker's batch).
+    `at_once`: how many batches are handed out at once (AHEAD_PER_WORKER per worker unless told)."""
     def submit(group: list[J]) -> Future:
         try:
             return workers.submit(_batch, fn, args(group))
@@ -117,7 +118,7 @@ def in_workers(workers: ProcessPoolExecutor, groups: list[list[J]], fn: Callable
     todo = iter(groups)
     ahead = 0  # bytes of the files pending
     # (the pool's processes: an executor's `_max_workers`, set since Python 3.2)
-    most = AHEAD_PER_WORKER * max(getattr(workers, "_max_workers", 1), 1)
+    most = at_once or AHEAD_PER_WORKER * max(getattr(workers, "_max_workers", 1), 1)
 
     def fill() -> None:
         nonlocal ahead
