@@ -35,6 +35,19 @@ def _quoted(text: str) -> str:
     return text.replace("'", "''")
 
 
+def _shared(column) -> list:
+    """An Arrow column as a list whose equal strings are one object (a file's path, a branch's tip,
+    a role, on every row of a batch: made once each, they took the writer past 1 GB)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not pa.types.is_string(column.type):
+        return column.to_pylist()
+    coded = pc.dictionary_encode(column).combine_chunks()
+    values = coded.dictionary.to_pylist()
+    return [None if i is None else values[i] for i in coded.indices.to_pylist()]
+
+
 @dataclass
 class _Batch:
     files: list[tuple[str, int]]  # (file, line its entries lack their text from), as handed over
@@ -113,7 +126,9 @@ class TextWriter:
         batch.texts = pa.table({"file": meta.column(0), "entry_id": meta.column(1), "text": entry_text})
         # (the rows with a text, a column each: `text.add_docs`)
         kept = pc.not_equal(entry_text, "")
-        batch.docs = [column.to_pylist() for column in meta.filter(kept).columns]
+        with_text = meta.filter(kept)
+        batch.docs = [column.to_pylist() if name in ("entry_id", "time") else _shared(column)  # (those differ)
+                      for name, column in zip(with_text.column_names, with_text.columns)]
         batch.docs.append([t for t in text if t])
         return batch
 
