@@ -50,6 +50,9 @@ BATCH_FILES = 64  # files written to the database in one transaction (a build re
 # A build reading more than this is read by worker processes, one per core, while this process
 # writes what they hand back (`workers.py`); a smaller one is read here (starting workers costs more).
 POOL_BYTES = 16 << 20
+# The text stage's batches are half the tables' (in bytes of files): the writer holds two of them
+# at once, their text in Python, and with 32 MB each it peaked at 1,000 MB at 10,000 sessions.
+TEXT_BATCH_BYTES = 16 << 20
 AUDIT_NICE = 10  # how much lower the audits' worker runs than the build (`_build_later`)
 MEMORY_MB = 512  # the most memory the index's DuckDB keeps (`Index.__init__`)
 # A file whose size and mtime are those of the last build is unchanged without reading it,
@@ -564,7 +567,7 @@ class Index:
                 # (one batch made ahead: the writer holds two already, one being written while it
                 # reads the next out of the tables, and a worker makes a batch's text in a fraction
                 # of the time the writer takes to write it; a second held the writer past 1 GB)
-                stage(iter(batches(text_jobs, size)), texts_of, writer.put, None, at_once=1)
+                stage(iter(batches(text_jobs, size, TEXT_BATCH_BYTES)), texts_of, writer.put, None, at_once=1)
             finally:
                 writer.close()  # (the last batch, or the one in flight when `stop` was set)
             progress.text_ready = time.monotonic()

@@ -70,6 +70,8 @@ class TextWriter:
         self.pending: _Batch | None = None  # its words being written, its DuckDB transaction open
 
     def put(self, files: list[tuple[str, int]], made: list[Made]) -> None:
+        """A batch's text ((file, from line) of each file, and what the workers made of it) read
+        out of the tables while the batch before is written, then handed over in its place."""
         try:
             batch = self._ready(files, made)  # (while the batch before's words are written)
         except Exception:

@@ -83,14 +83,16 @@ def fewer_malloc_arenas() -> None:
         pass
 
 
-def batches(jobs: Iterable[J], size: Callable[[J], int]) -> list[list[J]]:
-    """`jobs` in order, cut into batches of at most BATCH_FILES files and BATCH_BYTES bytes."""
+def batches(jobs: Iterable[J], size: Callable[[J], int], most_bytes: int | None = None) -> list[list[J]]:
+    """`jobs` in order, cut into batches of at most BATCH_FILES files and `most_bytes` bytes
+    (BATCH_BYTES unless told)."""
+    most_bytes = most_bytes or BATCH_BYTES
     out: list[list[J]] = []
     group: list[J] = []
     held = 0
     for job in jobs:
         n = max(size(job), 0)
-        if group and (len(group) >= BATCH_FILES or held + n > BATCH_BYTES):
+        if group and (len(group) >= BATCH_FILES or held + n > most_bytes):
             out.append(group)
             group, held = [], 0
         group.append(job)
