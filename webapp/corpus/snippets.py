@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_left, bisect_right
 from functools import lru_cache
 
 TOKENS = 16  # words in a snippet (FTS5 `snippet()`'s last argument)
@@ -44,10 +45,11 @@ def snippet(text: str, phrases: list[tuple[str, ...]], mark: tuple[str, str], el
     words = [fold(text[a:b]) for a, b in spans]
     size = len(spans)
     found = _instances(words, phrases)  # (position, phrase), in the order of the text
+    at_words = [at for at, _ in found]
     best_score, best_start = 0, 0
     firsts = _sentence_starts(text, spans)
     for at, _ in found:
-        score, first, last = _score(found, phrases, at, tokens)
+        score, first, last = _score(found, at_words, phrases, at, tokens)
         start = first - int((tokens - (last - first)) / 2)  # (C's division: toward zero)
         if start + tokens > size:
             start = size - tokens
@@ -55,11 +57,9 @@ def snippet(text: str, phrases: list[tuple[str, ...]], mark: tuple[str, str], el
         if score > best_score:
             best_score, best_start = score, start
         if firsts and size > tokens:
-            j = 0
-            while j < len(firsts) - 1 and not firsts[j + 1] > at:
-                j += 1
+            j = bisect_right(firsts, at) - 1  # (the sentence the phrase is in: the first starts at 0)
             if firsts[j] < at:
-                score = _score(found, phrases, firsts[j], tokens)[0] + (120 if firsts[j] == 0 else 100)
+                score = _score(found, at_words, phrases, firsts[j], tokens)[0] + (120 if firsts[j] == 0 else 100)
                 if score > best_score:
                     best_score, best_start = score, firsts[j]
     return _cut(text, spans, _coalesced(found, phrases), best_start, best_start + tokens - 1, mark, ellipsis)
@@ -86,19 +86,21 @@ def _sentence_starts(text: str, spans: list[tuple[int, int]]) -> list[int]:
     return out
 
 
-def _score(found: list[tuple[int, int]], phrases: list[tuple[str, ...]], start: int,
+def _score(found: list[tuple[int, int]], at_words: list[int], phrases: list[tuple[str, ...]], start: int,
            tokens: int) -> tuple[int, int, int]:
     """A window's score (1,000 for each distinct phrase in it, 1 for each repeat), its first
-    phrase's position and the position after its last."""
+    phrase's position and the position after its last. Only the phrases in the window are read
+    (`at_words`: their positions, in order): a common word in a long text is found thousands of
+    times, and reading them all for each (and each sentence's start) took 0.8 s for one hit of a
+    100,000-character text, 0.02 s so."""
     seen: set[int] = set()
     score, first, last = 0, -1, 0
-    for at, p in found:
-        if start <= at < start + tokens:
-            score += 1 if p in seen else 1000
-            seen.add(p)
-            if first < 0:
-                first = at
-            last = at + len(phrases[p])
+    for at, p in found[bisect_left(at_words, start):bisect_left(at_words, start + tokens)]:
+        score += 1 if p in seen else 1000
+        seen.add(p)
+        if first < 0:
+            first = at
+        last = at + len(phrases[p])
     return score, first, last
 
 
