@@ -290,3 +290,15 @@ def test_the_audits_shortcuts_find_what_the_whole_patterns_find(text):
         assert not audit._VERSION.search(text)
     if any(audit._ERROR_LINE.search(line) for line in text.splitlines()):
         assert audit._ERROR_HINT.search(text)
+
+
+def test_a_claude_code_compaction_after_a_long_context_still_summarized_all_of_it():
+    """A compaction that names no kept entry replaced the whole context, however long: no cut is
+    planned for it at the default budget (a 100,000-character message once left the audit only
+    the entries before such a cut)."""
+    data = (FIXTURES / "claude-code" / "daaain_dag_compact_after_rewind.jsonl").read_bytes()
+    long = "Second attempt " + "at the export, with more words " * 3_300
+    assert data.count(b'"text":"Second attempt"') == 1
+    tree = Session(MemoryStorage(data.replace(b'"text":"Second attempt"', f'"text":"{long}"'.encode()))).tree
+    [comp] = summaries_on_path(tree, tree.active_leaf)
+    assert audit_entry(tree, comp.id).span == ["u1", "a1", "b2u", "b2a", "b2u2", "b2a2"]

@@ -19,11 +19,12 @@ from typing import Callable
 from .compaction import (
     CompactionPlan,
     plan_branch_summary,
-    plan_compaction,
+    summarized_at_cut,
     with_file_lists,
 )
 from .entries import BRANCH_SUMMARY, COMPACTION, CUSTOM_MESSAGE, MESSAGE, Entry, as_key, content_blocks, tool_calls
 from .command_weight import command_weight
+from .context import build_context
 from .agents.tools import tool_action
 from .reader import first_kept_id
 from .tree import SessionTree
@@ -418,13 +419,14 @@ def compaction_span(tree: SessionTree, compaction: Entry) -> tuple[list[Entry], 
     """(entries summarized, previous compaction) of a compaction entry in the tree: the plan made
     again at its parent for its own cut point."""
     kept = first_kept_id(compaction)
-    plan = plan_compaction(tree, tree.parent.get(compaction.id), first_kept=kept)
-    if plan.can_compact:
-        return plan.entries_to_summarize(), plan.context.compaction
+    span, ctx = summarized_at_cut(tree, tree.parent.get(compaction.id), kept) if kept else (None, None)
+    if span is not None:
+        return span, ctx.compaction
     # A cut a new plan refuses still tells what was summarized: the context's entries before the
     # kept one (an old pi file may keep from a tool result or a settings entry), or all of them
     # when the kept one is not on the path (Claude Code and Codex keep nothing; SPEC §5).
-    ctx = plan.context
+    if ctx is None:
+        ctx = build_context(tree, tree.parent.get(compaction.id))
     position = {e.id: i for i, e in enumerate(ctx.path)}
     entries = list({s.id: s for s in ctx.sources if s is not ctx.compaction}.values())
     span = [e for e in entries if kept not in position or position[e.id] < position[kept]]

@@ -196,6 +196,43 @@ def _context_entries(ctx: Context) -> tuple[list[Entry], dict[str, int]]:
     return entries, sizes
 
 
+def _context_sources(ctx: Context) -> list[Entry]:
+    """`_context_entries(ctx)`'s entries without their sizes (no message is measured)."""
+    seen: dict[str, Entry] = {}
+    for src in ctx.sources:
+        if src is not ctx.compaction and src.id not in seen:
+            seen[src.id] = src
+    return list(seen.values())
+
+
+def _kept_cut(entries: list[Entry], first_kept: str) -> int | None:
+    """The index in `entries` of `first_kept`, when it is a cut point there."""
+    return next((i for i, e in enumerate(entries) if e.id == first_kept and is_cut_point(e)), None)
+
+
+def _split_at(entries: list[Entry], cut: int) -> tuple[list[Entry], list[Entry]]:
+    """(whole turns before the cut, the early part of the turn it splits) of a cut at `cut` > 0."""
+    turn_start = _turn_start(entries, cut)
+    if entries[cut].role != "user" and entries[turn_start].role == "user":
+        return entries[:turn_start], entries[turn_start:cut]
+    return entries[:cut], []
+
+
+def summarized_at_cut(tree: SessionTree, leaf_id: str | None, first_kept: str) -> tuple[list[Entry] | None, Context]:
+    """(the entries a compaction at `leaf_id` keeping from `first_kept` summarizes, the context
+    there): what `plan_compaction(tree, leaf_id, first_kept=first_kept).entries_to_summarize()`
+    gives, None where that plan cannot compact, without the plan's token counts and file lists.
+    An audit asks this of every summary of every session a corpus build reads: the counts took a
+    tenth of its time."""
+    ctx = build_context(tree, leaf_id)
+    entries = _context_sources(ctx)
+    cut = _kept_cut(entries, first_kept)
+    if not cut:  # (None: not a cut point of this context; 0: nothing before it)
+        return None, ctx
+    summarize, turn_prefix = _split_at(entries, cut)
+    return summarize + turn_prefix, ctx
+
+
 def fitted_budgets(context_window: int | None) -> tuple[int, int]:
     """(keepRecentTokens, reserveTokens) by default for a model of this window. SPEC §6's
     defaults (20,000 kept, 16,384 reserved) suppose a window of 100k tokens or more; for a
@@ -256,7 +293,7 @@ def plan_compaction(
     entries, sizes = _context_entries(ctx)
     plan.message_tokens = sum(sizes.values())
     if first_kept is not None:
-        cut = next((i for i, e in enumerate(entries) if e.id == first_kept and is_cut_point(e)), None)
+        cut = _kept_cut(entries, first_kept)
         if cut is None:
             plan.reason = f"{first_kept!r} is not a cut point of the context at {leaf_id!r}"
             return plan
@@ -272,11 +309,7 @@ def plan_compaction(
     if cut == 0:
         plan.reason = "nothing to compact: the only cut point left is the start of the context"
         return plan
-    turn_start = _turn_start(entries, cut)
-    if entries[cut].role != "user" and entries[turn_start].role == "user":
-        plan.summarize, plan.turn_prefix = entries[:turn_start], entries[turn_start:cut]
-    else:
-        plan.summarize = entries[:cut]
+    plan.summarize, plan.turn_prefix = _split_at(entries, cut)
     plan.first_kept_entry_id = entries[cut].id
     plan.tokens_kept = sum(sizes[e.id] for e in entries[cut:])
     ops = FileOps()
