@@ -18,6 +18,7 @@ from typing import Callable
 
 from .compaction import (
     CompactionPlan,
+    context_sources,
     plan_branch_summary,
     summarized_at_cut,
     with_file_lists,
@@ -428,7 +429,7 @@ def compaction_span(tree: SessionTree, compaction: Entry) -> tuple[list[Entry], 
     if ctx is None:
         ctx = build_context(tree, tree.parent.get(compaction.id))
     position = {e.id: i for i, e in enumerate(ctx.path)}
-    entries = list({s.id: s for s in ctx.sources if s is not ctx.compaction}.values())
+    entries = context_sources(ctx)
     span = [e for e in entries if kept not in position or position[e.id] < position[kept]]
     return span, ctx.compaction
 

@@ -196,8 +196,9 @@ def _context_entries(ctx: Context) -> tuple[list[Entry], dict[str, int]]:
     return entries, sizes
 
 
-def _context_sources(ctx: Context) -> list[Entry]:
-    """`_context_entries(ctx)`'s entries without their sizes (no message is measured)."""
+def context_sources(ctx: Context) -> list[Entry]:
+    """The entries the context is made of (without the compaction's summary), oldest first:
+    `_context_entries(ctx)`'s, without their sizes (no message is measured)."""
     seen: dict[str, Entry] = {}
     for src in ctx.sources:
         if src is not ctx.compaction and src.id not in seen:
@@ -225,7 +226,7 @@ def summarized_at_cut(tree: SessionTree, leaf_id: str | None, first_kept: str) -
     An audit asks this of every summary of every session a corpus build reads: the counts took a
     tenth of its time."""
     ctx = build_context(tree, leaf_id)
-    entries = _context_sources(ctx)
+    entries = context_sources(ctx)
     cut = _kept_cut(entries, first_kept)
     if not cut:  # (None: not a cut point of this context; 0: nothing before it)
         return None, ctx
