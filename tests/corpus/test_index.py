@@ -274,8 +274,9 @@ def test_a_big_build_made_by_worker_processes_gives_the_rows_of_one_read_here(ho
 
 
 def test_a_worker_frees_the_cycles_of_a_batch_once_it_is_made():
-    # A worker collects its young objects rarely (WORKER_GC_THRESHOLD): the cycles of a batch's
-    # trees must still go once the batch is made, or a worker grows with every batch.
+    # A worker's collector runs only once a batch is made (`workers._batch`), never while its trees
+    # are built: the cycles of a batch's trees must still go then, or a worker grows with every
+    # batch. (A worker's settings are set here, in this process, and put back after.)
     import gc
     import weakref
 
@@ -285,18 +286,22 @@ def test_a_worker_frees_the_cycles_of_a_batch_once_it_is_made():
     left: list = []
 
     def make(n):
+        assert not gc.isenabled()  # (no collection while a batch is made)
         a, b = Node(), Node()
         a.other, b.other = b, a  # a cycle: reference counting alone never frees it
         left.append(weakref.ref(a))
         return n + 1
 
-    thresholds = gc.get_threshold()
-    gc.set_threshold(*workers.WORKER_GC_THRESHOLD)
+    enabled = gc.isenabled()
     try:
+        workers._worker_start(0)
         assert workers._batch(make, 1) == 2
         assert left[0]() is None
+        assert workers._batch(make, 2) == 3 and left[1]() is None  # (and after the next)
     finally:
-        gc.set_threshold(*thresholds)
+        gc.unfreeze()
+        if enabled:
+            gc.enable()
 
 
 def test_the_workers_are_handed_batches_ahead_bounded_in_bytes():

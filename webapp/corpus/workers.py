@@ -25,12 +25,14 @@ BATCH_BYTES = 32 << 20  # and at most this many bytes of them (a bigger file is 
 # 1,042 MB, with one each 976 MB, in the same time (BENCHMARKS.md, "Every session at once").
 AHEAD_PER_WORKER = 1
 STOP_POLL_SECONDS = 0.1  # how soon a build waiting for a worker sees that it was stopped
-# A worker's young generation is collected after this many new objects, not 700, and everything
-# once after each batch (`_batch`): the trees a batch builds hold no cycles that matter while it
-# lasts, and the collector walking them again and again took a fifth of the tables' CPU; without
-# the collection after each batch, the cycles of the trees dropped stayed until a rare full
-# collection, and a worker grew to 1.2 GB (BENCHMARKS.md, "Every session at once").
-WORKER_GC_THRESHOLD = (50_000, 20, 100)
+# A worker's cyclic garbage collector runs once after each batch (`_batch`), never during one:
+# the trees a batch builds hold no cycles that matter while it lasts. Collected every 700 new
+# objects, the collector walked them again and again (a fifth of the tables' CPU); every 50,000,
+# with a collection of the young generations before each file's read (`reader.gc_paused`), still
+# a twentieth. Without the collection after each batch, the cycles of the trees dropped stayed
+# until a rare full collection, and a worker grew to 1.2 GB (BENCHMARKS.md, "Every session at
+# once"). What outlives a batch (the modules, their caches) is frozen out of the collector's
+# sight before the next, so that each collection walks only what that batch made.
 MALLOC_ARENAS = 2  # the writing process's malloc arenas (`fewer_malloc_arenas`)
 
 J = TypeVar("J")
@@ -54,14 +56,16 @@ def pool(workers: int, least: int = 2, nice: int = 0) -> Iterator[ProcessPoolExe
 
 
 def _worker_start(nice: int) -> None:
-    """A worker's settings, once, as it starts: its priority, and its collector's thresholds."""
+    """A worker's settings, once, as it starts: its priority, and no collection but `_batch`'s."""
     if nice:
         os.nice(nice)
-    gc.set_threshold(*WORKER_GC_THRESHOLD)
+    gc.disable()
 
 
 def _batch(fn: Callable[[Any], Any], arg: Any) -> Any:
-    """`fn(arg)` in a worker, then the garbage of the batch collected (`WORKER_GC_THRESHOLD`)."""
+    """`fn(arg)` in a worker, then the garbage of the batch collected (see above). What the worker
+    holds before it (the last batch's rows are sent and dropped by then) is frozen first."""
+    gc.freeze()
     try:
         return fn(arg)
     finally:
