@@ -6,7 +6,8 @@ into a fresh FTS5 table, a transaction per 64 files, as `text.add_docs` does.
         sqlite3:full:4 apsw:full:4 apsw:full:16 "apsw:full:16:content=''"
 
 Each variant is SQLITE:DETAIL:AUTOMERGE[:OPTION...]: `sqlite3` is the SQLite Python is built with,
-`apsw` the one apsw's wheel holds. A measurement, not a test: one line per variant.
+`apsw` the one apsw's wheel holds; an OPTION is given to CREATE (`content=''`), or is one of FTS5's
+settings (`hashsize=8000000`). A measurement, not a test: one line per variant.
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 BATCH_FILES = 64
+# FTS5's settings (an OPTION `hashsize=N` is set as `automerge` is, not given to CREATE): `hashsize`,
+# the bytes of pending words held before they are written as a segment (1 MB by default).
+_SETTINGS = ("hashsize", "crisismerge", "pgsz", "usermerge")
 
 
 def connect(kind: str, path: Path):
@@ -54,10 +58,12 @@ def main() -> None:
             for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "cache_size=-32768", "temp_store=MEMORY",
                            "wal_autocheckpoint=10000"):  # (as `text.connect` sets them)
                 con.execute("PRAGMA " + pragma)
-            extra = "".join(", " + o for o in options)
+            settings = [o.split("=", 1) for o in options if o.split("=", 1)[0] in _SETTINGS]
+            extra = "".join(", " + o for o in options if o.split("=", 1)[0] not in _SETTINGS)
             con.execute(f"CREATE VIRTUAL TABLE body USING fts5(text, detail={detail}{extra}, "
                         "tokenize='unicode61 remove_diacritics 2')")
-            con.execute(f"INSERT INTO body(body, rank) VALUES ('automerge', {int(automerge)})")
+            for name, value in [("automerge", automerge), *settings]:
+                con.execute(f"INSERT INTO body(body, rank) VALUES ('{name}', {int(value)})")
             cpu, rowid = time.process_time(), 0
             for i in range(0, len(texts), BATCH_FILES):
                 rows = [t for file in texts[i:i + BATCH_FILES] for t in file]

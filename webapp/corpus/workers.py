@@ -56,9 +56,17 @@ def pool(workers: int, least: int = 2, nice: int = 0) -> Iterator[ProcessPoolExe
 
 
 def _worker_start(nice: int) -> None:
-    """A worker's settings, once, as it starts: its priority, and no collection but `_batch`'s."""
+    """A worker's settings, once, as it starts: its priority, and no collection but `_batch`'s.
+    A worker with a lower priority runs, where the system allows it, only on CPU nothing else
+    wants (SCHED_IDLE): at nice 10 alone, the audits' worker still took a share of the cores
+    from the text's stage, which search waits for."""
     if nice:
         os.nice(nice)
+        if hasattr(os, "sched_setscheduler") and hasattr(os, "SCHED_IDLE"):
+            try:
+                os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+            except OSError:  # (a system that refuses it: the nice value alone)
+                pass
     gc.disable()
 
 
