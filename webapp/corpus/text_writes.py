@@ -31,7 +31,8 @@ Made = dict[str, str] | str  # a file's entry id -> text, or why it could not be
 
 
 def _quoted(text: str) -> str:
-    """`text` inside an SQL string literal (a pushed-down range needs constants, not parameters)."""
+    """`text` inside an SQL string literal (the batch's range of files in the SELECT that reads it:
+    written as constants there, as they were measured; the UPDATE's, as parameters, costs the same)."""
     return text.replace("'", "''")
 
 
@@ -172,18 +173,20 @@ class TextWriter:
         batch, self.pending = self.pending, None
         if batch is None:
             return
-        batch.words.join()
-        if not batch.failed:
-            try:
-                self.cur.execute("COMMIT")
-            except Exception:
-                self._rolled_back(batch)
-                self._each(batch.files, batch.made)
-                return
-            self._count(batch)
+        try:
+            self._commit(batch)
+        except Exception:
+            self._rolled_back(batch)
+            self._each(batch.files, batch.made)
             return
-        self._rolled_back(batch)
-        self._each(batch.files, batch.made)
+        self._count(batch)
+
+    def _commit(self, batch: _Batch) -> None:
+        """Once the batch's words are committed, its DuckDB transaction; raises what failed."""
+        batch.words.join()
+        if batch.failed:
+            raise batch.failed[0]
+        self.cur.execute("COMMIT")
 
     def _rolled_back(self, batch: _Batch) -> None:
         if batch.words is not None:
@@ -201,10 +204,7 @@ class TextWriter:
                 batch = self._ready([one], [got])
                 if batch.ok:
                     self._begin(batch)
-                    batch.words.join()
-                    if batch.failed:
-                        raise batch.failed[0]
-                    self.cur.execute("COMMIT")
+                    self._commit(batch)
                 self._count(batch)
             except Exception as exc:
                 if batch is not None:
