@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import sys
-from pathlib import Path
 import sqlite3
 
 import duckdb
@@ -304,18 +302,6 @@ def test_a_worker_frees_the_cycles_of_a_batch_once_it_is_made():
         gc.unfreeze()
         if enabled:
             gc.enable()
-
-
-def test_a_worker_of_lower_priority_runs_only_on_cpu_left_idle():
-    # The audits' worker (`AUDIT_NICE`) must not take the cores from the text's stage, which
-    # search waits for: on Linux it is scheduled only when nothing else wants the CPU.
-    import subprocess
-
-    probe = ("import os; from webapp.corpus import workers; before = os.nice(0); workers._worker_start(10); "
-             "print(os.sched_getscheduler(0) == os.SCHED_IDLE, os.nice(0) - before)")
-    got = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
-                         cwd=Path(__file__).resolve().parents[2]).stdout.split()
-    assert got[0] == "True" and int(got[1]) in range(1, 11)  # (and nicer, up to the limit of 19)
 
 
 def test_the_workers_are_handed_batches_ahead_bounded_in_bytes():

@@ -57,16 +57,11 @@ def pool(workers: int, least: int = 2, nice: int = 0) -> Iterator[ProcessPoolExe
 
 def _worker_start(nice: int) -> None:
     """A worker's settings, once, as it starts: its priority, and no collection but `_batch`'s.
-    A worker with a lower priority runs, where the system allows it, only on CPU nothing else
-    wants (SCHED_IDLE): at nice 10 alone, the audits' worker still took a share of the cores
-    from the text's stage, which search waits for."""
+    (Not SCHED_IDLE for the audits' worker: search came 6 s sooner at 10,000 sessions, but on a
+    machine kept busy by other work its last batch, which the build waits for, would get almost
+    no CPU: BENCHMARKS.md.)"""
     if nice:
         os.nice(nice)
-        if hasattr(os, "sched_setscheduler") and hasattr(os, "SCHED_IDLE"):
-            try:
-                os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
-            except OSError:  # (a system that refuses it: the nice value alone)
-                pass
     gc.disable()
 
 
