@@ -314,7 +314,7 @@ def _light_tree(held: FileLines, header: dict, cols: dict[str, list], rare: _Rar
         instants[line] = time_us / 1e6
     log = SessionLog(held.path, bodies)
     log.header = header
-    log._reader = PiReader(log)
+    log._reader = PiReader(log._weak())  # (a weak proxy, as `SessionLog` gives its readers: no cycle)
     log.lines = held.lines
     entries: list[Entry] = []
     ids: dict[str, Entry] = {}
