@@ -223,8 +223,8 @@ def summarized_at_cut(tree: SessionTree, leaf_id: str | None, first_kept: str) -
     """(the entries a compaction at `leaf_id` keeping from `first_kept` summarizes, the context
     there): what `plan_compaction(tree, leaf_id, first_kept=first_kept).entries_to_summarize()`
     gives, None where that plan cannot compact, without the plan's token counts and file lists.
-    An audit asks this of every summary of every session a corpus build reads: the counts took a
-    tenth of its time."""
+    An audit asks this of every summary of every session a corpus build reads: the counts took
+    7% of its time."""
     ctx = build_context(tree, leaf_id)
     entries = context_sources(ctx)
     cut = _kept_cut(entries, first_kept)

@@ -26,13 +26,14 @@ BATCH_BYTES = 32 << 20  # and at most this many bytes of them (a bigger file is 
 AHEAD_PER_WORKER = 1
 STOP_POLL_SECONDS = 0.1  # how soon a build waiting for a worker sees that it was stopped
 # A worker's cyclic garbage collector runs once after each batch (`_batch`), never during one:
-# the trees a batch builds hold no cycles that matter while it lasts. Collected every 700 new
-# objects, the collector walked them again and again (a fifth of the tables' CPU); every 50,000,
-# with a collection of the young generations before each file's read (`reader.gc_paused`), still
-# a twentieth. Without the collection after each batch, the cycles of the trees dropped stayed
-# until a rare full collection, and a worker grew to 1.2 GB (BENCHMARKS.md, "Every session at
-# once"). What outlives a batch (the modules, their caches) is frozen out of the collector's
-# sight before the next, so that each collection walks only what that batch made.
+# the trees a batch builds form no cycles (reference counting frees each as it is dropped; a
+# test holds the light tree to it), and the collector only walked them again and again. Every
+# 700 new objects that took a fifth of the tables' CPU; every 50,000, with a collection of the
+# young generations before each file's read (`reader.gc_paused`), still a twentieth. The
+# collection after a batch frees any cycle that is left: when the trees held one, without it
+# a worker grew to 1.2 GB (BENCHMARKS.md, "Every session at once"). What outlives a batch (the
+# modules, their caches) is frozen out of the collector's sight before the next, so that each
+# collection walks only what that batch left.
 MALLOC_ARENAS = 2  # the writing process's malloc arenas (`fewer_malloc_arenas`)
 
 J = TypeVar("J")
