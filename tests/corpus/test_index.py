@@ -542,6 +542,47 @@ def test_a_big_builds_text_the_text_index_refuses_lists_that_file_and_writes_the
     assert docs(index) == docs(want)
 
 
+@pytest.mark.parametrize("moved", ["nothing", "rows read", "rows updated"])
+def test_a_big_builds_text_batches_find_their_rows_by_place_and_by_name_once_rows_moved(home, tmp_path, monkeypatch,
+                                                                                       moved):
+    """Each text batch reads and updates only the rows in the places its files' rows were in when
+    the stage began (`TextWriter._places`). Should rows have moved since, it finds fewer there
+    than it counted, and reads or updates them by name alone: the same rows either way."""
+    root, _ = home
+    monkeypatch.setattr(workers, "BATCH_FILES", 2)
+    want = fresh(tmp_path, [root], "plain.duckdb")
+    _big_build_here(monkeypatch)
+    far = 10 ** 6  # (rowids no row of the fixtures has)
+    places, meta, ready = text_writes.TextWriter._places, text_writes.TextWriter._meta, text_writes.TextWriter._ready
+    reads: list[bool] = []  # each read of a batch's rows: by place (True) or by name alone
+
+    def moved_places(self):
+        got = places(self)
+        assert got  # (every file whose text is to come, in one read)
+        return {f: (a + far, b + far, n) for f, (a, b, n) in got.items()} if moved == "rows read" else got
+
+    def moved_rows(self, files, made):
+        batch = ready(self, files, made)
+        if moved == "rows updated" and batch.rowids:
+            batch.rowids = (batch.rowids[0] + far, batch.rowids[1] + far)
+        return batch
+
+    monkeypatch.setattr(text_writes.TextWriter, "_places", moved_places)
+    monkeypatch.setattr(text_writes.TextWriter, "_meta", lambda self, w, m, low, high, rowids: (
+        reads.append(rowids is not None), meta(self, w, m, low, high, rowids))[1])
+    monkeypatch.setattr(text_writes.TextWriter, "_ready", moved_rows)
+    index = Index(tmp_path / "c.duckdb")
+    index.build([root])
+    assert len(reads) > 2
+    if moved == "rows read":  # (each read by place, found short, read again by name)
+        assert reads == [True, False] * (len(reads) // 2)
+    else:
+        assert all(reads)
+    for t in TABLES:
+        assert rows(index, t) == rows(want, t), t
+    assert docs(index) == docs(want)
+
+
 def test_the_index_checkpoints_its_log_every_256_mb_not_every_16(tmp_path):
     index = Index(tmp_path / "c.duckdb")  # (a build spends a sixth less CPU writing so)
     assert index.con.execute("SELECT current_setting('checkpoint_threshold')").fetchone()[0] == "244.1 MiB"  # (256 MB)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from itertools import chain, repeat
 from typing import TYPE_CHECKING
 
 from .text import add_docs, drop_file
@@ -55,6 +56,7 @@ class _Batch:
     made: list[Made]
     ok: list[tuple[str, int, dict[str, str]]]  # the files that could be read, with their text
     texts: pa.Table | None = None  # (file, entry_id, text) of every entry of `ok` from its line on
+    rowids: tuple[int, int] | None = None  # the first and last of the table's rows they are in
     docs: list[list] = field(default_factory=list)  # the text index's columns (`add_docs`)
     words: threading.Thread | None = None  # writing them to the text index
     failed: list[BaseException] = field(default_factory=list)
@@ -69,6 +71,27 @@ class TextWriter:
         build's `db.Progress`, whose `later_done` (and `failed`) it counts."""
         self.cur, self.text, self.progress = cur, text, progress
         self.pending: _Batch | None = None  # its words being written, its DuckDB transaction open
+        self.places = self._places()
+
+    def _places(self) -> dict[str, tuple[int, int, int]]:
+        """file -> (its first and last rowid, how many rows) of the entries whose text is to come,
+        in one read of the table as the stage begins: each batch then reads and updates only the
+        row groups its rows are in. Found by name, every batch read all of them twice (at 10,000
+        sessions 53, where a batch's rows are in one or two: a path's first 8 bytes, all DuckDB's
+        statistics of a string keep, are the same in every row group). A checkpoint first
+        (a build's deletes, of the lines a grown file is read again from, may move rows when one is
+        made); the stage itself deletes no entry. Should rows move anyway, a batch that finds fewer
+        than counted here is found by name alone."""
+        import duckdb
+
+        try:
+            self.cur.execute("CHECKPOINT")
+            rows = self.cur.execute(
+                "SELECT e.file, min(e.rowid), max(e.rowid), count(*) FROM entries e "
+                "JOIN later l ON l.file = e.file AND e.line >= l.from_line GROUP BY e.file").fetchall()
+        except duckdb.Error:  # (another connection's transaction holds the checkpoint off: by name)
+            return {}
+        return {file: (first, last, n) for file, first, last, n in rows}
 
     def put(self, files: list[tuple[str, int]], made: list[Made]) -> None:
         """A batch's text ((file, from line) of each file, and what the workers made of it) read
@@ -97,8 +120,8 @@ class TextWriter:
     # -- one batch -------------------------------------------------------------------------------
 
     def _ready(self, files: list[tuple[str, int]], made: list[Made]) -> _Batch:
-        """The batch's rows read out of the tables, its text beside them, as the text index takes
-        them: nothing is written."""
+        """The batch's rows read out of the tables with its text beside them (joined there, not
+        looked up row by row here), as the text index takes them: nothing is written."""
         import pyarrow as pa  # (here: a small update never imports it, `tests/corpus/test_update.py`)
         import pyarrow.compute as pc
 
@@ -106,34 +129,56 @@ class TextWriter:
         batch = _Batch(files, made, ok)
         if not ok:
             return batch
-        cur = self.cur
         names = [f for f, _, _ in ok]
-        low, high = min(names), max(names)  # (a range the database skips row groups by)
-        cur.register("wanted", pa.table({"file": names, "from_line": pa.array([line for _, line, _ in ok], pa.int32())}))
+        # (the workers' text as a table: each file's ids and texts as its dict holds them)
+        made_rows = pa.table({
+            "file": pa.array(list(chain.from_iterable(repeat(f, len(t)) for f, _, t in ok)), pa.string()),
+            "entry_id": pa.array(list(chain.from_iterable(t.keys() for _, _, t in ok)), pa.string()),
+            "text": pa.array(list(chain.from_iterable(t.values() for _, _, t in ok)), pa.string())})
+        wanted = pa.table({"file": names, "from_line": pa.array([line for _, line, _ in ok], pa.int32())})
+        places = [self.places.get(f) for f in names]
+        known = [p for p in places if p is not None]
+        rows = sum(p[2] for p in known)
+        meta = self._meta(wanted, made_rows, min(names), max(names),
+                          (min(p[0] for p in known), max(p[1] for p in known)) if known else None)
+        if meta.num_rows != rows:  # (rows moved in the table since the stage began: found by name alone)
+            meta = self._meta(wanted, made_rows, min(names), max(names), None)
+        rid = meta.column("rid")
+        batch.rowids = (pc.min(rid).as_py(), pc.max(rid).as_py()) if meta.num_rows else None
+        batch.texts = meta.select(["file", "entry_id", "text"])
+        # (the rows with a text, a column each: `text.add_docs`)
+        with_text = meta.filter(pc.not_equal(meta.column("text"), "")).drop_columns(["rid"])
+        batch.docs = [column.to_pylist() if name in ("entry_id", "time", "text") else _shared(column)  # (those differ)
+                      for name, column in zip(with_text.column_names, with_text.columns)]
+        return batch
+
+    def _meta(self, wanted: pa.Table, made_rows: pa.Table, low: str, high: str, rowids: tuple[int, int] | None
+              ) -> pa.Table:
+        """The text index's columns of each entry of the batch (`text.doc_rows`), its text (None
+        where the workers made none) and its rowid, in the order of the files and their lines.
+        `rowids`: the range of the table's rows they are in (where the stage found them), else
+        every row group is read."""
+        cur = self.cur
+        cur.register("wanted", wanted)
+        cur.register("made", made_rows)
         try:
-            # the text index's columns of each entry (`text.doc_rows`), as columns
-            meta = cur.sql(
+            # (the range of names and of rowids: constants the database skips row groups by; a
+            # path's first 8 bytes, all its string statistics keep, are the same in every row group)
+            return cur.sql(
                 "SELECT e.file, e.entry_id, e.leaf_id, e.line, e.type, e.role, e.model, "
                 "CASE WHEN epoch_us(e.time) % 1000000 = 0 THEN strftime(e.time, '%Y-%m-%dT%H:%M:%S') "
                 "     ELSE strftime(e.time, '%Y-%m-%dT%H:%M:%S.%f') END AS time, s.agent, s.project, "
-                "coalesce(e.role IN ('toolResult', 'bashExecution'), false)::INTEGER AS tool_output "
+                "coalesce(e.role IN ('toolResult', 'bashExecution'), false)::INTEGER AS tool_output, "
+                "m.text, e.rowid AS rid "
                 "FROM entries e JOIN wanted w ON e.file = w.file AND e.line >= w.from_line "
-                f"JOIN sessions s ON s.file = e.file WHERE e.file BETWEEN '{_quoted(low)}' AND '{_quoted(high)}' "
-                "ORDER BY e.file, e.line").to_arrow_table()
+                "JOIN sessions s ON s.file = e.file "
+                "LEFT JOIN made m ON m.file = e.file AND m.entry_id = e.entry_id "
+                f"WHERE e.file BETWEEN '{_quoted(low)}' AND '{_quoted(high)}' "
+                + (f"AND e.rowid BETWEEN {int(rowids[0])} AND {int(rowids[1])} " if rowids else "")
+                + "ORDER BY e.file, e.line").to_arrow_table()
         finally:
             cur.unregister("wanted")
-        by_file = {file: texts for file, _, texts in ok}
-        # (the workers' strings themselves, not copies: a batch's text is held once in Python)
-        text = [by_file[f].get(e) for f, e in zip(meta.column(0).to_pylist(), meta.column(1).to_pylist())]
-        entry_text = pa.array(text, pa.string())
-        batch.texts = pa.table({"file": meta.column(0), "entry_id": meta.column(1), "text": entry_text})
-        # (the rows with a text, a column each: `text.add_docs`)
-        kept = pc.not_equal(entry_text, "")
-        with_text = meta.filter(kept)
-        batch.docs = [column.to_pylist() if name in ("entry_id", "time") else _shared(column)  # (those differ)
-                      for name, column in zip(with_text.column_names, with_text.columns)]
-        batch.docs.append([t for t in text if t])
-        return batch
+            cur.unregister("made")
 
     def _begin(self, batch: _Batch) -> None:
         """The batch's words handed to the text index's thread, which commits them; its `text`
@@ -161,8 +206,12 @@ class TextWriter:
         batch.words.start()
         cur.register("texts", batch.texts)
         try:
-            cur.execute("UPDATE entries SET text = t.text FROM texts t WHERE entries.file = t.file "
-                        "AND entries.entry_id = t.entry_id AND entries.file BETWEEN ? AND ?", [min(names), max(names)])
+            update = ("UPDATE entries SET text = t.text FROM texts t WHERE entries.file = t.file "
+                      "AND entries.entry_id = t.entry_id AND entries.file BETWEEN ? AND ?")
+            bounds = [min(names), max(names)]
+            if batch.rowids is None or cur.execute(update + " AND entries.rowid BETWEEN ? AND ?",
+                                                   [*bounds, *batch.rowids]).fetchone()[0] != batch.texts.num_rows:
+                cur.execute(update, bounds)  # (rows moved since they were read: found by name alone)
         finally:
             cur.unregister("texts")
             batch.texts = None  # (its Arrow copy of the text is no longer needed)
