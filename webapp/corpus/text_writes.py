@@ -55,8 +55,9 @@ class _Batch:
     files: list[tuple[str, int]]  # (file, line its entries lack their text from), as handed over
     made: list[Made]
     ok: list[tuple[str, int, dict[str, str]]]  # the files that could be read, with their text
-    texts: pa.Table | None = None  # (file, entry_id, text) of every entry of `ok` from its line on
+    texts: pa.Table | None = None  # (file, entry_id, from_line, text) of each text the workers made
     rowids: tuple[int, int] | None = None  # the first and last of the table's rows they are in
+    updated: int = 0  # how many of those rows `texts` gives a text
     docs: list[list] = field(default_factory=list)  # the text index's columns (`add_docs`)
     words: threading.Thread | None = None  # writing them to the text index
     failed: list[BaseException] = field(default_factory=list)
@@ -130,11 +131,14 @@ class TextWriter:
         if not ok:
             return batch
         names = [f for f, _, _ in ok]
-        # (the workers' text as a table: each file's ids and texts as its dict holds them)
+        # (the workers' text as a table: each file's ids and texts as its dict holds them, each
+        # row numbered, so that the text index is handed the workers' strings, not copies)
+        texts = list(chain.from_iterable(t.values() for _, _, t in ok))
         made_rows = pa.table({
             "file": pa.array(list(chain.from_iterable(repeat(f, len(t)) for f, _, t in ok)), pa.string()),
             "entry_id": pa.array(list(chain.from_iterable(t.keys() for _, _, t in ok)), pa.string()),
-            "text": pa.array(list(chain.from_iterable(t.values() for _, _, t in ok)), pa.string())})
+            "from_line": pa.array(list(chain.from_iterable(repeat(line, len(t)) for _, line, t in ok)), pa.int32()),
+            "text": pa.array(texts, pa.string()), "n": pa.array(range(len(texts)), pa.int32())})
         wanted = pa.table({"file": names, "from_line": pa.array([line for _, line, _ in ok], pa.int32())})
         places = [self.places.get(f) for f in names]
         known = [p for p in places if p is not None]
@@ -145,17 +149,21 @@ class TextWriter:
             meta = self._meta(wanted, made_rows, min(names), max(names), None)
         rid = meta.column("rid")
         batch.rowids = (pc.min(rid).as_py(), pc.max(rid).as_py()) if meta.num_rows else None
-        batch.texts = meta.select(["file", "entry_id", "text"])
+        batch.texts = made_rows.drop_columns(["n"])
+        batch.updated = pc.count(meta.column("n")).as_py()
         # (the rows with a text, a column each: `text.add_docs`)
-        with_text = meta.filter(pc.not_equal(meta.column("text"), "")).drop_columns(["rid"])
-        batch.docs = [column.to_pylist() if name in ("entry_id", "time", "text") else _shared(column)  # (those differ)
-                      for name, column in zip(with_text.column_names, with_text.columns)]
+        with_text = meta.filter(meta.column("has_text"))
+        batch.docs = [column.to_pylist() if name in ("entry_id", "time") else _shared(column)  # (those differ)
+                      for name, column in zip(with_text.column_names, with_text.columns)
+                      if name not in ("has_text", "n", "rid")]
+        batch.docs.append([texts[n] for n in with_text.column("n").to_pylist()])
         return batch
 
     def _meta(self, wanted: pa.Table, made_rows: pa.Table, low: str, high: str, rowids: tuple[int, int] | None
               ) -> pa.Table:
-        """The text index's columns of each entry of the batch (`text.doc_rows`), its text (None
-        where the workers made none) and its rowid, in the order of the files and their lines.
+        """The text index's columns of each entry of the batch (`text.doc_rows`), whether it has a
+        text, the row of `made_rows` that holds it (None where the workers made none) and its
+        rowid, in the order of the files and their lines.
         `rowids`: the range of the table's rows they are in (where the stage found them), else
         every row group is read."""
         cur = self.cur
@@ -169,7 +177,7 @@ class TextWriter:
                 "CASE WHEN epoch_us(e.time) % 1000000 = 0 THEN strftime(e.time, '%Y-%m-%dT%H:%M:%S') "
                 "     ELSE strftime(e.time, '%Y-%m-%dT%H:%M:%S.%f') END AS time, s.agent, s.project, "
                 "coalesce(e.role IN ('toolResult', 'bashExecution'), false)::INTEGER AS tool_output, "
-                "m.text, e.rowid AS rid "
+                "coalesce(m.text <> '', false) AS has_text, m.n, e.rowid AS rid "
                 "FROM entries e JOIN wanted w ON e.file = w.file AND e.line >= w.from_line "
                 "JOIN sessions s ON s.file = e.file "
                 "LEFT JOIN made m ON m.file = e.file AND m.entry_id = e.entry_id "
@@ -207,10 +215,11 @@ class TextWriter:
         cur.register("texts", batch.texts)
         try:
             update = ("UPDATE entries SET text = t.text FROM texts t WHERE entries.file = t.file "
-                      "AND entries.entry_id = t.entry_id AND entries.file BETWEEN ? AND ?")
+                      "AND entries.entry_id = t.entry_id AND entries.line >= t.from_line "
+                      "AND entries.file BETWEEN ? AND ?")
             bounds = [min(names), max(names)]
             if batch.rowids is None or cur.execute(update + " AND entries.rowid BETWEEN ? AND ?",
-                                                   [*bounds, *batch.rowids]).fetchone()[0] != batch.texts.num_rows:
+                                                   [*bounds, *batch.rowids]).fetchone()[0] != batch.updated:
                 cur.execute(update, bounds)  # (rows moved since they were read: found by name alone)
         finally:
             cur.unregister("texts")
