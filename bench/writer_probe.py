@@ -5,8 +5,8 @@ time of each of its parts, around one `Index.build` of ROOT into a fresh databas
     PYTHONPATH=$PWD .venv/bin/python bench/writer_probe.py /tmp/session-tree-bench/corpus2-1000
 
 The parts: the tables' inserts (`Index._write_arrow`), the rest of each text batch in the writer's
-main thread (`text_writes.TextWriter`: the rows made ready, DuckDB's UPDATE, the wait for the text
-index and the commit), the text index's inserts in their own thread (`text.add_docs`), the audits' writes, the conversations'
+main thread (`text_writes.TextWriter`: the rows made ready, DuckDB's UPDATE and its commit, the
+wait for the text index), the text index's inserts in their own thread (`text.add_docs`), the audits' writes, the conversations'
 join; then the stages' times after the start, the writer's CPU and peak memory, and the size of
 the index on disk. A measurement, not a test: it prints one JSON object.
 """
@@ -50,8 +50,8 @@ def main() -> None:
 
     for name in ("_write_arrow", "_write_audits"):
         timed(db.Index, name)
-    for name, key in (("_ready", "text batch made ready"), ("_begin", "text batch's UPDATE"),
-                      ("_finish", "text batch waited for and committed")):
+    for name, key in (("_ready", "text batch made ready"), ("_set_text", "text batch's UPDATE and commit"),
+                      ("_finish", "text batch's words waited for")):
         timed(text_writes.TextWriter, name, key)
     timed(text_writes, "add_docs", "text index inserts (own thread)")
     timed(db, "join_conversations")

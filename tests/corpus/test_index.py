@@ -542,6 +542,63 @@ def test_a_big_builds_text_the_text_index_refuses_lists_that_file_and_writes_the
     assert docs(index) == docs(want)
 
 
+def test_a_big_builds_text_batch_duckdb_refuses_is_written_file_by_file_and_lists_the_one_refused(home, tmp_path,
+                                                                                                   monkeypatch):
+    root, files = home
+    monkeypatch.setattr(workers, "BATCH_FILES", 2)
+    want = fresh(tmp_path, [root], "plain.duckdb")
+    bad = str(files["agent-sessions_pi_small.jsonl"])
+    real = text_writes.TextWriter._set_text
+
+    def set_text(self, batch):
+        if bad in [f for f, _, _ in batch.ok]:
+            raise duckdb.IOException("could not write")
+        real(self, batch)
+
+    _big_build_here(monkeypatch)
+    monkeypatch.setattr(text_writes.TextWriter, "_set_text", set_text)
+    index, failed = _built_with_one_failure(tmp_path, root)
+    assert failed == [(bad, "its text could not be written: IOException: could not write")]
+    assert index.cursor().execute("SELECT file FROM later").fetchall() == [(bad,)]  # (still to come)
+    assert docs(index) == [d for d in docs(want) if d[0] != bad]
+    monkeypatch.setattr(text_writes.TextWriter, "_set_text", real)  # the next build reads it again, whole
+    assert index.build([root]).read == 1
+    for t in TABLES:
+        assert rows(index, t) == rows(want, t), t
+    assert docs(index) == docs(want)
+
+
+def test_a_build_ended_between_a_batchs_text_and_its_words_is_mended_by_the_next(home, tmp_path, monkeypatch):
+    """The process ends once DuckDB has committed a batch's text, before the text index took its
+    words: the batch's `later` rows say it is still to come, and the next build writes it whole."""
+    root, _ = home
+    monkeypatch.setattr(workers, "BATCH_FILES", 2)
+    want = fresh(tmp_path, [root], "plain.duckdb")
+    _big_build_here(monkeypatch)
+    real, started = text_writes.TextWriter._start_words, []
+
+    def start_words(self, batch):
+        started.append(batch)
+        if len(started) == 2:
+            raise SystemExit("the process ends")
+        real(self, batch)
+
+    monkeypatch.setattr(text_writes.TextWriter, "_start_words", start_words)
+    index = Index(tmp_path / "c.duckdb")
+    with pytest.raises(SystemExit):
+        index.build([root])
+    cut = sorted(f for f, _, _ in started[1].ok)
+    left = [f for (f,) in index.cursor().execute("SELECT file FROM later ORDER BY file").fetchall()]
+    assert set(cut) <= set(left)  # (its text in DuckDB, not its words: still to come)
+    assert index.cursor().execute("SELECT count(*) FROM entries WHERE file IN (SELECT unnest(?::VARCHAR[])) "
+                                  "AND text IS NOT NULL", [cut]).fetchone()[0] > 0
+    monkeypatch.setattr(text_writes.TextWriter, "_start_words", real)
+    index.build([root])
+    for t in TABLES:
+        assert rows(index, t) == rows(want, t), t
+    assert docs(index) == docs(want)
+
+
 @pytest.mark.parametrize("moved", ["nothing", "rows read", "rows updated"])
 def test_a_big_builds_text_batches_find_their_rows_by_place_and_by_name_once_rows_moved(home, tmp_path, monkeypatch,
                                                                                        moved):

@@ -140,8 +140,8 @@ def search(text_db: Path, cur: duckdb.DuckDBPyConnection, query: str, filters: F
 
 def _texts(cur: duckdb.DuckDBPyConnection, where: list[tuple[str, int]]) -> dict[tuple[str, int], str]:
     """The text of the entries at (file, line) of `where`, from the tables (the text index keeps
-    none: `snippets.py`). An entry whose text is not written yet (a build writes the text index's
-    batch first) has none."""
+    none: `snippets.py`). A build commits an entry's text before the text index takes its words
+    (`text_writes.py`), so that every hit has its text."""
     if not where:
         return {}
     wanted = set(where)

@@ -1,15 +1,17 @@
 """The writer's side of the text stage (`later.py` makes the text in the workers): each batch of
 files' text written into the entries' `text` (DuckDB) and into the text index (SQLite FTS5).
 
-The two are written side by side, and one batch overlaps the next: while the text index takes a
+The two are written side by side, and each batch overlaps the next: while the text index takes a
 batch's words (in a thread of its own: SQLite lets go of the GIL while it tokenizes, which is
-most of the stage), this process sets the batch's `text` in DuckDB and then reads the next batch's
-rows out of the tables. Written one after the other, the writer waited for the words half the
-stage, and search, which waits for the stage, came that much later (BENCHMARKS.md).
+most of the stage), this process reads the next batch's rows out of the tables and sets and
+commits their `text` in DuckDB. Written one after the other, the writer waited for the words
+half the stage, and search, which waits for the stage, came that much later (BENCHMARKS.md).
+A batch's text is committed before its words, so that a search made during a build never finds
+an entry whose text (its snippet's) is not there yet.
 
-What a crash or a failure leaves is what the next build mends: the text index commits a batch
-before DuckDB does, and DuckDB's commit removes the batch's `later` rows; a batch whose words were
-committed but whose `later` rows stayed is written again, its words dropped first (`drop_file`).
+What a crash or a failure leaves is what the next build mends: a batch's `later` rows are removed
+only once its words are committed (its `text` in DuckDB is committed before); a batch whose
+`later` rows stayed is written again, its words dropped first (`drop_file`), its text set again.
 A batch that fails is written again file by file, and a file whose text cannot be written is
 listed as failed (its rows stay; the next build reads it again whole)."""
 
@@ -96,9 +98,12 @@ class TextWriter:
 
     def put(self, files: list[tuple[str, int]], made: list[Made]) -> None:
         """A batch's text ((file, from line) of each file, and what the workers made of it) read
-        out of the tables while the batch before is written, then handed over in its place."""
+        out of the tables and committed in DuckDB while the batch before's words are written,
+        then its words handed over in their place."""
         try:
             batch = self._ready(files, made)  # (while the batch before's words are written)
+            if batch.ok:
+                self._set_text(batch)  # (and this)
         except Exception:
             batch = None
         self._finish()
@@ -107,12 +112,7 @@ class TextWriter:
         elif not batch.ok:
             self._count(batch)
         else:
-            try:
-                self._begin(batch)
-            except Exception:
-                self._rolled_back(batch)
-                self._each(files, made)
-                return
+            self._start_words(batch)
             self.pending = batch
 
     def close(self) -> None:
@@ -188,9 +188,31 @@ class TextWriter:
             cur.unregister("wanted")
             cur.unregister("made")
 
-    def _begin(self, batch: _Batch) -> None:
-        """The batch's words handed to the text index's thread, which commits them; its `text`
-        set in DuckDB and its `later` rows removed, in a transaction `_finish` commits."""
+    def _set_text(self, batch: _Batch) -> None:
+        """The batch's `text` set in DuckDB and committed (its `later` rows stay until its words
+        are: `_done`)."""
+        names = [f for f, _, _ in batch.ok]
+        cur = self.cur
+        cur.execute("BEGIN")
+        cur.register("texts", batch.texts)
+        try:
+            update = ("UPDATE entries SET text = t.text FROM texts t WHERE entries.file = t.file "
+                      "AND entries.entry_id = t.entry_id AND entries.line >= t.from_line "
+                      "AND entries.file BETWEEN ? AND ?")
+            bounds = [min(names), max(names)]
+            if batch.rowids is None or cur.execute(update + " AND entries.rowid BETWEEN ? AND ?",
+                                                   [*bounds, *batch.rowids]).fetchone()[0] != batch.updated:
+                cur.execute(update, bounds)  # (rows moved since they were read: found by name alone)
+            cur.execute("COMMIT")
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+        finally:
+            cur.unregister("texts")
+            batch.texts = None  # (its Arrow copy of the text is no longer needed)
+
+    def _start_words(self, batch: _Batch) -> None:
+        """The batch's words handed to the text index's thread, which commits them."""
         text = self.text
 
         def words() -> None:  # (its own thread: SQLite and DuckDB both let go of the GIL)
@@ -207,66 +229,39 @@ class TextWriter:
             except BaseException as exc:
                 batch.failed.append(exc)
 
-        names = [f for f, _, _ in batch.ok]
-        cur = self.cur
-        cur.execute("BEGIN")
         batch.words = threading.Thread(target=words, name="index-text")
         batch.words.start()
-        cur.register("texts", batch.texts)
-        try:
-            update = ("UPDATE entries SET text = t.text FROM texts t WHERE entries.file = t.file "
-                      "AND entries.entry_id = t.entry_id AND entries.line >= t.from_line "
-                      "AND entries.file BETWEEN ? AND ?")
-            bounds = [min(names), max(names)]
-            if batch.rowids is None or cur.execute(update + " AND entries.rowid BETWEEN ? AND ?",
-                                                   [*bounds, *batch.rowids]).fetchone()[0] != batch.updated:
-                cur.execute(update, bounds)  # (rows moved since they were read: found by name alone)
-        finally:
-            cur.unregister("texts")
-            batch.texts = None  # (its Arrow copy of the text is no longer needed)
-        cur.execute("DELETE FROM later WHERE file IN (SELECT unnest(?::VARCHAR[]))", [names])
 
     def _finish(self) -> None:
-        """The pending batch committed once its words are; written again file by file if either failed."""
+        """The pending batch done once its words are; written again file by file if they failed."""
         batch, self.pending = self.pending, None
         if batch is None:
             return
         try:
-            self._commit(batch)
+            self._done(batch)
         except Exception:
-            self._rolled_back(batch)
             self._each(batch.files, batch.made)
             return
         self._count(batch)
 
-    def _commit(self, batch: _Batch) -> None:
-        """Once the batch's words are committed, its DuckDB transaction; raises what failed."""
+    def _done(self, batch: _Batch) -> None:
+        """Once the batch's words are committed, its `later` rows removed; raises what failed."""
         batch.words.join()
         if batch.failed:
             raise batch.failed[0]
-        self.cur.execute("COMMIT")
-
-    def _rolled_back(self, batch: _Batch) -> None:
-        if batch.words is not None:
-            batch.words.join()
-        try:
-            self.cur.execute("ROLLBACK")
-        except Exception:  # (no transaction: it failed before one began, or its commit ended it)
-            pass
+        self.cur.execute("DELETE FROM later WHERE file IN (SELECT unnest(?::VARCHAR[]))", [[f for f, _, _ in batch.ok]])
 
     def _each(self, files: list[tuple[str, int]], made: list[Made]) -> None:
         """Each file of a batch that failed written alone; one that fails again is listed as failed."""
         for one, got in zip(files, made):
-            batch = None
             try:
                 batch = self._ready([one], [got])
                 if batch.ok:
-                    self._begin(batch)
-                    self._commit(batch)
+                    self._set_text(batch)
+                    self._start_words(batch)
+                    self._done(batch)
                 self._count(batch)
             except Exception as exc:
-                if batch is not None:
-                    self._rolled_back(batch)
                 self.cur.execute("UPDATE files SET error = ? WHERE file = ?",
                                  [f"its text could not be written: {type(exc).__name__}: {exc}"[:500], one[0]])
                 self.progress.failed += 1
