@@ -73,28 +73,22 @@ class TextWriter:
         """`cur`: a connection of its own to the tables; `text`: the text index; `progress`: the
         build's `db.Progress`, whose `later_done` (and `failed`) it counts."""
         self.cur, self.text, self.progress = cur, text, progress
-        self.pending: _Batch | None = None  # its words being written, its DuckDB transaction open
-        self.places = self._places()
+        self.pending: _Batch | None = None  # its words being written
+        self.places: dict[str, tuple[int, int, int]] | None = None  # (`_places`, with the first batch)
 
     def _places(self) -> dict[str, tuple[int, int, int]]:
         """file -> (its first and last rowid, how many rows) of the entries whose text is to come,
         in one read of the table as the stage begins: each batch then reads and updates only the
         row groups its rows are in. Found by name, every batch read all of them twice (at 10,000
         sessions 53, where a batch's rows are in one or two: a path's first 8 bytes, all DuckDB's
-        statistics of a string keep, are the same in every row group). A checkpoint first
-        (a build's deletes, of the lines a grown file is read again from, may move rows when one is
-        made); the stage itself deletes no entry. Should rows move anyway, a batch that finds fewer
-        than counted here is found by name alone."""
-        import duckdb
-
-        try:
-            self.cur.execute("CHECKPOINT")
-            rows = self.cur.execute(
-                "SELECT e.file, min(e.rowid), max(e.rowid), count(*) FROM entries e "
-                "JOIN later l ON l.file = e.file AND e.line >= l.from_line GROUP BY e.file").fetchall()
-        except duckdb.Error:  # (another connection's transaction holds the checkpoint off: by name)
-            return {}
-        return {file: (first, last, n) for file, first, last, n in rows}
+        statistics of a string keep, are the same in every row group). The stage deletes no
+        entry, and DuckDB kept every row's rowid through deletes and checkpoints where it was
+        tried (2.0.1: a tenth of the rows of several row groups deleted, whole row groups
+        deleted); should rows move anyway, a batch that finds fewer than counted here is found by
+        name alone."""
+        return {file: (first, last, n) for file, first, last, n in self.cur.execute(
+            "SELECT e.file, min(e.rowid), max(e.rowid), count(*) FROM entries e "
+            "JOIN later l ON l.file = e.file AND e.line >= l.from_line GROUP BY e.file").fetchall()}
 
     def put(self, files: list[tuple[str, int]], made: list[Made]) -> None:
         """A batch's text ((file, from line) of each file, and what the workers made of it) read
@@ -140,6 +134,8 @@ class TextWriter:
             "from_line": pa.array(list(chain.from_iterable(repeat(line, len(t)) for _, line, t in ok)), pa.int32()),
             "text": pa.array(texts, pa.string()), "n": pa.array(range(len(texts)), pa.int32())})
         wanted = pa.table({"file": names, "from_line": pa.array([line for _, line, _ in ok], pa.int32())})
+        if self.places is None:  # (not before: a build without text to write reads nothing more)
+            self.places = self._places()
         places = [self.places.get(f) for f in names]
         known = [p for p in places if p is not None]
         rows = sum(p[2] for p in known)
