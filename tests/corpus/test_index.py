@@ -599,6 +599,22 @@ def test_a_build_ended_between_a_batchs_text_and_its_words_is_mended_by_the_next
     assert docs(index) == docs(want)
 
 
+def test_a_build_with_no_text_to_write_reads_no_places_for_it(home, tmp_path, monkeypatch):
+    """A small build makes each file's text as it reads it; a refresh that changed nothing has no
+    text to write: neither reads the text stage's places (`TextWriter._places`)."""
+    root, _ = home
+
+    def places(self):
+        raise AssertionError("read with no text to write")
+
+    monkeypatch.setattr(text_writes.TextWriter, "_places", places)
+    index = Index(tmp_path / "c.duckdb")
+    assert index.build([root]).failed == 0
+    _big_build_here(monkeypatch)
+    assert index.build([root]).failed == 0  # (nothing changed: the big build's way, no text to write)
+    assert index.cursor().execute("SELECT count(*) FROM entries WHERE text IS NOT NULL").fetchone()[0] > 0
+
+
 @pytest.mark.parametrize("moved", ["nothing", "rows read", "rows updated"])
 def test_a_big_builds_text_batches_find_their_rows_by_place_and_by_name_once_rows_moved(home, tmp_path, monkeypatch,
                                                                                        moved):
