@@ -78,10 +78,10 @@ class TextWriter:
 
     def _places(self) -> dict[str, tuple[int, int, int]]:
         """file -> (its first and last rowid, how many rows) of the entries whose text is to come,
-        in one read of the table as the stage begins: each batch then reads and updates only the
-        row groups its rows are in. Found by name, every batch read all of them twice (at 10,000
-        sessions 53, where a batch's rows are in one or two: a path's first 8 bytes, all DuckDB's
-        statistics of a string keep, are the same in every row group). The stage deletes no
+        in one read of the table with the stage's first batch: each batch then reads and updates
+        only the row groups its rows are in. Found by name, every batch read all of them twice (at
+        10,000 sessions 53, where a batch's rows are in one or two: a path's first 8 bytes, all
+        DuckDB's statistics of a string keep, are the same in every row group). The stage deletes no
         entry, and DuckDB kept every row's rowid through deletes and checkpoints where it was
         tried (2.0.1: a tenth of the rows of several row groups deleted, whole row groups
         deleted); should rows move anyway, a batch that finds fewer than counted here is found by
@@ -97,7 +97,7 @@ class TextWriter:
         try:
             batch = self._ready(files, made)  # (while the batch before's words are written)
             if batch.ok:
-                self._set_text(batch)  # (and this)
+                self._set_text(batch)  # (this too)
         except Exception:
             batch = None
         self._finish()
@@ -166,8 +166,8 @@ class TextWriter:
         cur.register("wanted", wanted)
         cur.register("made", made_rows)
         try:
-            # (the range of names and of rowids: constants the database skips row groups by; a
-            # path's first 8 bytes, all its string statistics keep, are the same in every row group)
+            # (the rowids' range, as constants: the database skips the row groups outside it; the
+            # names' range alone skips none, a path's first 8 bytes being the same in all of them)
             return cur.sql(
                 "SELECT e.file, e.entry_id, e.leaf_id, e.line, e.type, e.role, e.model, "
                 "CASE WHEN epoch_us(e.time) % 1000000 = 0 THEN strftime(e.time, '%Y-%m-%dT%H:%M:%S') "
