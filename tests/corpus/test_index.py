@@ -544,6 +544,8 @@ def test_a_big_builds_text_the_text_index_refuses_lists_that_file_and_writes_the
 
 def test_a_big_builds_text_batch_duckdb_refuses_is_written_file_by_file_and_lists_the_one_refused(home, tmp_path,
                                                                                                    monkeypatch):
+    """DuckDB refuses a batch's text: the batch is written again file by file, the file refused
+    again is listed with its text still to come, and every other file is written whole."""
     root, files = home
     monkeypatch.setattr(workers, "BATCH_FILES", 2)
     want = fresh(tmp_path, [root], "plain.duckdb")
