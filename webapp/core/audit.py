@@ -417,8 +417,8 @@ def audit_facts(kind: str, summary_id: str | None, summary: str, span: list[Entr
 
 
 def compaction_span(tree: SessionTree, compaction: Entry) -> tuple[list[Entry], Entry | None]:
-    """(entries summarized, previous compaction) of a compaction entry in the tree: the plan made
-    again at its parent for its own cut point."""
+    """(entries summarized, previous compaction) of a compaction entry in the tree: what a plan made
+    again at its parent for its own cut point would summarize (`compaction.summarized_at_cut`)."""
     kept = first_kept_id(compaction)
     span, ctx = summarized_at_cut(tree, tree.parent.get(compaction.id), kept) if kept else (None, None)
     if span is not None:
