@@ -106,3 +106,99 @@ def test_a_word_asked_again_is_asked_once_and_past_32_words_the_page_says_what_w
     assert "Only the first 32 words are searched: 7 words after them are left out." in page
     said = re.search(r"<h2>Entries mentioning “([^”]*)”", page).group(1)  # (a long query, shortened)
     assert said.startswith("wombat word0 word1") and said.endswith("…") and len(said) <= 81
+
+
+def _pi_file(path, sid, entries, parent_session=None):
+    """A pi session file of `entries` ((id, parent, role, text) each, at one time apiece), forked
+    from `parent_session` when given (pi's `/fork`: the entries it goes on from copied with their
+    ids, parents and times)."""
+    header = {"type": "session", "version": 3, "id": sid, "timestamp": "2026-03-04T05:06:07.000Z", "cwd": "/work/fork"}
+    if parent_session:
+        header["parentSession"] = str(parent_session)
+    lines = [header]
+    for n, (eid, parent, role, text) in enumerate(entries):
+        msg = {"role": role, "content": [{"type": "text", "text": text}]}
+        if role == "assistant":
+            msg.update(model="m", provider="p", stopReason="stop")
+        lines.append({"type": "message", "id": eid, "parentId": parent, "message": msg,
+                      "timestamp": f"2026-03-04T05:{n:02d}:00.000Z"})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in lines))
+
+
+def _forked(tmp_path):
+    """A conversation over three files (an original and two forks of it, each copying the first
+    two entries) beside an unrelated session whose entry has the same id and time as the first."""
+    root = tmp_path / "root"
+    said = [("e0", None, "user", "wombat one"), ("e1", "e0", "assistant", "wombat two")]
+    first = root / "p" / "2026-03-04T05-00-00-000Z_a.jsonl"
+    _pi_file(first, "a", [*said, ("e2", "e1", "user", "wombat three in the first")])
+    _pi_file(root / "p" / "2026-03-04T06-00-00-000Z_b.jsonl", "b", [*said, ("f2", "e1", "user", "wombat in a fork")],
+             parent_session=first)
+    _pi_file(root / "p" / "2026-03-04T07-00-00-000Z_c.jsonl", "c", [*said, ("g2", "e1", "user", "another fork")],
+             parent_session=first)
+    _pi_file(root / "q" / "other.jsonl", "o", [("e0", None, "user", "a wombat elsewhere")])
+    return root
+
+
+def test_an_entry_forks_copied_is_one_hit_that_names_the_other_files_of_its_conversation(tmp_path):
+    root = _forked(tmp_path)
+    client = create_app(root, CORPUS_DB=tmp_path / "c.duckdb").test_client()
+    page = client.get("/?q=wombat").text
+    found = hits(page)
+    # each entry once: e0 and e1 from the file they were first written in, not again from each fork
+    assert sorted(found) == ["/s/p/2026-03-04T05-00-00-000Z_a.jsonl?node=e0",
+                             "/s/p/2026-03-04T05-00-00-000Z_a.jsonl?node=e1",
+                             "/s/p/2026-03-04T05-00-00-000Z_a.jsonl?node=e2",
+                             "/s/p/2026-03-04T06-00-00-000Z_b.jsonl?node=f2",
+                             "/s/q/other.jsonl?node=e0"]  # (the same id and time in another conversation)
+    assert page.count("Also in 2 other files of this conversation") == 2
+    also = re.findall(r'<p class="also-in">.*?</p>', page, re.S)
+    assert all(re.findall(r'href="([^"]+)"', a) == [f"/s/p/2026-03-04T06-00-00-000Z_b.jsonl?node={e}",
+                                                   f"/s/p/2026-03-04T07-00-00-000Z_c.jsonl?node={e}"]
+               for a, e in zip(also, ("e0", "e1")) if f"node={e}" in a) and len(also) == 2
+    for link in also:  # each names a copy that opens on that entry
+        for href in re.findall(r'href="([^"]+)"', link):
+            assert client.get(unescape(href)).status_code == 200
+
+
+def test_pages_of_hits_list_each_entry_of_a_conversation_once(tmp_path, monkeypatch):
+    from webapp.corpus.db import Index
+    from webapp.corpus.search import RANKED, search
+    from webapp.corpus.text import text_path
+
+    root = _forked(tmp_path)
+    index = Index(tmp_path / "c.duckdb")
+    index.build([root])
+    for ranked in (True, False):  # ranked; too many to rank (the latest first)
+        monkeypatch.setattr("webapp.corpus.search.RANKED", RANKED if ranked else 0)
+        seen, offset = [], 0
+        while True:  # two hits a page
+            got = search(text_path(index.path), index.cursor(), "wombat", limit=2, offset=offset)
+            assert got.ranked is ranked and got.matches == 9  # (the entries of every file, copies included)
+            seen += [(h.file.rsplit("/", 1)[-1], h.entry_id, len(h.also_in)) for h in got.hits]
+            offset += 2
+            if not got.more:
+                break
+        ids = sorted((f == "other.jsonl", e, also) for f, e, also in seen)
+        assert ids == [(False, "e0", 2), (False, "e1", 2), (False, "e2", 0), (False, "f2", 0), (True, "e0", 0)], ranked
+        if ranked:  # (copies rank as equals: the one written first comes first)
+            assert {f for f, e, _ in seen if e in ("e0", "e1")} == {"2026-03-04T05-00-00-000Z_a.jsonl", "other.jsonl"}
+    index.close()
+
+
+def test_search_on_the_command_line_names_the_copies_too(tmp_path, capsys):
+    from webapp.cli import main
+
+    root = _forked(tmp_path)
+    assert main(["search", "wombat", str(root), "--db", str(tmp_path / "c.duckdb"), "--json"]) == 0
+    rows = orjson.loads(capsys.readouterr().out)
+    by = {(r["path"].rsplit("/", 1)[-1], r["entryId"]): r["alsoIn"] for r in rows}
+    assert by == {("2026-03-04T05-00-00-000Z_a.jsonl", "e0"): [str(root / "p" / "2026-03-04T06-00-00-000Z_b.jsonl"),
+                                                               str(root / "p" / "2026-03-04T07-00-00-000Z_c.jsonl")],
+                  ("2026-03-04T05-00-00-000Z_a.jsonl", "e1"): [str(root / "p" / "2026-03-04T06-00-00-000Z_b.jsonl"),
+                                                               str(root / "p" / "2026-03-04T07-00-00-000Z_c.jsonl")],
+                  ("2026-03-04T05-00-00-000Z_a.jsonl", "e2"): [], ("2026-03-04T06-00-00-000Z_b.jsonl", "f2"): [],
+                  ("other.jsonl", "e0"): []}
+    assert main(["search", "wombat", str(root), "--db", str(tmp_path / "c.duckdb")]) == 0
+    assert capsys.readouterr().out.count("also in 2 other files of this conversation: ") == 2

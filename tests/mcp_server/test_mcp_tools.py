@@ -52,12 +52,19 @@ def test_lists_searches_and_counts_from_the_index_when_there_is_one(samples, tmp
 
     async def talk(client):
         return (await text_of(client, "list_sessions"), await text_of(client, "search", query="rounding"),
-                await text_of(client, "corpus_figures"))
+                await text_of(client, "corpus_figures"), await text_of(client, "search", query="csv export"))
 
-    listing, hits, figures = session_with(build_server(sources), talk)
+    listing, hits, figures, copied = session_with(build_server(sources), talk)
     assert "7 sessions, page 1 of 1 (from the corpus index)" in listing and INVOICE in listing
     assert "↳ fork of 2026-05-01T10-04-00-000Z_0196a1c4" in listing
     assert "(from the corpus index)" in hits and f"{INVOICE} [" in hits and "«rounding»" in hits
+    # an entry the report's two forks copied is one hit, which names the forks that hold it too
+    first = "--home-ana-projects-report--/2026-05-01T10-00-00-000Z_0196a1c0-0000-7000-8000-00000000000a.jsonl"
+    asked = next(line for line in copied.splitlines() if line.startswith(f"{first} [p0000002] user"))
+    assert asked.endswith("[also in --home-ana-projects-report--/2026-05-01T10-04-00-000Z_0196a1c4-0000-7000-8000-00000000000c"
+                          ".jsonl, --home-ana-projects-report--/2026-05-01T10-08-00-000Z_0196a1c8-0000-7000-8000-"
+                          "00000000000e.jsonl]")
+    assert sum("[p0000002]" in line for line in copied.splitlines()) == 1
     assert figures.startswith("7 sessions, 3,174 entries, cost $")
     assert "by model (cost, input, output tokens, replies):\n  claude-sonnet-4-5:" in figures
     assert "recorded by the sessions, $" in figures and "computed from litellm" in figures  # (said as the page says)

@@ -71,12 +71,16 @@ def _search_corpus(args, asked: Path) -> int:
     rows = got["hits"]
     for r in rows:  # (under ROOT as it was typed, as `ls` shows it)
         r["path"] = path_text(asked / fs_name(r["path"])[len(prefix):])
+        r["alsoIn"] = [path_text(asked / fs_name(f)[len(prefix):]) for f in r.get("alsoIn", ())]
     if args.json:
         print_json(rows)
     else:
         for r in rows:
             print(f"{r['path']} {short_id(r['entryId'])} {r['role'] or r['type']}  {shown(r['time'])}  "
                   f"{one_line(r['title'][:60])}\n    {one_line(r['snippet'])}")
+            if r["alsoIn"]:
+                n = len(r["alsoIn"])
+                print(f"    also in {n} other file{'s' if n > 1 else ''} of this conversation: " + ", ".join(r["alsoIn"]))
     _say_count(args, len(rows), len(rows) + 1 if got["more"] else len(rows), path_text(asked))
     return 0
 

@@ -1,14 +1,23 @@
 """Search across every session: the text index's ranked hits (SQLite FTS5's bm25), filtered by
 agent, project, model, date, role and whether the text is a tool's output, each with its
-session, the branch it is on and a highlighted snippet."""
+session, the branch it is on and a highlighted snippet.
+
+An entry is one hit however many files of its conversation hold it: a fork (pi's `/fork`, Claude
+Code's `/branch` and `--fork-session`) copies the entries it goes on from into its own file with
+their ids, so that a word said once before a fork would be listed once per file. The hit is the
+copy found first (best ranked, the earliest written among equals; or the latest), and names the
+conversation's other files that hold the entry (`Hit.also_in`)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date
+from itertools import islice
 from pathlib import Path
 
 import duckdb
+import orjson
 from markupsafe import Markup, escape
 
 from .snippets import phrases_of, snippet
@@ -73,12 +82,15 @@ class Hit:
     title: str = ""  # the session's name or first message
     branch: str = ""  # the branch's label or last prompt
     text: str = ""  # the snippet as plain text (what a terminal shows)
+    also_in: list[str] = field(default_factory=list)  # the conversation's other files holding the entry
 
     def as_dict(self) -> dict:
-        """The hit as `session-tree search --json` prints it (`path`: the file as the index names it)."""
+        """The hit as `session-tree search --json` prints it (`path`, `alsoIn`: files as the index
+        names them)."""
         return {"path": self.file, "entryId": self.entry_id, "leafId": self.leaf_id, "role": self.role,
                 "type": self.type, "model": self.model, "time": self.time, "agent": self.agent,
-                "project": self.project, "title": self.title, "branch": self.branch, "snippet": self.text}
+                "project": self.project, "title": self.title, "branch": self.branch, "snippet": self.text,
+                "alsoIn": self.also_in}
 
 
 @dataclass
@@ -115,26 +127,101 @@ def search(text_db: Path, cur: duckdb.DuckDBPyConnection, query: str, filters: F
     try:
         out.matches = con.execute("SELECT count(*) FROM body WHERE body MATCH ?", (match,)).fetchone()[0]
         out.ranked = out.matches <= RANKED
-        order = "bm25(body)" if out.ranked else "body.rowid DESC"
+        # (copies of an entry rank as equals: the one written first, indexed first, comes first)
+        order = "bm25(body), body.rowid" if out.ranked else "body.rowid DESC"
         sql = (f"SELECT doc_files.file, docs.entry_id, docs.leaf_id, docs.role, docs.type, docs.model, docs.time, "
                f"doc_files.agent, doc_files.project, docs.line "
                f"FROM body JOIN docs ON docs.id = body.rowid JOIN doc_files ON doc_files.id = docs.file_id "
                f"WHERE body MATCH ? "
-               f"{''.join(' AND ' + w for w in where)} ORDER BY {order} LIMIT ? OFFSET ?")
-        rows = con.execute(sql, [match, *params, limit + 1, offset]).fetchall()
+               f"{''.join(' AND ' + w for w in where)} ORDER BY {order}")
+        # (from the first hit on, whatever the page: which copies an earlier page showed is known so)
+        found = con.execute(sql, [match, *params])
+        rows = _each_once(cur, found, offset + limit + 1)[offset:]
+        found.close()  # (the rows after those are never read)
+        out.more = len(rows) > limit
+        rows = rows[:limit]
+        also_in = _also_in(con, cur, [(r[0], r[1], r[6]) for r in rows], prefix)
     except Error as exc:
         out.problem = f"the search could not run ({exc})"
         return out
     finally:
         con.close()
-    out.more = len(rows) > limit
-    rows = rows[:limit]
     texts = _texts(cur, [(r[0], r[9]) for r in rows])
     phrases = phrases_of(query_terms(query)[:MAX_TERMS])
     cut = [snippet(texts.get((r[0], r[9]), ""), phrases, (_OPEN, _CLOSE), "…") for r in rows]
-    out.hits = [Hit(*r[:9], snippet=highlight(s), text=" ".join(s.translate(_UNMARKED).split()))
-                for r, s in zip(rows, cut)]
+    out.hits = [Hit(*r[:9], snippet=highlight(s), text=" ".join(s.translate(_UNMARKED).split()), also_in=also)
+                for r, s, also in zip(rows, cut, also_in)]
     _name_them(cur, out.hits)
+    return out
+
+
+def _each_once(cur: duckdb.DuckDBPyConnection, rows: Iterable[tuple], wanted: int) -> list[tuple]:
+    """The first `wanted` of `rows` (the text index's hits in order: file, entry id, …, time at
+    6), each entry of a conversation once: a row whose conversation (its first file, in the
+    tables) already had a row with the same id and time is a copy of it. The rows are read a
+    little at a time (a page asks for 31, most of a common word's are never read), and each
+    file's conversation is asked of the tables once. A file the tables do not know yet (its
+    build under way) is a conversation of its own."""
+    conversations: dict[str, str] = {}
+    seen: set[tuple] = set()
+    out: list[tuple] = []
+    rows = iter(rows)
+    step = wanted
+    while len(out) < wanted:
+        chunk = list(islice(rows, step))
+        if not chunk:
+            break
+        step *= 2
+        new = sorted({r[0] for r in chunk} - conversations.keys())
+        if new:
+            conversations.update({f: f for f in new})
+            conversations.update((f, c) for f, c in cur.execute(
+                "SELECT file, conversation FROM sessions WHERE file IN (SELECT unnest(?::VARCHAR[])) "
+                "AND conversation IS NOT NULL", [new]).fetchall())
+        for r in chunk:
+            key = (conversations[r[0]], r[1], r[6])
+            if key not in seen:
+                seen.add(key)
+                out.append(r)
+                if len(out) == wanted:
+                    break
+    return out
+
+
+def _also_in(con, cur: duckdb.DuckDBPyConnection, hits: list[tuple[str, str, str | None]], prefix: str
+             ) -> list[list[str]]:
+    """For each (file, entry id, time) of `hits`: the other files of its conversation (under
+    `prefix`) whose text holds the same entry, in the order the conversation's files were made.
+    Asked of the text index by file (its `docs_file` index), for the hits' conversations alone."""
+    out: list[list[str]] = [[] for _ in hits]
+    if not hits:
+        return out
+    members = cur.execute(
+        "WITH c AS (SELECT DISTINCT conversation FROM sessions WHERE file IN (SELECT unnest(?::VARCHAR[])) "
+        "AND conversation IS NOT NULL) "
+        "SELECT s.conversation, s.file FROM sessions s JOIN c USING (conversation) "
+        "ORDER BY s.created NULLS LAST, s.file", [sorted({h[0] for h in hits})]).fetchall()
+    files_of: dict[str, list[str]] = {}
+    conversation_of: dict[str, str] = {}
+    for conversation, file in members:
+        if file.startswith(prefix):
+            files_of.setdefault(conversation, []).append(file)
+            conversation_of[file] = conversation
+    wanted = {h for h in hits if len(files_of.get(conversation_of.get(h[0], ""), ())) > 1}
+    if not wanted:
+        return out
+    others = sorted({f for h in wanted for f in files_of[conversation_of[h[0]]]})
+    ids = sorted({h[1] for h in wanted})
+    held: set[tuple[str, str, str | None]] = set()
+    for start in range(0, len(others), 400):  # (SQLite takes at most 32,766 parameters)
+        part = others[start:start + 400]
+        held.update(con.execute(
+            f"SELECT doc_files.file, docs.entry_id, docs.time FROM doc_files JOIN docs ON docs.file_id = doc_files.id "
+            f"WHERE doc_files.file IN ({', '.join('?' * len(part))}) "
+            f"AND docs.entry_id IN (SELECT value FROM json_each(?))", [*part, orjson.dumps(ids).decode()]))
+    for i, h in enumerate(hits):
+        if h in wanted:
+            out[i] = [f for f in files_of[conversation_of[h[0]]] if f != h[0] and (f, h[1], h[2]) in held]
     return out
 
 

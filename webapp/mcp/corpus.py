@@ -127,8 +127,9 @@ def _indexed_hits(sources: Sources, got: Opened, query: str, offset: int) -> tup
     for h in found.hits:
         rel = _rel(sources, h.file)
         if rel is not None:
+            also = [r for r in (_rel(sources, f) for f in h.also_in) if r is not None]
             lines.append(f"{rel} [{h.entry_id}] {h.role or h.type} (branch {h.leaf_id}: {cut(h.branch, 60)}): "
-                         f"{_plain(str(h.snippet))}")
+                         f"{_plain(str(h.snippet))}" + (f" [also in {', '.join(also)}]" if also else ""))
     return lines, found.more
 
 

@@ -174,6 +174,7 @@ def hits(store, query: str, offset: int) -> dict | None:
     if found:
         for h in found.hits:
             h.file = _rel(store, h.file)
+            h.also_in = [_rel(store, f) for f in h.also_in]
     more_args = {**request.args.to_dict(), "offset": offset + HITS}
     return {"results": found, "filters": wanted, "choices": service.memo("choices", lambda: choices(cur)), "offset": offset,
             "more_args": more_args, "texts_to_come": texts_to_come(cur, str(store.root).rstrip("/") + "/")}
