@@ -228,15 +228,19 @@ def _also_in(con, cur: duckdb.DuckDBPyConnection, hits: list[tuple[str, str, str
 def _texts(cur: duckdb.DuckDBPyConnection, where: list[tuple[str, int]]) -> dict[tuple[str, int], str]:
     """The text of the entries at (file, line) of `where`, from the tables (the text index keeps
     none: `snippets.py`). A build commits an entry's text before the text index takes its words
-    (`text_writes.py`), so that every hit has its text."""
+    (`text_writes.py`), so that every hit has its text. The rows are found first without their
+    text, then their text read by rowid: filtered in one pass, the database read the text of every
+    row it looked at (0.32 s for a page of 30 hits in as many files at 10,000 sessions, 10 ms so)."""
     if not where:
         return {}
     wanted = set(where)
     files = sorted({f for f, _ in wanted})
     lines = sorted({n for _, n in wanted})
     return {(f, n): t or "" for f, n, t in cur.execute(
-        "SELECT file, line, text FROM entries WHERE file IN (SELECT unnest(?::VARCHAR[])) "
-        "AND line IN (SELECT unnest(?::INTEGER[]))", [files, lines]).fetchall() if (f, n) in wanted}
+        "WITH r AS MATERIALIZED (SELECT rowid AS rid FROM entries WHERE file IN (SELECT unnest(?::VARCHAR[])) "
+        "AND line IN (SELECT unnest(?::INTEGER[]))) "
+        "SELECT file, line, text FROM entries WHERE rowid IN (SELECT rid FROM r)", [files, lines]).fetchall()
+        if (f, n) in wanted}
 
 
 def _name_them(cur: duckdb.DuckDBPyConnection, hits: list[Hit]) -> None:
