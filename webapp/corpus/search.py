@@ -136,11 +136,12 @@ def search(text_db: Path, cur: duckdb.DuckDBPyConnection, query: str, filters: F
                f"{''.join(' AND ' + w for w in where)} ORDER BY {order}")
         # (from the first hit on, whatever the page: which copies an earlier page showed is known so)
         found = con.execute(sql, [match, *params])
-        rows = _each_once(cur, found, offset + limit + 1)[offset:]
+        conversations: dict[str, str] = {}  # file -> its conversation (its first file)
+        rows = _each_once(cur, found, offset + limit + 1, conversations)[offset:]
         found.close()  # (the rows after those are never read)
         out.more = len(rows) > limit
         rows = rows[:limit]
-        also_in = _also_in(con, cur, [(r[0], r[1], r[6]) for r in rows], prefix)
+        also_in = _also_in(con, cur, [(r[0], r[1], r[6]) for r in rows], conversations, prefix)
     except Error as exc:
         out.problem = f"the search could not run ({exc})"
         return out
@@ -155,14 +156,14 @@ def search(text_db: Path, cur: duckdb.DuckDBPyConnection, query: str, filters: F
     return out
 
 
-def _each_once(cur: duckdb.DuckDBPyConnection, rows: Iterable[tuple], wanted: int) -> list[tuple]:
+def _each_once(cur: duckdb.DuckDBPyConnection, rows: Iterable[tuple], wanted: int,
+               conversations: dict[str, str]) -> list[tuple]:
     """The first `wanted` of `rows` (the text index's hits in order: file, entry id, …, time at
     6), each entry of a conversation once: a row whose conversation (its first file, in the
     tables) already had a row with the same id and time is a copy of it. The rows are read a
     little at a time (a page asks for 31, most of a common word's are never read), and each
-    file's conversation is asked of the tables once. A file the tables do not know yet (its
-    build under way) is a conversation of its own."""
-    conversations: dict[str, str] = {}
+    file's conversation is asked of the tables once (kept in `conversations`). A file the tables
+    do not know yet (its build under way) is a conversation of its own."""
     seen: set[tuple] = set()
     out: list[tuple] = []
     rows = iter(rows)
@@ -188,19 +189,18 @@ def _each_once(cur: duckdb.DuckDBPyConnection, rows: Iterable[tuple], wanted: in
     return out
 
 
-def _also_in(con, cur: duckdb.DuckDBPyConnection, hits: list[tuple[str, str, str | None]], prefix: str
-             ) -> list[list[str]]:
+def _also_in(con, cur: duckdb.DuckDBPyConnection, hits: list[tuple[str, str, str | None]],
+             conversations: dict[str, str], prefix: str) -> list[list[str]]:
     """For each (file, entry id, time) of `hits`: the other files of its conversation (under
     `prefix`) whose text holds the same entry, in the order the conversation's files were made.
-    Asked of the text index by file (its `docs_file` index), for the hits' conversations alone."""
+    Asked of the text index by file (its `docs_file` index), for the hits' conversations alone
+    (`conversations`: each hit's file's, as `_each_once` found them)."""
     out: list[list[str]] = [[] for _ in hits]
     if not hits:
         return out
     members = cur.execute(
-        "WITH c AS (SELECT DISTINCT conversation FROM sessions WHERE file IN (SELECT unnest(?::VARCHAR[])) "
-        "AND conversation IS NOT NULL) "
-        "SELECT s.conversation, s.file FROM sessions s JOIN c USING (conversation) "
-        "ORDER BY s.created NULLS LAST, s.file", [sorted({h[0] for h in hits})]).fetchall()
+        "SELECT conversation, file FROM sessions WHERE conversation IN (SELECT unnest(?::VARCHAR[])) "
+        "ORDER BY created NULLS LAST, file", [sorted({conversations[h[0]] for h in hits})]).fetchall()
     files_of: dict[str, list[str]] = {}
     conversation_of: dict[str, str] = {}
     for conversation, file in members:
