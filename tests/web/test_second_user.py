@@ -130,7 +130,13 @@ def test_a_second_user_gets_nothing_from_a_running_server(place, capsys):
         assert stranger["csrf_tokens_found"] == 0
         assert len(stranger["answers"]) > 3 * 45
         if root_user:
-            assert stranger["files"] == {f: "EACCES" for f in files}, stranger["files"]
+            # (a log may be removed by a checkpoint between the listing and the probe: gone, it is
+            # read by no one; every other file must be refused)
+            logs = {f for f in files if f.endswith((".wal", "-wal", "-shm"))}
+            assert set(stranger["files"]) == set(files)
+            assert all(v == "EACCES" or (v == "ENOENT" and f in logs) for f, v in stranger["files"].items()), \
+                stranger["files"]
+            assert all(stranger["files"][f] == "EACCES" for f in files if f not in logs), stranger["files"]
         else:
             with capsys.disabled():
                 print("\ntest_second_user: not root, so the probe ran as this user without the token; "
