@@ -57,11 +57,13 @@ class Grouping:
     parent: dict[str, str] = field(default_factory=dict)
     missing: dict[str, str] = field(default_factory=dict)  # file -> the reference that names no file here
     first: dict[str, str] = field(default_factory=dict)  # file -> its conversation's first file
+    # (each conversation by its first file: looked for in the list, `ls --index` of 10,000
+    # sessions spent a second of its 1.9 s finding each file's)
+    by_first: dict[str, list[str]] = field(default_factory=dict)
 
     def members(self, file: str) -> list[str]:
         """The files of `file`'s conversation, in order (itself alone when it is in none)."""
-        head = self.first.get(file, file)
-        return next((c for c in self.conversations if c[0] == head), [file])
+        return self.by_first.get(self.first.get(file, file)) or [file]
 
 
 def root_id(tree) -> str | None:
@@ -170,6 +172,7 @@ def group(facts: Iterable[Facts]) -> Grouping:
             out.first[file] = f.file
             stack.extend(reversed(children.get(file, ())))
         out.conversations.append(members)
+        out.by_first[f.file] = members
     return out
 
 
