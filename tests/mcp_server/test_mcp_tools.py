@@ -17,6 +17,7 @@ from webapp.mcp.server import build_server
 from webapp.mcp.sources import Sources
 
 WRITE_TOOLS = {"label_entry", "give_branch_verdict"}
+REPORT = "--home-ana-projects-report--"  # (a conversation of three files: a session and two forks)
 READ_TOOLS = {"list_sessions", "search", "show_session", "read_branch", "get_context", "compare_branches",
               "corpus_figures"}
 
@@ -32,15 +33,21 @@ def test_lists_and_searches_the_files_without_an_index(samples, tmp_path):
 
     async def talk(client):
         return (await text_of(client, "list_sessions"), await text_of(client, "list_sessions", query="invoice"),
-                await text_of(client, "search", query="test_total_with_discount"))
+                await text_of(client, "search", query="test_total_with_discount"),
+                await text_of(client, "search", query="csv export"))
 
-    listing, matching, hits = session_with(build_server(sources), talk)
+    listing, matching, hits, copied = session_with(build_server(sources), talk)
     assert "7 sessions" in listing and "(from the files: no corpus index" in listing
     assert "↳ fork of 2026-05-01T10-00-00-000Z_0196a1c0" in listing  # a conversation's files under its first
     assert INVOICE in listing and PIPELINE in listing
     assert "2 sessions matching 'invoice'" in matching and PIPELINE not in matching
     assert f"{INVOICE} [019cadd4-11fc-768e-9ae0-a30dfef64997] user" in hits
     assert "«test_total_with_discount»" in hits
+    # an entry the report's two forks copied is one hit, as the index's search gives it
+    asked = [line for line in copied.splitlines() if "[p0000002] user" in line]
+    assert len(asked) == 1 and asked[0].startswith(f"{REPORT}/2026-05-01T10-00-00-000Z_0196a1c0")
+    assert asked[0].endswith(f"[also in {REPORT}/2026-05-01T10-04-00-000Z_0196a1c4-0000-7000-8000-00000000000c.jsonl, "
+                             f"{REPORT}/2026-05-01T10-08-00-000Z_0196a1c8-0000-7000-8000-00000000000e.jsonl]")
 
 
 def test_lists_searches_and_counts_from_the_index_when_there_is_one(samples, tmp_path):

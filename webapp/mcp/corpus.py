@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
 from ..core.catalog import SessionSummary, fold_listing
+from ..core.conversations import group
 from ..core.storage import fs_name, url_name
 from ..web.search import file_matches, search_session
 from .reading import MAX_ANSWER, cut
@@ -135,24 +136,43 @@ def _indexed_hits(sources: Sources, got: Opened, query: str, offset: int) -> tup
 
 def _file_hits(sources: Sources, query: str, offset: int) -> tuple[list[str], bool]:
     """Hits read from the files, in the listing's order: only the files that mention the words
-    are opened."""
+    are opened. An entry a fork copied is one hit, as the index's search gives it (`corpus.search`):
+    its copies in the conversation's later files are named on its line when this page holds it."""
+    rows = sources.store.list()
+    grouping = group(s.facts(rel) for rel, s, _ in rows if s is not None)
     lines: list[str] = []
+    copies: dict[tuple, list[str]] = {}  # (conversation, entry id, time) -> the files holding it
+    at: dict[tuple, int] = {}  # (the same) -> its line on this page
     seen = 0
-    for rel, summary, _ in sources.store.list():
+    for rel, summary, _ in rows:
         if summary is None or not file_matches(path := sources.store.resolve(rel), query):
             continue
         tree = sources.store.session(rel).tree
         for hit in search_session(path, tree, query)[0]:
+            key = (grouping.first.get(rel, rel), hit.entry.id, hit.entry.instant)
+            if key in copies:
+                copies[key].append(rel)
+                continue
+            copies[key] = [rel]
             seen += 1
             if seen <= offset:
                 continue
             if len(lines) == HITS:
-                return lines, True
+                return _also_in_lines(lines, copies, at), True
             s = hit.snippet
             text = f"{s.before}«{s.match}»{s.after}" if s else ""
             kind = hit.entry.role if hit.entry.type == "message" else hit.entry.type
+            at[key] = len(lines)
             lines.append(f"{rel} [{hit.entry.id}] {kind} (branch {hit.leaf}: {cut(hit.branch, 60)}): {text}")
-    return lines, False
+    return _also_in_lines(lines, copies, at), False
+
+
+def _also_in_lines(lines: list[str], copies: dict[tuple, list[str]], at: dict[tuple, int]) -> list[str]:
+    """`lines` with the other files holding each one's entry named on it."""
+    for key, n in at.items():
+        if len(copies[key]) > 1:
+            lines[n] += f" [also in {', '.join(copies[key][1:])}]"
+    return lines
 
 
 def figures_text(sources: Sources) -> str:
