@@ -108,6 +108,20 @@ def test_a_word_asked_again_is_asked_once_and_past_32_words_the_page_says_what_w
     assert said.startswith("wombat word0 word1") and said.endswith("…") and len(said) <= 81
 
 
+def test_a_word_written_with_combining_accents_is_one_word_found_and_marked(tmp_path):
+    """macOS writes names with their accents as combining marks (NFD): FTS5 reads "nai\u0308ve" as
+    one word, `naive`, so a search for it, typed either way, finds both spellings' entries, and
+    each snippet marks the whole word as written."""
+    root = tmp_path / "root"
+    session(root / "a", "composed", "/work/a", [("user", "the naïve plan"), ("assistant", "ok")])
+    session(root / "a", "decomposed", "/work/a", [("user", "the nai\u0308ve plan"), ("assistant", "ok")])
+    client = create_app(root, CORPUS_DB=tmp_path / "c.duckdb").test_client()
+    for typed in ("naïve", "nai\u0308ve", "NAIVE"):
+        page = client.get("/", query_string={"q": typed}).text
+        assert sorted(h.split("?")[0] for h in hits(page)) == ["/s/a/composed.jsonl", "/s/a/decomposed.jsonl"], typed
+        assert "<mark>naïve</mark>" in page and "<mark>nai\u0308ve</mark>" in page, typed
+
+
 def _pi_file(path, sid, entries, parent_session=None):
     """A pi session file of `entries` ((id, parent, role, text) each, at one time apiece), forked
     from `parent_session` when given (pi's `/fork`: the entries it goes on from copied with their

@@ -13,9 +13,10 @@ import apsw
 import pytest
 
 from webapp.corpus.snippets import phrases_of, snippet
-from webapp.corpus.text import MAX_TERMS, match_query, query_terms
+from webapp.corpus.text import MAX_TERMS, TOKENIZER, match_query, query_terms
 
-WORDS = ["alpha", "beta", "Gamma", "délta", "ÉPSILON", "zeta_eta", "x1", "42", "über", "Alpha", "omega"]
+WORDS = ["alpha", "beta", "Gamma", "délta", "ÉPSILON", "zeta_eta", "x1", "42", "über", "Alpha", "omega",
+         "nai\u0308ve", "naive", "re\u0301sume\u0301", "x\ue000y", "Άλφα", "αλφα"]
 GAPS = [" ", " ", " ", "  ", ". ", ": ", "\n", ", ", "-", "_", "…", "!? ", ".\n", ":", " (", ") "]
 MARK = ("\x02", "\x03")
 
@@ -23,7 +24,7 @@ MARK = ("\x02", "\x03")
 @pytest.fixture(scope="module")
 def fts():
     con = apsw.Connection(":memory:")
-    con.execute("CREATE VIRTUAL TABLE body USING fts5(text, tokenize='unicode61 remove_diacritics 2')")
+    con.execute(f"CREATE VIRTUAL TABLE body USING fts5(text, tokenize='{TOKENIZER}')")
     return con
 
 
@@ -79,6 +80,10 @@ def test_the_snippet_is_sqlites_on_texts_and_queries_drawn_at_random(fts):
     ("snake_case_name and snake case", '"snake case"'),
     ("a b c d e f g h i j k l m n o p q r s t u v w x y z wombat a b c d e f g h i j k l wombat", "wombat z"),
     ("<b>x</b> output & more", "output"),
+    # accents as combining marks (NFD, as macOS writes a file's name): one word to FTS5
+    ("the nai\u0308ve re\u0301sume\u0301 of a long session, and then some more words to pass the window", "naive resume"),
+    ("a private-use character x\ue000y inside a word", "x\ue000y"),
+    ("Άλφα and αλφα are two words to unicode61", "Άλφα"),
 ])
 def test_the_snippet_is_sqlites_on_texts_that_move_its_window(fts, text, query):
     assert ours(text, query) == sqlite_snippet(fts, text, query)

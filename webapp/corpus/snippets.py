@@ -5,33 +5,28 @@ the few hits of one page: the window of `TOKENS` words holding the most distinct
 query (a sentence's start preferred), each phrase found marked, an ellipsis where the text was
 cut. `tests/corpus/test_snippets.py` compares it with SQLite's on texts and queries of every kind.
 
-Words are those of FTS5's `unicode61` tokenizer: runs of letters and digits, compared without
-case or diacritics."""
+Words are those of the text index itself (`text.words_of`: SQLite's own tokenizer, asked through
+apsw), so that a word FTS5 matched is the word marked: a regular expression and `unicodedata`
+missed a word written with combining accents, as macOS writes names, or holding a private-use
+character. The tokenizer gives each word's place in the text's UTF-8 bytes: the snippet is cut
+from those bytes, at word boundaries, and decoded."""
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from bisect import bisect_left, bisect_right
-from functools import lru_cache
+
+from .text import utf8, words_of
 
 TOKENS = 16  # words in a snippet (FTS5 `snippet()`'s last argument)
-_TOKEN = re.compile(r"[^\W_]+")  # letters and digits: unicode61's token characters ("L* N*")
-_SPACE = " \t\n\r"
-
-
-@lru_cache(maxsize=65536)
-def fold(word: str) -> str:
-    """A word as the tokenizer compares it: lower case, without diacritics (`remove_diacritics 2`)."""
-    decomposed = unicodedata.normalize("NFD", word.lower())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
+_SPACE = b" \t\n\r"
+_ENDS = b".:"
 
 
 def phrases_of(terms: list[str]) -> list[tuple[str, ...]]:
     """Each FTS5 phrase of `terms` (`text.query_terms`: '"a b"') as its folded words."""
     out = []
     for term in terms:
-        words = tuple(fold(w) for w in _TOKEN.findall(term.strip('"')))
+        words = tuple(w for _, _, w in words_of(utf8(term.strip('"')), query=True))
         if words:
             out.append(words)
     return out
@@ -41,13 +36,15 @@ def snippet(text: str, phrases: list[tuple[str, ...]], mark: tuple[str, str], el
             tokens: int = TOKENS) -> str:
     """What FTS5's `snippet(body, 0, mark[0], mark[1], ellipsis, tokens)` gives for `text` and the
     query of `phrases`; the text's start when no phrase is in it."""
-    spans = [(m.start(), m.end()) for m in _TOKEN.finditer(text)]
-    words = [fold(text[a:b]) for a, b in spans]
+    data = utf8(text)
+    found_words = words_of(data)
+    spans = [(a, b) for a, b, _ in found_words]
+    words = [w for _, _, w in found_words]
     size = len(spans)
     found = _instances(words, phrases)  # (position, phrase), in the order of the text
     at_words = [at for at, _ in found]
     best_score, best_start = 0, 0
-    firsts = _sentence_starts(text, spans)
+    firsts = _sentence_starts(data, spans)
     for at, _ in found:
         score, first, last = _score(found, at_words, phrases, at, tokens)
         start = first - int((tokens - (last - first)) / 2)  # (C's division: toward zero)
@@ -62,7 +59,7 @@ def snippet(text: str, phrases: list[tuple[str, ...]], mark: tuple[str, str], el
                 score = _score(found, at_words, phrases, firsts[j], tokens)[0] + (120 if firsts[j] == 0 else 100)
                 if score > best_score:
                     best_score, best_start = score, firsts[j]
-    return _cut(text, spans, _coalesced(found, phrases), best_start, best_start + tokens - 1, mark, ellipsis)
+    return _cut(data, spans, _coalesced(found, phrases), best_start, best_start + tokens - 1, mark, ellipsis)
 
 
 def _instances(words: list[str], phrases: list[tuple[str, ...]]) -> list[tuple[int, int]]:
@@ -74,14 +71,14 @@ def _instances(words: list[str], phrases: list[tuple[str, ...]]) -> list[tuple[i
     return out
 
 
-def _sentence_starts(text: str, spans: list[tuple[int, int]]) -> list[int]:
+def _sentence_starts(data: bytes, spans: list[tuple[int, int]]) -> list[int]:
     """The words that begin a sentence: the first, and each after a '.' or ':' and white space."""
     out = [0] if spans else []
     for i, (a, _) in enumerate(spans[1:], 1):
         j = a - 1
-        while j >= 0 and text[j] in _SPACE:
+        while j >= 0 and data[j] in _SPACE:
             j -= 1
-        if j != a - 1 and j >= 0 and text[j] in ".:":
+        if j != a - 1 and j >= 0 and data[j] in _ENDS:
             out.append(i)
     return out
 
@@ -116,10 +113,15 @@ def _coalesced(found: list[tuple[int, int]], phrases: list[tuple[str, ...]]) -> 
     return out
 
 
-def _cut(text: str, spans: list[tuple[int, int]], marks: list[tuple[int, int]], first: int, last: int,
+def _cut(data: bytes, spans: list[tuple[int, int]], marks: list[tuple[int, int]], first: int, last: int,
          mark: tuple[str, str], ellipsis: str) -> str:
-    """The words `first` to `last` of `text` as they are written, the marked runs marked, with an
-    ellipsis where text was left out (the text before the first word is kept when it is the first)."""
+    """The words `first` to `last` of `data` (a text's UTF-8 bytes, `spans` its words' places) as
+    they are written, the marked runs marked, with an ellipsis where text was left out (the text
+    before the first word is kept when it is the first)."""
+
+    def text(a: int, b: int | None = None) -> str:
+        return data[a:b].decode("utf-8", "surrogatepass")
+
     out = [ellipsis] if first > 0 else []
     runs = iter([m for m in marks if m[0] >= first])
     run = next(runs, (-1, -1))
@@ -130,16 +132,16 @@ def _cut(text: str, spans: list[tuple[int, int]], marks: list[tuple[int, int]], 
         if first and i == first:
             at = a
         if i == run[0]:
-            out += [text[at:a], mark[0]]
+            out += [text(at, a), mark[0]]
             at = a
         if i == run[1]:
-            out += [text[at:b], mark[1]]
+            out += [text(at, b), mark[1]]
             at = b
             run = next(runs, (-1, -1))
         if i == last:
-            out.append(text[at:b])
+            out.append(text(at, b))
             at = b
             if run[0] <= i < run[1]:
                 out.append(mark[1])
-    out.append(text[at:] if last >= len(spans) - 1 else ellipsis)
+    out.append(text(at) if last >= len(spans) - 1 else ellipsis)
     return "".join(out)

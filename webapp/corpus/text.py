@@ -16,6 +16,7 @@ never given again (AUTOINCREMENT), so what is left in the FTS5 index names no fi
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Sequence
 from itertools import chain, groupby, repeat
 from pathlib import Path
@@ -26,6 +27,9 @@ Error = apsw.Error  # what the text index raises
 Connection = apsw.Connection
 BUSY_MS = 5000  # how long a statement waits for another process's lock (Python's sqlite3 waits 5 s)
 
+# How both FTS5 tables cut text into words, and how a hit's snippet finds them (`snippets.py` asks
+# SQLite for this very tokenizer): letters, digits and marks, compared without case or diacritics.
+TOKENIZER = "unicode61 remove_diacritics 2"
 DDL = (
     # Each file once (its path, agent and project), each entry by its file's number: at 10,000
     # sessions the path in every entry's row made `docs` and its index 2 GB of the text index's 5.
@@ -39,15 +43,34 @@ DDL = (
     # snippet is cut from: `snippets.py`): a quarter less to insert, and the index on disk at 1,000
     # sessions 373 MB, not 631. A row is deleted by its id (`contentless_delete`, SQLite 3.43).
     "CREATE VIRTUAL TABLE IF NOT EXISTS body USING fts5(text, content='', contentless_delete=1, "
-    "tokenize='unicode61 remove_diacritics 2')",
+    f"tokenize='{TOKENIZER}')",
     "CREATE TABLE IF NOT EXISTS session_docs (id INTEGER PRIMARY KEY AUTOINCREMENT, file TEXT, line INTEGER)",
     "CREATE INDEX IF NOT EXISTS session_docs_file ON session_docs(file, line)",
     # (which sessions hold the words, not where: no positions kept, which took 40% off its
     # inserts; a phrase of two words or more is asked of `body`, `matching_files`)
     "CREATE VIRTUAL TABLE IF NOT EXISTS session_body USING fts5(text, content='', detail=none, "
-    "tokenize='unicode61 remove_diacritics 2')",
+    f"tokenize='{TOKENIZER}')",
 )
-_WORD = re.compile(r"\w+", re.UNICODE)
+_local = threading.local()  # (each thread's own in-memory connection holding the tokenizer)
+
+
+def utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
+
+
+def words_of(data: bytes, query: bool = False) -> list[tuple[int, int, str]]:
+    """(start, end, word folded) of each word of `data` (UTF-8) as both FTS5 tables cut it:
+    SQLite's own tokenizer, with their arguments, so that a search's words and a snippet's marks
+    are the index's words (a regular expression split a word written with combining accents)."""
+    tokenizer = getattr(_local, "tokenizer", None)
+    if tokenizer is None:
+        _local.connection = apsw.Connection(":memory:")
+        name, *args = TOKENIZER.split()
+        tokenizer = _local.tokenizer = _local.connection.fts5_tokenizer(name, args)
+    flags = apsw.FTS5_TOKENIZE_QUERY if query else apsw.FTS5_TOKENIZE_DOCUMENT
+    return tokenizer(data, flags, None, include_colocated=False)
+
+
 # FTS5 writes each commit's words as a new segment and merges a level's segments once it holds
 # this many (its default 4): merged less often, each word's list is rewritten fewer times as the
 # index grows, which took a sixth off the words' inserts at 1,000 sessions (BENCHMARKS.md). A
@@ -166,15 +189,17 @@ MAX_TERMS = 32
 
 
 def query_terms(text: str) -> list[str]:
-    """A person's words as FTS5 phrases, each once (in any case: the tokenizer folds it): every
+    """A person's words as FTS5 phrases, each once (as the tokenizer folds it: in any case, with
+    or without accents): every
     word a literal (so `-`, `:` or a quote in what they typed is never FTS5 syntax); a quoted
     phrase stays a phrase."""
-    parts: dict[str, str] = {}
+    parts: dict[tuple[str, ...], str] = {}
     for m in re.finditer(r'"([^"]*)"|(\S+)', text):
-        words = _WORD.findall(m.group(1) if m.group(1) is not None else m.group(2))
-        if words:
-            phrase = '"' + " ".join(words) + '"'
-            parts.setdefault(phrase.casefold(), phrase)
+        data = utf8(m.group(1) if m.group(1) is not None else m.group(2))
+        words = words_of(data, query=True)
+        if words:  # (each word as typed, between quotes: FTS5 cuts it again as it cut the text)
+            phrase = '"' + " ".join(data[a:b].decode("utf-8", "surrogatepass") for a, b, _ in words) + '"'
+            parts.setdefault(tuple(w for _, _, w in words), phrase)
     return list(parts.values())
 
 
