@@ -393,3 +393,30 @@ def test_every_token_colour_of_the_highlighting_reads_at_aa_on_the_code_blocks()
     for block in ("#f0f0f0", "#f9fafb"):  # Pygments' block and the pages' code background
         faint = sorted(c for c in colours if contrast(rgb(c), rgb(block)) < 4.5)
         assert faint == [], block
+
+
+def test_a_long_markdown_text_is_rendered_once_and_what_is_held_stays_within_its_bound(monkeypatch):
+    """markdown-it takes up to a second for 100,000 characters, and each panel, fragment, print
+    and export of an entry renders it again: a long text's HTML is held, the least recently asked
+    forgotten past the bound; a short one is rendered each time (it costs less than it holds)."""
+    from webapp.web import render
+
+    held = render._RenderedMarkdown(chars=100_000)  # (two of the texts below with their HTML)
+    monkeypatch.setattr(render, "_markdown_html", held)
+    rendered: list[str] = []
+    real = render._MD.render
+    monkeypatch.setattr(render, "_MD", type("Counting", (), {"render": staticmethod(
+        lambda text: rendered.append(text) or real(text))})())
+    long_a, long_b = "# A\n\n" + "*a* " * 3_000, "# B\n\n" + "*b* " * 3_000  # 12,005 characters each
+    first = str(render_markdown(long_a))
+    assert "<h1>A</h1>" in first and "<em>a</em>" in first
+    assert str(render_markdown(long_a)) == first and rendered == [long_a]  # asked again: held
+    render_markdown("short *one*"), render_markdown("short *one*")
+    assert rendered.count("short *one*") == 2  # (not held)
+    render_markdown(long_b)
+    render_markdown(long_a)  # (asked last: b is now the least recently asked)
+    render_markdown("# C\n\n" + "*c* " * 3_000)  # past 100,000 characters of text and HTML: b forgotten
+    assert held.held <= 100_000 and long_a in held.by_text and long_b not in held.by_text
+    assert rendered.count(long_a) == 1 and rendered.count(long_b) == 1
+    render_markdown(long_b)
+    assert rendered.count(long_b) == 2
