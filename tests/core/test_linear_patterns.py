@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 
 import orjson
+import pytest
 
 from tests.conftest import Builder
 from webapp.core.audit import collect_facts
@@ -14,8 +15,17 @@ from webapp.core.catalog import summarize_session
 from webapp.core.compaction import strip_file_lists, with_file_lists
 from webapp.core.session import Session
 from webapp.web import render
+from webapp.web.held_html import HeldHtml
 
 TEN_TIMES_COSTS_AT_MOST = 30  # linear: about 10; quadratic: 100
+
+
+@pytest.fixture(autouse=True)
+def nothing_held(monkeypatch):
+    """Each run renders: the server holds HTML it made by its text (`held_html`), which would make
+    every run after the first cost nothing."""
+    monkeypatch.setattr(render.lexers, "_highlighted", HeldHtml(chars=0, shortest=0))
+    monkeypatch.setattr(render, "_markdown_html", HeldHtml(chars=0, shortest=0))
 
 
 def cost(work) -> float:

@@ -395,13 +395,14 @@ def test_every_token_colour_of_the_highlighting_reads_at_aa_on_the_code_blocks()
         assert faint == [], block
 
 
-def test_a_long_markdown_text_is_rendered_once_and_what_is_held_stays_within_its_bound(monkeypatch):
+def test_a_long_text_is_rendered_once_and_what_is_held_stays_within_its_bound(monkeypatch):
     """markdown-it takes up to a second for 100,000 characters, and each panel, fragment, print
     and export of an entry renders it again: a long text's HTML is held, the least recently asked
     forgotten past the bound; a short one is rendered each time (it costs less than it holds)."""
     from webapp.web import render
+    from webapp.web.held_html import HeldHtml
 
-    held = render._RenderedMarkdown(chars=100_000)  # (two of the texts below with their HTML)
+    held = HeldHtml(chars=100_000, shortest=2_000)  # (two of the texts below with their HTML)
     monkeypatch.setattr(render, "_markdown_html", held)
     rendered: list[str] = []
     real = render._MD.render
@@ -416,7 +417,33 @@ def test_a_long_markdown_text_is_rendered_once_and_what_is_held_stays_within_its
     render_markdown(long_b)
     render_markdown(long_a)  # (asked last: b is now the least recently asked)
     render_markdown("# C\n\n" + "*c* " * 3_000)  # past 100,000 characters of text and HTML: b forgotten
-    assert held.held <= 100_000 and long_a in held.by_text and long_b not in held.by_text
+    assert held.held <= 100_000 and ("markdown", long_a) in held.by_key and ("markdown", long_b) not in held.by_key
     assert rendered.count(long_a) == 1 and rendered.count(long_b) == 1
     render_markdown(long_b)
     assert rendered.count(long_b) == 2
+
+
+def test_highlighted_code_is_held_but_never_what_a_spent_budget_showed_plain(monkeypatch):
+    """Code highlighted whole is held by its text and lexer, and costs a later response's
+    highlighting time nothing; code a response showed plain (its time spent, or an export's first
+    screens) is not held as if highlighted, and a later response highlights it."""
+    from webapp.web import lexers, render
+    from webapp.web.held_html import HeldHtml
+
+    monkeypatch.setattr(lexers, "_highlighted", HeldHtml(chars=1_000_000, shortest=200))
+    lexed: list[int] = []
+    real = lexers._pygmentize
+    monkeypatch.setattr(lexers, "_pygmentize", lambda code, lexer, fmt: lexed.append(len(code)) or real(code, lexer, fmt))
+    code = "def f(x):\n    return x + 1\n" * 20  # 560 characters
+    py = lexers.for_path("a.py")
+    with lexers.plain_code():
+        shown_plain = "".join(render.highlight_lines(code, py))
+    assert 'class="hl-k"' not in shown_plain and lexers._highlighted.by_key == {}
+    render.start_response()
+    first = "".join(render.highlight_lines(code, py))
+    assert 'class="hl-k"' in first and len(lexed) == 2
+    render.start_response()
+    assert "".join(render.highlight_lines(code, py)) == first and len(lexed) == 2  # held
+    assert "".join(render.highlight_lines(code, lexers.for_path("a.rb"))) != first and len(lexed) == 3  # (another lexer)
+    with lexers.plain_code():  # an export's first screens stay plain, held or not
+        assert "".join(render.highlight_lines(code, py)) == shown_plain

@@ -13,7 +13,9 @@ past `RESPONSE_SECONDS` the rest of the response's code is plain.
 
 from __future__ import annotations
 
+import functools
 import math
+import os
 import threading
 import time
 from contextlib import contextmanager
@@ -25,6 +27,8 @@ from pygments.formatter import Formatter
 from pygments.lexer import Lexer
 from pygments.lexers import TextLexer, get_lexer_by_name, get_lexer_for_filename
 from pygments.util import ClassNotFound
+
+from .held_html import HeldHtml
 
 # Texts that make backtracking lexers slow, at a size: runs of blanks before a character that
 # ends no token, lines of blanks, and runs of one punctuation mark.
@@ -42,6 +46,8 @@ PIECE_SECONDS = 0.05  # the most a piece of a superlinear lexer's text may cost,
 MIN_PIECE = 400  # characters: a lexer that allows smaller pieces shows its texts plain
 RESPONSE_SECONDS = 1.0  # of highlighting in one response; the rest is plain
 
+# Code highlighted whole, held by its text (`held_html`): 8 million characters at most.
+_highlighted = HeldHtml(chars=8_000_000, shortest=200)
 _pieces: dict[type, float] = {}  # lexer class -> the longest text it lexes at once (inf: any)
 _pieces_lock = threading.Lock()
 _spent: ContextVar[list[float] | None] = ContextVar("highlight_spent", default=None)
@@ -134,21 +140,29 @@ def _seconds(lexer: Lexer, text: str, stop_after: float = math.inf) -> float:
 
 
 def highlight_html(code: str, lexer: Lexer, formatter: Formatter) -> str:
-    """The code highlighted within the budgets; what is over them is lexed as plain text."""
+    """The code highlighted within the budgets; what is over them is lexed as plain text. Code
+    highlighted before is not highlighted again (`_highlighted`), and costs the budget nothing:
+    the same text, lexer and formatter give the same HTML."""
     spent = _spent.get()
-    size = piece_size(lexer) if _time_left() else 0
+    whole = _time_left()  # (else plain: not what this code highlighted is, so not held)
+    kind = (type(lexer), id(formatter))
+    if whole and (held := _highlighted.get(kind, code)) is not None:
+        return held
+    size = piece_size(lexer) if whole else 0
     if size < MIN_PIECE:
         lexer, size = TextLexer(stripnl=False), math.inf
     start = time.thread_time()
     try:
         if len(code) <= size:
-            return _pygmentize(code, lexer, formatter)
-        plain = TextLexer(stripnl=False)
-        return "".join(_pygmentize(piece, lexer if len(piece) <= size else plain, formatter)
-                       for piece in _pieces_of(code, int(size)))
+            html = _pygmentize(code, lexer, formatter)
+        else:
+            plain = TextLexer(stripnl=False)
+            html = "".join(_pygmentize(piece, lexer if len(piece) <= size else plain, formatter)
+                           for piece in _pieces_of(code, int(size)))
     finally:
         if spent is not None:
             spent[0] += time.thread_time() - start
+    return _highlighted.keep(kind, code, html) if whole else html
 
 
 def _pieces_of(code: str, size: int):
@@ -176,9 +190,15 @@ def by_name(language: str | None) -> Lexer:
 
 def for_path(path: Any) -> Lexer:
     """The lexer a file's name suggests, so written or read files look like their language."""
-    if isinstance(path, str) and path:
-        try:
-            return get_lexer_for_filename(path, stripnl=False)
-        except ClassNotFound:
-            pass
-    return TextLexer(stripnl=False)
+    cls = _class_for_name(os.path.basename(path)) if isinstance(path, str) and path else TextLexer
+    return cls(stripnl=False)
+
+
+@functools.lru_cache(maxsize=4096)
+def _class_for_name(name: str) -> type:
+    """Pygments' lexer class for a file's name: its patterns are matched against the name alone,
+    each of some 600 lexers' in turn (a print of a big session asked 120 times, for 0.14 s)."""
+    try:
+        return type(get_lexer_for_filename(name))
+    except ClassNotFound:
+        return TextLexer

@@ -10,8 +10,6 @@ from __future__ import annotations
 import difflib
 import json
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from contextvars import ContextVar
 from typing import Any
@@ -31,6 +29,7 @@ from webapp.core.agents.tools import ToolAction, tool_action
 from webapp.core.tokens import compaction_text, usage_text
 
 from . import code_style, lexers
+from .held_html import HeldHtml
 
 FOLD_LINES = 20
 SHOWN_CHARS = 100_000  # past this a panel shows the start and says what it left out
@@ -198,45 +197,17 @@ _CLEANER = nh3.Cleaner(
 )
 
 
-class _RenderedMarkdown:
-    """The HTML of the long markdown texts rendered last, by their text, up to `chars` of text and
-    HTML in all, the least recently asked forgotten first. markdown-it in Python takes 0.2–0.9 s
-    for 100,000 characters (a pasted log, a long answer), and the same entry is rendered again by
-    each panel, fragment and print or export of it: a server holding what it rendered answers
-    those at once. A text shorter than `LONG` costs less to render than to keep."""
-
-    LONG = 2_000
-
-    def __init__(self, chars: int = 8_000_000):
-        self.chars, self.held, self.by_text = chars, 0, OrderedDict()
-        self.lock = threading.Lock()
-
-    def __call__(self, text: str) -> str:
-        if len(text) < self.LONG:
-            return _CLEANER.clean(_MD.render(text))
-        with self.lock:
-            html = self.by_text.get(text)
-            if html is not None:
-                self.by_text.move_to_end(text)
-                return html
-        html = _CLEANER.clean(_MD.render(text))
-        with self.lock:
-            if text not in self.by_text:
-                self.by_text[text] = html
-                self.held += len(text) + len(html)
-            while self.held > self.chars and self.by_text:
-                old, old_html = self.by_text.popitem(last=False)
-                self.held -= len(old) + len(old_html)
-        return html
-
-
-_markdown_html = _RenderedMarkdown()
+# Long markdown texts' HTML, held by the text (`held_html`): 8 million characters at most.
+_markdown_html = HeldHtml(chars=8_000_000, shortest=2_000)
 
 
 def render_markdown(text: str) -> Markup:
     """Markdown with raw HTML shown as text, fences highlighted, and the result sanitized."""
     shown, note = _capped(str(text))
-    return Markup('<div class="markdown">{}</div>').format(Markup(_markdown_html(shown))) + note
+    html = _markdown_html.get("markdown", shown)
+    if html is None:
+        html = _markdown_html.keep("markdown", shown, _CLEANER.clean(_MD.render(shown)))
+    return Markup('<div class="markdown">{}</div>').format(Markup(html)) + note
 
 
 # --- small pieces -------------------------------------------------------------------------------
