@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from werkzeug.exceptions import Forbidden
 
-from ..core.agents.places import discover, max_parts
+from ..core.agents.places import discover, discover_names, max_parts
 from ..core.catalog import SessionSummary, summarize_session
 from ..core.conversations import Facts, head_facts, link_of
 from ..core.errors import SessionError, SessionNotFound
@@ -368,9 +368,12 @@ class SessionStore:
         return out
 
     def skipped_folders(self) -> list[str]:
-        """The folders a listing does not search, relative to the root (`files` leaves them in
-        `skipped`)."""
-        self.files()
+        """The folders a listing does not search, relative to the root, as `files` finds them, from
+        the walk alone: the index page's first answer while an index of 10,000 files was built
+        spent 0.77 s in `files`, two thirds of it on each file's Path and symlink check."""
+        skipped: list[str] = []
+        discover_names(self.root, [str(w) for w in self.within], skipped)
+        self.skipped = [Path(p).relative_to(self.root).as_posix() for p in skipped]
         return self.skipped
 
     def list(self) -> list[tuple[str, SessionSummary | None, str | None]]:
