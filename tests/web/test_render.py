@@ -447,3 +447,23 @@ def test_highlighted_code_is_held_but_never_what_a_spent_budget_showed_plain(mon
     assert "".join(render.highlight_lines(code, lexers.for_path("a.rb"))) != first and len(lexed) == 3  # (another lexer)
     with lexers.plain_code():  # an export's first screens stay plain, held or not
         assert "".join(render.highlight_lines(code, py)) == shown_plain
+
+
+def test_a_long_markdown_text_whose_fences_were_shown_plain_is_not_held(monkeypatch):
+    """A markdown text's fences are highlighted code: rendered where code is shown plain (an
+    export's first screens, a response whose highlighting time is spent), its HTML is not held,
+    and a text held with its fences highlighted is not served there."""
+    from webapp.web import lexers, render
+    from webapp.web.held_html import HeldHtml
+
+    monkeypatch.setattr(render, "_markdown_html", HeldHtml(chars=1_000_000, shortest=2_000))
+    monkeypatch.setattr(lexers, "_highlighted", HeldHtml(chars=1_000_000, shortest=200))
+    text = "Some words.\n\n```python\ndef f():\n    return 1\n```\n\n" + "More prose. " * 200
+    with lexers.plain_code():
+        plain = str(render_markdown(text))
+    assert 'class="hl-k"' not in plain and render._markdown_html.by_key == {}
+    render.start_response()
+    highlighted = str(render_markdown(text))
+    assert 'class="hl-k"' in highlighted and len(render._markdown_html.by_key) == 1
+    with lexers.plain_code():
+        assert str(render_markdown(text)) == plain

@@ -70,7 +70,9 @@ def plain_code():
         _spent.reset(token)
 
 
-def _time_left() -> bool:
+def time_left() -> bool:
+    """Whether code highlighted now is highlighted (else it is shown plain: the response's
+    highlighting time is spent, or it is an export's first screens)."""
     spent = _spent.get()
     return spent is None or spent[0] < RESPONSE_SECONDS
 
@@ -144,7 +146,7 @@ def highlight_html(code: str, lexer: Lexer, formatter: Formatter) -> str:
     highlighted before is not highlighted again (`_highlighted`), and costs the budget nothing:
     the same text, lexer and formatter give the same HTML."""
     spent = _spent.get()
-    whole = _time_left()  # (else plain: not what this code highlighted is, so not held)
+    whole = time_left()  # (else plain: not what this code highlighted is, so not held)
     kind = (type(lexer), id(formatter))
     if whole and (held := _highlighted.get(kind, code)) is not None:
         return held

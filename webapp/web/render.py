@@ -204,9 +204,13 @@ _markdown_html = HeldHtml(chars=8_000_000, shortest=2_000)
 def render_markdown(text: str) -> Markup:
     """Markdown with raw HTML shown as text, fences highlighted, and the result sanitized."""
     shown, note = _capped(str(text))
-    html = _markdown_html.get("markdown", shown)
+    # (its fences are highlighted code: held only when every one was highlighted, which the time
+    # still left after them tells; an export's first screens show them plain, held or not)
+    html = _markdown_html.get("markdown", shown) if lexers.time_left() else None
     if html is None:
-        html = _markdown_html.keep("markdown", shown, _CLEANER.clean(_MD.render(shown)))
+        html = _CLEANER.clean(_MD.render(shown))
+        if lexers.time_left():
+            _markdown_html.keep("markdown", shown, html)
     return Markup('<div class="markdown">{}</div>').format(Markup(html)) + note
 
 
