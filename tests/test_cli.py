@@ -78,6 +78,22 @@ def test_ls_lists_a_per_cwd_sessions_root(capsys, tmp_path, monkeypatch):
     assert code == 0 and str(first) in out and "my session" in out
 
 
+def test_ls_cuts_a_long_first_message_with_an_ellipsis_and_shows_a_name_whole(capsys, tmp_path):
+    """A session listed by its first message shows at most 60 characters of it, and says when it
+    cut (a cut mid-sentence read as the whole message); a name given to a session is shown whole."""
+    b = Builder()
+    b.user("Add a `__repr__` to `Invoice` that shows the number and the customer, then test it.")
+    b.write(tmp_path / "long.jsonl")
+    named = Builder()
+    named.user("short")
+    named.raw('{"type":"session_info","id":"n1","parentId":null,"name":"' + "a name of seventy characters, " * 2 + 'whole it stays"}')
+    named.write(tmp_path / "named.jsonl")
+    code, out, _ = run(capsys, "ls", tmp_path)
+    assert code == 0
+    assert "    Add a `__repr__` to `Invoice` that shows the number and the…\n" in out
+    assert "    " + "a name of seventy characters, " * 2 + "whole it stays\n" in out
+
+
 def test_ls_lists_a_plain_folder_and_counts(capsys, tmp_path, branched):
     (tmp_path / "broken.jsonl").write_bytes(Builder().data() + b"garbage\n")
     rows = {Path(r["path"]).name: r for r in run_json(capsys, "ls", tmp_path, "--json")}

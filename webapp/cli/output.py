@@ -111,6 +111,13 @@ def one_line(text) -> str:
     return str(text).replace("\n", "\\n").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
+def title_line(text, width: int = 60) -> str:
+    """A session's title on a listing's line, at most `width` characters: one cut short says so
+    with an ellipsis ("… shows the number and the…", not "… and the ")."""
+    text = one_line(text)
+    return text if len(text) <= width else text[:width - 1].rstrip() + "…"
+
+
 def print_wrote(path, size: int) -> None:
     """The line a command that wrote a file ends with: where, and its size (in bytes, as every
     size the CLI prints)."""
@@ -175,7 +182,7 @@ def print_listing(rows: list[dict], as_json: bool) -> None:
 
 
 def _print_row(r: dict, indent: str = "") -> None:
-    title = one_line(r["name"] or (r["firstMessage"] or "")[:60] or "(no messages)")
+    title = one_line(r["name"]) if r["name"] else title_line(r["firstMessage"] or "(no messages)")
     missing = r.get("missing")
     r = {k: shown(v) for k, v in r.items() if k != "files"}
     print(f"{indent}{r['path']}\n{indent}    {title}")

@@ -19,7 +19,7 @@ from ..corpus.search import search
 from ..corpus.text import text_path
 from .args import whole_number
 from .corpus import from_holder, written
-from .output import one_line, path_text, print_json, shown
+from .output import one_line, path_text, print_json, shown, title_line
 
 
 MAX_HITS = 10_000  # a page of hits a person reads, or a script pages through with a query of its own
@@ -77,7 +77,7 @@ def _search_corpus(args, asked: Path) -> int:
     else:
         for r in rows:
             print(f"{r['path']} {short_id(r['entryId'])} {r['role'] or r['type']}  {shown(r['time'])}  "
-                  f"{one_line(r['title'][:60])}\n    {one_line(r['snippet'])}")
+                  f"{title_line(r['title'])}\n    {one_line(r['snippet'])}")
             if r["alsoIn"]:
                 n = len(r["alsoIn"])
                 print(f"    also in {n} other file{'s' if n > 1 else ''} of this conversation: " + ", ".join(r["alsoIn"]))
