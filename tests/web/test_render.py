@@ -423,7 +423,19 @@ def test_a_long_text_is_rendered_once_and_what_is_held_stays_within_its_bound(mo
     assert rendered.count(long_b) == 2
 
 
-def test_highlighted_code_is_held_but_never_what_a_spent_budget_showed_plain(monkeypatch):
+@pytest.fixture
+def new_response():
+    """`render.start_response`, as a request calls it before it renders; the budgets it sets are
+    taken back after the test (they would hold for every later test of this process)."""
+    from webapp.web import lexers, render
+
+    before = render._response_left.get(), lexers._spent.get()
+    yield render.start_response
+    render._response_left.set(before[0])
+    lexers._spent.set(before[1])
+
+
+def test_highlighted_code_is_held_but_never_what_a_spent_budget_showed_plain(monkeypatch, new_response):
     """Code highlighted whole is held by its text and lexer, and costs a later response's
     highlighting time nothing; code a response showed plain (its time spent, or an export's first
     screens) is not held as if highlighted, and a later response highlights it."""
@@ -439,17 +451,17 @@ def test_highlighted_code_is_held_but_never_what_a_spent_budget_showed_plain(mon
     with lexers.plain_code():
         shown_plain = "".join(render.highlight_lines(code, py))
     assert 'class="hl-k"' not in shown_plain and lexers._highlighted.by_key == {}
-    render.start_response()
+    new_response()
     first = "".join(render.highlight_lines(code, py))
     assert 'class="hl-k"' in first and len(lexed) == 2
-    render.start_response()
+    new_response()
     assert "".join(render.highlight_lines(code, py)) == first and len(lexed) == 2  # held
     assert "".join(render.highlight_lines(code, lexers.for_path("a.rb"))) != first and len(lexed) == 3  # (another lexer)
     with lexers.plain_code():  # an export's first screens stay plain, held or not
         assert "".join(render.highlight_lines(code, py)) == shown_plain
 
 
-def test_a_long_markdown_text_whose_fences_were_shown_plain_is_not_held(monkeypatch):
+def test_a_long_markdown_text_whose_fences_were_shown_plain_is_not_held(monkeypatch, new_response):
     """A markdown text's fences are highlighted code: rendered where code is shown plain (an
     export's first screens, a response whose highlighting time is spent), its HTML is not held,
     and a text held with its fences highlighted is not served there."""
@@ -462,7 +474,7 @@ def test_a_long_markdown_text_whose_fences_were_shown_plain_is_not_held(monkeypa
     with lexers.plain_code():
         plain = str(render_markdown(text))
     assert 'class="hl-k"' not in plain and render._markdown_html.by_key == {}
-    render.start_response()
+    new_response()
     highlighted = str(render_markdown(text))
     assert 'class="hl-k"' in highlighted and len(render._markdown_html.by_key) == 1
     with lexers.plain_code():
