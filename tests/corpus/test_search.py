@@ -122,6 +122,28 @@ def test_a_word_written_with_combining_accents_is_one_word_found_and_marked(tmp_
         assert "<mark>naïve</mark>" in page and "<mark>nai\u0308ve</mark>" in page, typed
 
 
+def test_each_hit_shows_its_own_entrys_text_in_a_session_read_with_its_sub_agents(tmp_path):
+    """A Claude Code session is read with its sub-agents' transcripts, whose lines are numbered in
+    their own files: the session's first line and its sub-agent's first line are both line 1 of
+    the session's rows, and each hit's snippet is its own entry's text, not the other's."""
+    import shutil
+
+    from tests.conftest import FIXTURES
+
+    root = tmp_path / "root"
+    shop = root / "-home-ana-projects-shop"
+    shop.mkdir(parents=True)
+    session_id = "aaaaaaaa-0000-4000-8000-000000000001"
+    source = FIXTURES / "conversations" / "claude-code" / "-home-ana-projects-shop"
+    shutil.copyfile(source / f"{session_id}.jsonl", shop / f"{session_id}.jsonl")
+    shutil.copytree(source / session_id, shop / session_id)
+    page = create_app(root, CORPUS_DB=tmp_path / "c.duckdb").test_client().get("/?q=empty+carts").text
+    shown = {unescape(link).split("node=")[1]: re.sub(r"<[^>]+>", "", unescape(text)) for link, text in re.findall(
+        r'<a class="hit-open" href="([^"]+)".*?<div class="snippet">(.*?)</div>', page, re.S)}
+    assert shown["0000000a-0000-4000-8000-000000000001"] == "Why does checkout fail for empty carts?"  # the session's line 1
+    assert shown["000000af-0000-4000-8000-000000000001"] == "Check that total() handles empty carts"  # its sub-agent's line 1
+
+
 def _pi_file(path, sid, entries, parent_session=None):
     """A pi session file of `entries` ((id, parent, role, text) each, at one time apiece), forked
     from `parent_session` when given (pi's `/fork`: the entries it goes on from copied with their

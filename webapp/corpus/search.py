@@ -147,9 +147,9 @@ def search(text_db: Path, cur: duckdb.DuckDBPyConnection, query: str, filters: F
         return out
     finally:
         con.close()
-    texts = _texts(cur, [(r[0], r[9]) for r in rows])
+    texts = _texts(cur, [(r[0], r[1], r[9]) for r in rows])
     phrases = phrases_of(query_terms(query)[:MAX_TERMS])
-    cut = [snippet(texts.get((r[0], r[9]), ""), phrases, (_OPEN, _CLOSE), "…") for r in rows]
+    cut = [snippet(texts.get((r[0], r[1], r[9]), ""), phrases, (_OPEN, _CLOSE), "…") for r in rows]
     out.hits = [Hit(*r[:9], snippet=highlight(s), text=" ".join(s.translate(_UNMARKED).split()), also_in=also)
                 for r, s, also in zip(rows, cut, also_in)]
     _name_them(cur, out.hits)
@@ -225,22 +225,25 @@ def _also_in(con, cur: duckdb.DuckDBPyConnection, hits: list[tuple[str, str, str
     return out
 
 
-def _texts(cur: duckdb.DuckDBPyConnection, where: list[tuple[str, int]]) -> dict[tuple[str, int], str]:
-    """The text of the entries at (file, line) of `where`, from the tables (the text index keeps
-    none: `snippets.py`). A build commits an entry's text before the text index takes its words
-    (`text_writes.py`), so that every hit has its text. The rows are found first without their
-    text, then their text read by rowid: filtered in one pass, the database read the text of every
-    row it looked at (0.32 s for a page of 30 hits in as many files at 10,000 sessions, 10 ms so)."""
+def _texts(cur: duckdb.DuckDBPyConnection, where: list[tuple[str, str, int]]) -> dict[tuple[str, str, int], str]:
+    """The text of the entries (file, entry id, line) of `where`, from the tables (the text index
+    keeps none: `snippets.py`). A line alone does not name an entry: a Claude Code session's
+    sub-agents are read with it, their lines numbered in their own files. A build commits an
+    entry's text before the text index takes its words (`text_writes.py`), so that every hit has
+    its text. The rows are found first without their text, then their text read by rowid:
+    filtered in one pass, the database read the text of every row it looked at (0.32 s for a page
+    of 30 hits in as many files at 10,000 sessions, 10 ms so)."""
     if not where:
         return {}
     wanted = set(where)
-    files = sorted({f for f, _ in wanted})
-    lines = sorted({n for _, n in wanted})
-    return {(f, n): t or "" for f, n, t in cur.execute(
+    files = sorted({f for f, _, _ in wanted})
+    ids = sorted({e for _, e, _ in wanted})
+    lines = sorted({n for _, _, n in wanted})
+    return {(f, e, n): t or "" for f, e, n, t in cur.execute(
         "WITH r AS MATERIALIZED (SELECT rowid AS rid FROM entries WHERE file IN (SELECT unnest(?::VARCHAR[])) "
-        "AND line IN (SELECT unnest(?::INTEGER[]))) "
-        "SELECT file, line, text FROM entries WHERE rowid IN (SELECT rid FROM r)", [files, lines]).fetchall()
-        if (f, n) in wanted}
+        "AND line IN (SELECT unnest(?::INTEGER[])) AND entry_id IN (SELECT unnest(?::VARCHAR[]))) "
+        "SELECT file, entry_id, line, text FROM entries WHERE rowid IN (SELECT rid FROM r)", [files, lines, ids]).fetchall()
+        if (f, e, n) in wanted}
 
 
 def _name_them(cur: duckdb.DuckDBPyConnection, hits: list[Hit]) -> None:
