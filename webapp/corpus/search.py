@@ -237,12 +237,13 @@ def _texts(cur: duckdb.DuckDBPyConnection, where: list[tuple[str, str, int]]) ->
         return {}
     wanted = set(where)
     files = sorted({f for f, _, _ in wanted})
-    ids = sorted({e for _, e, _ in wanted})
     lines = sorted({n for _, _, n in wanted})
+    # (found by file and line, the entry picked here: its id in the filter took the page of 30
+    # hits for a word a thousand entries hold from 0.18 to 0.31 s)
     return {(f, e, n): t or "" for f, e, n, t in cur.execute(
         "WITH r AS MATERIALIZED (SELECT rowid AS rid FROM entries WHERE file IN (SELECT unnest(?::VARCHAR[])) "
-        "AND line IN (SELECT unnest(?::INTEGER[])) AND entry_id IN (SELECT unnest(?::VARCHAR[]))) "
-        "SELECT file, entry_id, line, text FROM entries WHERE rowid IN (SELECT rid FROM r)", [files, lines, ids]).fetchall()
+        "AND line IN (SELECT unnest(?::INTEGER[]))) "
+        "SELECT file, entry_id, line, text FROM entries WHERE rowid IN (SELECT rid FROM r)", [files, lines]).fetchall()
         if (f, e, n) in wanted}
 
 
