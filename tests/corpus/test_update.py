@@ -167,3 +167,35 @@ def test_a_build_stopped_after_its_first_file_writes_no_half_batch_and_the_next_
     fresh.build([root])
     for t in COLUMNS:
         assert rows(index, t) == rows(fresh, t), t
+
+
+def test_a_claude_session_read_with_its_sub_agents_gives_the_rows_of_a_fresh_build_as_they_grow(tmp_path):
+    """A sub-agent's lines are numbered in its own file, so no line of its session says what is
+    new: a grown session read with its sub-agents is read whole again. Read from the session's
+    last line on, the sub-agent's rows kept what they held when the session was half written (no
+    parent: the call that started it was not there yet)."""
+    import shutil
+    import time
+
+    source = FIXTURES / "conversations" / "claude-code" / "-home-ana-projects-shop"
+    sid = "aaaaaaaa-0000-4000-8000-000000000001"
+    root = tmp_path / "root"
+    folder = root / "-home-ana-projects-shop"
+    folder.mkdir(parents=True)
+    shutil.copytree(source / sid, folder / sid)
+    session = folder / f"{sid}.jsonl"
+    (agent,) = (folder / sid / "subagents").glob("agent-*.jsonl")
+    lines, agent_lines = (source / f"{sid}.jsonl").read_bytes().splitlines(True), agent.read_bytes().splitlines(True)
+    session.write_bytes(b"".join(lines[:len(lines) // 2]))
+    agent.write_bytes(agent_lines[0])
+    index = Index(tmp_path / "c.duckdb")
+    index.build([root])
+    later = time.time() + 5
+    for path, data in ((session, b"".join(lines)), (agent, b"".join(agent_lines))):  # both grew
+        path.write_bytes(data)
+        os.utime(path, (later, later))
+    assert index.build([root]).read == 1
+    fresh = Index(tmp_path / "fresh.duckdb")
+    fresh.build([root])
+    for t in COLUMNS:
+        assert rows(index, t) == rows(fresh, t), t

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 import duckdb
 
 from ..core.private import make_private, open_private, private_folder
-from ..core.storage import fs_name, url_name
+from ..core.storage import fs_name, sidecar_files, url_name
 from .discovery import corpus_names
 from .extract import Extracted
 from .joins import join_conversations
@@ -288,7 +288,10 @@ class Index:
                 if old and not old[5] and (old[0], old[1], old[2], old[3]) == (size, mtime, head, tail):
                     continue
                 from_line = 0
-                if old and not old[5] and size > old[0] and (old[2], old[3]) == edges(path, old[0]):
+                # (a session read with its sub-agents' files is read whole again: their lines are
+                # numbered in their own files, so no line of the session's says what is new)
+                if (old and not old[5] and size > old[0] and (old[2], old[3]) == edges(path, old[0])
+                        and not sidecar_files(Path(path))):
                     from_line = old[4] or 0
                     progress.grown += 1
                 jobs.append(_Job(file, str(root), size, mtime, head, tail, from_line, old is not None))
