@@ -141,8 +141,23 @@ BARS = """() => { const t = document.querySelector('.graph-toolbar').getBounding
   return {toolbar: t.bottom - t.top, graphTop: g.top, paneWidth: document.querySelector('.graph-pane').getBoundingClientRect().width}; }"""
 
 
+# What in the panel reaches past its right edge, where no scrolling box of its own holds it (a
+# long inline path or test id in a summary's list ran off the page, 1280 px wide).
+PAST_THE_PANEL = """() => {
+  const panel = document.querySelector('#panel'), edge = panel.getBoundingClientRect().right + 1;
+  const held = (el) => { for (let e = el.parentElement; e && e !== panel; e = e.parentElement) {
+    if (getComputedStyle(e).overflowX !== 'visible') return true; } return false; };
+  return [...panel.querySelectorAll('*')].filter(el => {
+    const r = el.getBoundingClientRect();
+    return r.width > 0 && r.right > edge && !held(el);
+  }).slice(0, 3).map(el => el.tagName.toLowerCase() + ': ' + (el.textContent || '').slice(0, 60));
+}"""
+
+
 @pytest.mark.parametrize("name", [RICH, LARGE])
 def test_toolbar_and_legend_take_one_strip_and_the_split_stays_put_in_every_tab(live_server, page, name):
+    """The toolbar and the legend take one strip, the split stays put in every tab, and in none of
+    them does anything run past the panel's edge."""
     open_page(page, live_server, name)
     first = page.evaluate(BARS)
     assert first["toolbar"] <= 60, first
@@ -157,6 +172,8 @@ def test_toolbar_and_legend_take_one_strip_and_the_split_stays_put_in_every_tab(
         now = page.evaluate(BARS)
         assert now["toolbar"] <= 60 and now["graphTop"] == first["graphTop"], (tab, now)
         assert now["paneWidth"] == first["paneWidth"], (tab, now)
+        htmx_settled(page)
+        assert page.evaluate(PAST_THE_PANEL) == [], tab
         expect(legend.locator(".lg.user")).to_be_visible()  # still open: the toolbar is not swapped
     legend.locator("summary").click()
     expect(legend.locator(".lg.user")).to_be_hidden()
